@@ -1,0 +1,48 @@
+// The GraphEngine compiler: ONNX model in, offline model (.gom) out.
+//
+// Pipeline (DESIGN.md): parse (libonnx: checker, shape inference, external
+// data) -> IR -> passes -> schedule -> memory plan -> lower (kernel selection)
+// -> serialize.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gec/error.h"
+#include "gec/tensor.h"
+
+namespace gec {
+
+struct CompileOptions {
+  /// 0: no optimization; 1: cleanup; 2: + fusion; 3: everything.
+  int opt_level = 2;
+  /// Pass names to skip.
+  std::vector<std::string> disabled_passes;
+  /// Fix the shapes of inputs with dynamic dims (name -> dims).
+  std::map<std::string, Shape> input_shapes;
+  /// Run the IR verifier after every pass (tests, debug builds).
+  bool verify_each_pass = false;
+  /// Directory to dump the graph before/after each pass (empty = off).
+  std::string dump_graph_dir;
+};
+
+/// A compiled model in memory: the serialized .gom bytes plus the compile
+/// report (JSON text: "stages", "passes", "nodes", "memory").
+struct CompiledModel {
+  std::shared_ptr<const std::vector<uint8_t>> gom;
+  std::string report_json;
+};
+
+/// Compiles an ONNX file. Throws gec::Error: kIo (unreadable file),
+/// kInvalidModel (malformed, truncated or rejected by the ONNX checker),
+/// kUnsupported (an op, opset or dtype we do not implement; the message names
+/// the node, op type, domain, opset and input dtypes).
+CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});
+
+/// Writes the .gom bytes to `path` (atomically: a temporary file renamed).
+void save_gom(const CompiledModel& m, const std::string& path);
+
+}  // namespace gec

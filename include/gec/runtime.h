@@ -1,0 +1,91 @@
+// The GraphEngine runtime: loads an offline model (.gom) and runs it.
+//
+// This library does no graph work: it memory-maps the file, checks it, creates
+// one kernel per node (once), and executes the stored node order over one
+// pre-planned arena. It does not link libonnx.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gec/error.h"
+#include "gec/tensor.h"
+
+namespace gec {
+
+/// A model input or output as the caller sees it. dims[i] == -1 where the
+/// size is only known at run time (dim_params[i] then names it, if the model did).
+struct IoInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = true;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_params;
+  std::string str() const;  // "input: float32[1,3,224,224]"
+};
+
+struct SessionOptions {
+  /// Intra-op threads (OpenMP, oneDNN); 0 = all cores.
+  int num_threads = 0;
+  /// Collect per-node timings (gec profile); off costs nothing.
+  bool profile = false;
+};
+
+/// Per-node timing collected when SessionOptions::profile is set.
+struct NodeProfile {
+  std::string name, op_type, kernel;
+  std::vector<std::string> fused_from;
+  std::vector<Shape> input_shapes;
+  double total_ms = 0;
+  int64_t calls = 0;
+  int64_t bytes_accessed = 0;  // input + output bytes of the last call
+};
+
+class Session {
+ public:
+  /// Memory-maps and validates a .gom file. Throws gec::Error: kIo if the file
+  /// cannot be opened, kCorruptFile if it is truncated, fails its checksum or
+  /// has a newer format version (the message says which).
+  static std::unique_ptr<Session> load(const std::string& path, const SessionOptions& opts = {});
+  /// Same, from bytes already in memory (e.g. a model compiled in-process).
+  static std::unique_ptr<Session> load_from_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                                  const SessionOptions& opts = {});
+  virtual ~Session();
+
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+
+  /// Runs the model. `inputs` follow inputs() order and are read in place
+  /// (zero copy); each must match the declared dtype and static dims, else
+  /// gec::Error(kInvalidArgument) naming the input and the expected type.
+  /// Returns one new tensor per output.
+  std::vector<Tensor> run(const std::vector<TensorView>& inputs);
+
+  /// Runs with caller-owned output buffers: outputs[i].data must hold
+  /// outputs[i].shape elements, and that shape must be the one the model
+  /// produces (known up front for static models), else kInvalidArgument.
+  void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
+
+  /// Arena bytes planned at compile time (activations of static shape).
+  int64_t arena_bytes() const;
+  /// Constant data bytes (memory-mapped, not copied).
+  int64_t weights_bytes() const;
+  /// Number of nodes in the main graph.
+  size_t node_count() const;
+  /// Timings per node (main graph order) if profiling was enabled.
+  std::vector<NodeProfile> profile() const;
+  void reset_profile();
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiler version string, e.g. "0.1.0".
+const char* version();
+
+}  // namespace gec

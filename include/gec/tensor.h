@@ -1,0 +1,76 @@
+// Tensors as the runtime and kernels see them: a dtype, a dense row-major
+// shape and a pointer. TensorView never owns; Tensor owns a 64-byte-aligned
+// buffer (or shares someone else's, e.g. a memory-mapped .gom).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gec/dtype.h"
+
+namespace gec {
+
+/// Dense row-major dims; a rank-0 shape ({}) is a scalar with one element.
+using Shape = std::vector<int64_t>;
+
+/// Product of dims (1 for a scalar, 0 if any dim is 0).
+int64_t shape_numel(const Shape& s);
+
+/// "[1,3,224,224]".
+std::string shape_str(const Shape& s);
+
+/// Non-owning view of a dense row-major tensor.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+
+  int64_t numel() const { return shape_numel(shape); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+};
+
+/// A tensor that keeps its storage alive. Storage is 64-byte aligned when
+/// allocated here; string tensors hold constructed std::string elements.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates zero-filled storage for numel(shape) elements.
+  Tensor(DType dtype, Shape shape);
+  /// Shares external storage kept alive by `owner` (e.g. an mmapped file).
+  Tensor(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  TensorView view() const { return TensorView{data_, dtype_, shape_}; }
+  bool defined() const { return dtype_ != DType::kUndefined; }
+
+  /// Deep copy of a view into new storage.
+  static Tensor copy_of(const TensorView& v);
+  /// Same storage, new shape with the same element count.
+  Tensor reshaped(Shape shape) const;
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  void* data_ = nullptr;
+  std::shared_ptr<void> owner_;
+};
+
+/// Copies element data between views of equal dtype and numel (strings too).
+void copy_tensor_data(const TensorView& src, const TensorView& dst);
+
+/// 64-byte aligned allocation freed with aligned_free; never returns null
+/// (throws gec::Error on exhaustion). Size 0 returns a valid pointer.
+void* aligned_alloc64(size_t bytes);
+void aligned_free(void* p);
+
+}  // namespace gec

@@ -1,0 +1,238 @@
+// GraphEngine's intermediate representation: an SSA dataflow graph.
+//
+// A Graph owns its Nodes and Values. Every Value has at most one producer (a
+// Node, or none for graph inputs and constants) and a use list kept up to date
+// by the mutation helpers below. Node order in `nodes()` is a topological
+// order once `topo_sort()` has run; passes that insert nodes call it again.
+// Subgraphs (If/Loop/Scan bodies) are Graphs held by an Attribute; their nodes
+// may read Values of an enclosing graph directly ("outer scope").
+//
+// The IR knows nothing of ONNX protobuf or of kernels.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gec/dtype.h"
+#include "gec/error.h"
+#include "gec/tensor.h"
+
+namespace gec::ir {
+
+/// One dimension: a known size (>= 0) or a symbolic/unknown one (value -1,
+/// `param` names it when the model did).
+struct Dim {
+  int64_t value = -1;
+  std::string param;
+  bool is_static() const { return value >= 0; }
+  bool operator==(const Dim& o) const { return value == o.value && param == o.param; }
+};
+
+/// dtype + shape. `has_shape == false` means even the rank is unknown.
+struct TensorType {
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;
+  std::vector<Dim> dims;
+
+  static TensorType of(DType dt, const Shape& s);
+  bool is_static() const;      // rank and every dim known
+  Shape static_shape() const;  // requires is_static()
+  std::string str() const;     // "float32[1,3,?,?]"
+  bool operator==(const TensorType& o) const {
+    return dtype == o.dtype && has_shape == o.has_shape && dims == o.dims;
+  }
+};
+
+class Graph;
+class Node;
+
+/// A node attribute, typed as in ONNX AttributeProto.
+struct Attribute {
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph };
+  std::string name;
+  Kind kind = Kind::kInt;
+  int64_t i = 0;
+  float f = 0.f;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  std::shared_ptr<Tensor> t;
+  std::shared_ptr<Graph> g;
+
+  static Attribute Int(std::string n, int64_t v);
+  static Attribute Float(std::string n, float v);
+  static Attribute String(std::string n, std::string v);
+  static Attribute Ints(std::string n, std::vector<int64_t> v);
+  static Attribute Floats(std::string n, std::vector<float> v);
+  static Attribute Strings(std::string n, std::vector<std::string> v);
+  static Attribute TensorAttr(std::string n, Tensor v);
+  static Attribute GraphAttr(std::string n, std::shared_ptr<Graph> v);
+};
+
+/// Where a Value's bytes live at run time; set by the memory planner.
+enum class Storage : int32_t {
+  kUnplanned = 0,
+  kArena = 1,       // `offset` bytes into the session's arena (static shape)
+  kWeight = 2,      // constant data: `offset` into the WEIGHTS partition
+  kGraphInput = 3,  // caller's buffer
+  kDynamic = 4,     // shape known only at run time: allocated by the executor
+};
+
+class Value {
+ public:
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  TensorType type;
+  /// Constant data (initializers, folded values); null for computed values.
+  std::shared_ptr<Tensor> constant;
+  Node* producer() const { return producer_; }
+  /// (node, input index) pairs reading this value, in any graph.
+  const std::vector<std::pair<Node*, int>>& uses() const { return uses_; }
+  Graph* owner() const { return owner_; }
+  bool is_constant() const { return constant != nullptr; }
+
+  // Memory plan (filled by memory/, serialized into the .gom).
+  Storage storage = Storage::kUnplanned;
+  int64_t offset = 0;
+  /// Dense id over the whole model (all graphs), assigned by number_values().
+  int32_t id = -1;
+
+ private:
+  friend class Graph;
+  friend class Node;
+  std::string name_;
+  Node* producer_ = nullptr;
+  std::vector<std::pair<Node*, int>> uses_;
+  Graph* owner_ = nullptr;
+};
+
+class Node {
+ public:
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" is ai.onnx; "com.graphengine" for our own ops
+  std::vector<Attribute> attrs;
+  /// Chosen implementation, set when lowering (e.g. "onednn.conv").
+  std::string kernel;
+  /// Names of the source ONNX nodes this node stands for (after fusion).
+  std::vector<std::string> fused_from;
+
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+  /// True when input i exists and is not an omitted optional input.
+  bool has_input(size_t i) const { return input(i) != nullptr; }
+  Graph* owner() const { return owner_; }
+
+  /// Rewires input i (nullptr = omitted optional input); keeps use lists right.
+  void set_input(size_t i, Value* v);
+  void add_input(Value* v);
+
+  // Attribute access. get_* with a default return it when absent; without a
+  // default they throw gec::Error(kInvalidModel) naming the node.
+  bool has_attr(const std::string& n) const;
+  const Attribute* find_attr(const std::string& n) const;
+  int64_t get_int(const std::string& n) const;
+  int64_t get_int(const std::string& n, int64_t def) const;
+  float get_float(const std::string& n, float def) const;
+  std::string get_string(const std::string& n, const std::string& def) const;
+  std::vector<int64_t> get_ints(const std::string& n, std::vector<int64_t> def = {}) const;
+  std::vector<float> get_floats(const std::string& n, std::vector<float> def = {}) const;
+  const Tensor* get_tensor(const std::string& n) const;
+  Graph* get_graph(const std::string& n) const;
+  void set_attr(Attribute a);
+  void remove_attr(const std::string& n);
+
+  /// "node 'conv1' (Conv)" for error messages.
+  std::string describe() const;
+
+ private:
+  friend class Graph;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  Graph* owner_ = nullptr;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  std::string name;
+  /// The graph this one is a subgraph of (null for the main graph).
+  Graph* parent = nullptr;
+
+  /// Creates a value owned by this graph.
+  Value* add_value(std::string name, TensorType type = {});
+  /// Creates a value holding constant data.
+  Value* add_constant(std::string name, Tensor data);
+  /// Appends a node; outputs are created here with the given names.
+  Node* add_node(std::string op_type, const std::vector<Value*>& inputs,
+                 const std::vector<std::string>& output_names, std::string name = "",
+                 std::string domain = "");
+  /// Appends a node that defines existing (producer-less) values.
+  Node* add_node_with_outputs(std::string op_type, const std::vector<Value*>& inputs,
+                              const std::vector<Value*>& outputs, std::string name = "",
+                              std::string domain = "");
+  /// Removes a node; its outputs must have no uses (else kInternal error).
+  void remove_node(Node* n);
+  /// Points every use of `from` (in this graph and subgraphs) to `to`, and
+  /// graph outputs too.
+  void replace_all_uses(Value* from, Value* to);
+  /// Drops values with no producer, no uses, not inputs/outputs.
+  void remove_dead_values();
+
+  const std::list<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  std::vector<Node*> node_list() const;
+  const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
+  std::vector<Value*>& inputs() { return inputs_; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  std::vector<Value*>& outputs() { return outputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  /// Finds a value of this graph by name (not outer scopes).
+  Value* find_value(const std::string& name) const;
+  bool is_graph_output(const Value* v) const;
+
+  /// Reorders nodes topologically (stable); throws kInvalidModel on a cycle.
+  void topo_sort();
+  /// Checks SSA, acyclicity, use lists and that each input is defined in this
+  /// graph or an enclosing one; throws gec::Error(kInternal) describing the
+  /// first problem.
+  void verify() const;
+  /// A fresh name not used by any value in this graph, based on `base`.
+  std::string unique_name(const std::string& base);
+
+  /// Total nodes including those in subgraphs.
+  size_t count_nodes_recursive() const;
+
+ private:
+  std::list<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::map<std::string, Value*> by_name_;
+  uint64_t name_counter_ = 0;
+};
+
+/// Assigns Value::id densely over `g` and all its subgraphs (depth first,
+/// graph's own values before its subgraphs'); returns the count.
+int32_t number_values(Graph& g);
+
+/// Calls f(graph) for g and every nested subgraph, parents first.
+template <typename F>
+void for_each_graph(Graph& g, F&& f) {
+  f(g);
+  for (auto& n : g.nodes())
+    for (auto& a : n->attrs)
+      if (a.kind == Attribute::Kind::kGraph && a.g) for_each_graph(*a.g, f);
+}
+
+}  // namespace gec::ir

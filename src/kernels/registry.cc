@@ -1,0 +1,76 @@
+// Kernel registry and evaluate_node(): run a single node outside a session.
+#include <map>
+#include <sstream>
+
+#include "kernels/kernel.h"
+#include "ops/op_schema.h"
+
+namespace gec::kernels {
+
+namespace {
+std::map<std::pair<std::string, std::string>, KernelFactory>& factories() {
+  static std::map<std::pair<std::string, std::string>, KernelFactory> m;
+  return m;
+}
+}  // namespace
+
+void register_kernel(const std::string& domain, const std::string& op_type, KernelFactory f) {
+  factories()[{domain, op_type}] = std::move(f);
+}
+
+const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {
+  const std::string d = domain == "ai.onnx" ? "" : domain;
+  auto it = factories().find({d, op_type});
+  return it == factories().end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
+  std::vector<DType> dts;
+  for (const ir::Value* v : node.inputs()) dts.push_back(v ? v->type.dtype : DType::kUndefined);
+  const KernelFactory* f = find_kernel(node.domain, node.op_type);
+  if (!f) {
+    std::ostringstream m;
+    m << "unsupported op: " << node.describe() << ", domain "
+      << (node.domain.empty() ? "ai.onnx" : node.domain) << ", inputs ";
+    for (size_t i = 0; i < dts.size(); ++i) m << (i ? ", " : "") << dtype_name(dts[i]);
+    fail(ErrorCode::kUnsupported, m.str());
+  }
+  auto k = (*f)(node, dts);
+  GEC_CHECK(k != nullptr, "kernel factory returned null for " + node.describe());
+  return k;
+}
+
+std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
+                                  int num_threads, SubgraphRunner* subgraphs) {
+  const ops::OpSchema* schema = ops::find_schema(node.domain, node.op_type);
+  if (!schema) fail(ErrorCode::kUnsupported, "no schema for " + node.describe());
+  std::vector<Tensor> outs(node.outputs().size());
+  std::vector<TensorView> out_views(outs.size());
+  KernelContext ctx;
+  ctx.inputs = inputs;
+  ctx.num_threads = num_threads;
+  ctx.subgraphs = subgraphs;
+  for (auto& v : out_views) ctx.outputs.push_back(&v);
+  if (!schema->shape_from_kernel) {
+    ops::InferContext ic;
+    ic.node = &node;
+    ic.inputs = inputs;
+    schema->infer(ic);
+    GEC_CHECK(ic.out_shapes.size() >= outs.size(), node.describe() + ": infer set too few outputs");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      outs[i] = Tensor(ic.out_dtypes[i], ic.out_shapes[i]);
+      out_views[i] = outs[i].view();
+    }
+  }
+  ctx.allocate_output = [&](size_t i, DType dt, const Shape& s) -> TensorView* {
+    outs[i] = Tensor(dt, s);
+    out_views[i] = outs[i].view();
+    return &out_views[i];
+  };
+  auto kernel = create_kernel(node);
+  kernel->prepare(ctx);
+  kernel->run(ctx);
+  return outs;
+}
+
+}  // namespace gec::kernels

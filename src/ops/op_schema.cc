@@ -1,0 +1,109 @@
+// Op schema registry and the shape helpers shared by infer functions.
+#include "ops/op_schema.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace gec::ops {
+
+namespace {
+std::map<std::pair<std::string, std::string>, OpSchema>& schemas() {
+  static std::map<std::pair<std::string, std::string>, OpSchema> m;
+  return m;
+}
+}  // namespace
+
+void register_schema(OpSchema s) {
+  auto key = std::make_pair(s.domain, s.op_type);
+  schemas()[key] = std::move(s);
+}
+
+const OpSchema* find_schema(const std::string& domain, const std::string& op_type) {
+  const std::string d = domain == "ai.onnx" ? "" : domain;
+  auto it = schemas().find({d, op_type});
+  return it == schemas().end() ? nullptr : &it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> registered_ops() {
+  std::vector<std::pair<std::string, std::string>> r;
+  for (auto& [k, v] : schemas()) r.push_back(k);
+  return r;
+}
+
+const Shape& InferContext::shape(size_t i) const {
+  if (!has_input(i)) error("input " + std::to_string(i) + " is required");
+  return inputs[i]->shape;
+}
+
+DType InferContext::dtype(size_t i) const {
+  if (!has_input(i)) error("input " + std::to_string(i) + " is required");
+  return inputs[i]->dtype;
+}
+
+const TensorView& InferContext::value(size_t i) const {
+  if (!has_input(i)) error("input " + std::to_string(i) + " is required");
+  if (!inputs[i]->data && inputs[i]->numel() != 0) throw NeedsValue{};
+  return *inputs[i];
+}
+
+std::vector<int64_t> InferContext::ints_value(size_t i) const {
+  const TensorView& v = value(i);
+  std::vector<int64_t> r(static_cast<size_t>(v.numel()));
+  if (v.dtype == DType::kInt64) {
+    std::copy(v.as<int64_t>(), v.as<int64_t>() + r.size(), r.begin());
+  } else if (v.dtype == DType::kInt32) {
+    std::copy(v.as<int32_t>(), v.as<int32_t>() + r.size(), r.begin());
+  } else {
+    error("input " + std::to_string(i) + " must be int32 or int64, got " + dtype_name(v.dtype));
+  }
+  return r;
+}
+
+void InferContext::set_output(size_t i, DType dt, Shape s) {
+  if (out_dtypes.size() <= i) {
+    out_dtypes.resize(i + 1);
+    out_shapes.resize(i + 1);
+  }
+  for (int64_t d : s)
+    if (d < 0) error("computed a negative output dimension " + shape_str(s));
+  out_dtypes[i] = dt;
+  out_shapes[i] = std::move(s);
+}
+
+void InferContext::error(const std::string& msg) const {
+  fail(ErrorCode::kInvalidModel, (node ? node->describe() : std::string("node")) + ": " + msg);
+}
+
+Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else ctx.error("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
+  }
+  return out;
+}
+
+int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= std::max<int64_t>(rank, 1))
+    ctx.error("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+void infer_same_as_input0(InferContext& ctx) {
+  for (size_t i = 0; i < ctx.node->outputs().size(); ++i) ctx.set_output(i, ctx.dtype(0), ctx.shape(0));
+}
+
+void infer_broadcast(InferContext& ctx) {
+  Shape s = ctx.shape(0);
+  for (size_t i = 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) s = broadcast_shapes(ctx, s, ctx.shape(i));
+  ctx.set_output(0, ctx.dtype(0), s);
+}
+
+}  // namespace gec::ops

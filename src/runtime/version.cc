@@ -1,0 +1,4 @@
+#include "gec/runtime.h"
+namespace gec {
+const char* version() { return GEC_VERSION; }
+}  // namespace gec

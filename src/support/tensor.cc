@@ -1,0 +1,80 @@
+// Tensor storage: 64-byte aligned, zero-filled; strings constructed in place.
+#include "gec/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "gec/error.h"
+
+namespace gec {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+void* aligned_alloc64(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) fail(ErrorCode::kInternal, "out of memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void aligned_free(void* p) { std::free(p); }
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_)
+    if (d < 0) fail(ErrorCode::kInternal, "tensor with negative dim " + shape_str(shape_));
+  const int64_t n = numel();
+  if (dtype_ == DType::kString) {
+    auto* arr = new std::string[static_cast<size_t>(n > 0 ? n : 1)];
+    data_ = arr;
+    owner_ = std::shared_ptr<void>(arr, [](void* p) { delete[] static_cast<std::string*>(p); });
+  } else {
+    const size_t b = bytes();
+    void* p = aligned_alloc64(b);
+    std::memset(p, 0, b);
+    data_ = p;
+    owner_ = std::shared_ptr<void>(p, aligned_free);
+  }
+}
+
+Tensor::Tensor(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner)
+    : dtype_(dtype), shape_(std::move(shape)), data_(data), owner_(std::move(owner)) {}
+
+Tensor Tensor::copy_of(const TensorView& v) {
+  Tensor t(v.dtype, v.shape);
+  copy_tensor_data(v, t.view());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  GEC_CHECK(shape_numel(shape) == numel(), "reshape changes element count");
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+void copy_tensor_data(const TensorView& src, const TensorView& dst) {
+  GEC_CHECK(src.dtype == dst.dtype && src.numel() == dst.numel(),
+            "copy between mismatched tensors");
+  if (src.data == dst.data) return;
+  if (src.dtype == DType::kString) {
+    const auto* s = src.as<std::string>();
+    auto* d = dst.as<std::string>();
+    for (int64_t i = 0; i < src.numel(); ++i) d[i] = s[i];
+  } else if (src.bytes() > 0) {
+    std::memmove(dst.data, src.data, src.bytes());
+  }
+}
+
+}  // namespace gec

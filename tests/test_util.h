@@ -1,0 +1,90 @@
+// Helpers for kernel and pass tests: build tensors, run one op.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gec/tensor.h"
+#include "ir/graph.h"
+#include "kernels/kernel.h"
+
+namespace gec::testing {
+
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
+  else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
+  else return DType::kUndefined;
+}
+
+/// A tensor of the given shape filled with `values` (row-major).
+template <typename T>
+Tensor make(const Shape& shape, const std::vector<T>& values) {
+  Tensor t(dtype_of<T>(), shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel()) << "make(): wrong number of values";
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i) {
+    if constexpr (std::is_same_v<T, bool>) t.as<uint8_t>()[i] = values[i] ? 1 : 0;
+    else t.as<T>()[i] = values[i];
+  }
+  return t;
+}
+
+/// Row-major contents of a tensor as a vector.
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  std::vector<T> r(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < r.size(); ++i) {
+    if constexpr (std::is_same_v<T, bool>) r[i] = t.as<uint8_t>()[i] != 0;
+    else r[i] = t.as<T>()[i];
+  }
+  return r;
+}
+
+/// Runs one op through its infer function and CPU kernel (evaluate_node).
+/// An undefined Tensor in `inputs` is an omitted optional input.
+inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<Tensor>& inputs,
+                                  std::vector<ir::Attribute> attrs = {}, size_t num_outputs = 1,
+                                  const std::string& domain = "") {
+  ir::Graph g;
+  std::vector<ir::Value*> ins;
+  std::vector<const TensorView*> views;
+  std::vector<TensorView> storage(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      ins.push_back(nullptr);
+      views.push_back(nullptr);
+      continue;
+    }
+    ins.push_back(g.add_value("in" + std::to_string(i), ir::TensorType::of(inputs[i].dtype(), inputs[i].shape())));
+    storage[i] = inputs[i].view();
+    views.push_back(&storage[i]);
+  }
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < num_outputs; ++i) outs.push_back("out" + std::to_string(i));
+  ir::Node* n = g.add_node(op_type, ins, outs, "test_" + op_type, domain);
+  n->attrs = std::move(attrs);
+  return kernels::evaluate_node(*n, views, 2);
+}
+
+/// Element-wise |a - b| <= atol + rtol * |b|, NaN equal to NaN.
+inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                         float rtol = 1e-5f, float atol = 1e-6f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(actual[i])) << "at " << i;
+      continue;
+    }
+    EXPECT_NEAR(actual[i], expected[i], atol + rtol * std::fabs(expected[i])) << "at " << i;
+  }
+}
+
+}  // namespace gec::testing
