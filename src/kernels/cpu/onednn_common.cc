@@ -1,0 +1,52 @@
+// oneDNN engine/stream singletons and descriptor helpers (see onednn_common.h).
+#include "kernels/cpu/onednn_common.h"
+
+namespace gec::kernels::cpu {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+dnnl::stream& cpu_stream() {
+  thread_local dnnl::stream s(cpu_engine());
+  return s;
+}
+
+dnnl::memory::dims to_dims(const Shape& s) {
+  if (s.empty()) return {1};
+  return dnnl::memory::dims(s.begin(), s.end());
+}
+
+dnnl::memory::desc plain_md(const Shape& s, dnnl::memory::data_type dt) {
+  dnnl::memory::dims d = to_dims(s);
+  dnnl::memory::dims st(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * std::max<int64_t>(d[i + 1], 1);
+  return dnnl::memory::desc(d, dt, st);
+}
+
+dnnl::memory::desc strided_md(const Shape& dims, const Shape& strides, dnnl::memory::data_type dt) {
+  return dnnl::memory::desc(to_dims(dims), dt, dnnl::memory::dims(strides.begin(), strides.end()));
+}
+
+void require_f32(const std::string& node_desc, DType dt) {
+  if (dt != DType::kFloat32 && dt != DType::kUndefined)
+    fail(ErrorCode::kUnsupported,
+         node_desc + ": dtype " + dtype_name(dt) + " is not supported (float32 only)");
+}
+
+void require_f32(const ir::Node& node, DType dt) { require_f32(node.describe(), dt); }
+
+void rethrow_dnnl(const std::string& node_desc, const std::string& what, const dnnl::error& e) {
+  fail(ErrorCode::kUnsupported,
+       node_desc + ": oneDNN could not " + what + " (" + e.what() + ", status " +
+           std::to_string(static_cast<int>(e.status)) + ")");
+}
+
+bool any_empty(const std::vector<Shape>& shapes) {
+  for (const Shape& s : shapes)
+    if (shape_numel(s) == 0) return true;
+  return false;
+}
+
+}  // namespace gec::kernels::cpu

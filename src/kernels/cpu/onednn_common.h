@@ -1,0 +1,67 @@
+// Shared plumbing for the oneDNN-backed CPU kernels: the process-wide CPU
+// engine, a per-thread stream, plain (row-major) memory descriptors built from
+// gec Shapes, and the error conversion that turns a oneDNN refusal into a
+// gec::Error naming the node.
+//
+// Layout convention at the kernel boundary: every tensor is dense row-major
+// ("abcd..."), exactly as the arena holds it; only weights may be reordered
+// into a oneDNN-chosen layout, and those live in kernel-owned buffers.
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <string>
+#include <vector>
+
+#include "gec/error.h"
+#include "gec/tensor.h"
+#include "ir/graph.h"
+
+namespace gec::kernels::cpu {
+
+/// The one CPU engine of the process (oneDNN engine kind cpu, index 0).
+dnnl::engine& cpu_engine();
+
+/// A stream on cpu_engine(), one per calling thread (streams may run kernels
+/// concurrently, and a dnnl::stream is not meant to be shared across threads).
+dnnl::stream& cpu_stream();
+
+/// Shape -> oneDNN dims; a rank-0 shape becomes {1}.
+dnnl::memory::dims to_dims(const Shape& s);
+
+/// Dense row-major f32 descriptor of `s` (rank 0 is treated as [1]).
+dnnl::memory::desc plain_md(const Shape& s, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+
+/// Descriptor with explicit element strides (for transposed or permuted views).
+dnnl::memory::desc strided_md(const Shape& dims, const Shape& strides,
+                              dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+
+/// Throws gec::Error(kUnsupported) "<node>: dtype <dt> is not supported (float32 only)"
+/// unless dt is float32 (kUndefined passes: the dtype is checked again at run).
+void require_f32(const ir::Node& node, DType dt);
+
+/// Same check at run time, with the node description captured by the factory.
+void require_f32(const std::string& node_desc, DType dt);
+
+/// Converts a dnnl::error raised while creating or running a primitive into a
+/// gec::Error(kUnsupported) naming the node and what was being built.
+[[noreturn]] void rethrow_dnnl(const std::string& node_desc, const std::string& what,
+                               const dnnl::error& e);
+
+/// True when any tensor in `shapes` has zero elements (oneDNN refuses those).
+bool any_empty(const std::vector<Shape>& shapes);
+
+/// A cache key made of input shapes; rebuilt primitives only when it changes.
+struct ShapeKey {
+  std::vector<Shape> shapes;
+  bool valid = false;
+  /// True (and remembers `s`) when `s` differs from the cached key.
+  bool update(const std::vector<Shape>& s) {
+    if (valid && s == shapes) return false;
+    shapes = s;
+    valid = true;
+    return true;
+  }
+};
+
+}  // namespace gec::kernels::cpu

@@ -1,0 +1,200 @@
+// Schemas (type and shape inference) of the dense neural-network ops:
+// Conv-11, ConvTranspose-11, MatMul-13, Gemm-13, MaxPool-12, AveragePool-11,
+// GlobalAveragePool-1, GlobalMaxPool-1, BatchNormalization-15 (inference
+// form), Softmax-13, LogSoftmax-13, Resize-13, LSTM-14,
+// LayerNormalization-17, InstanceNormalization-6, LRN-13.
+// Window geometry lives in nn_shape.cc so the kernels compute the same.
+#include <cmath>
+
+#include "ops/nn_shape.h"
+#include "ops/op_schema.h"
+
+namespace gec::ops {
+namespace {
+
+void require_rank_at_least(const InferContext& ctx, size_t i, size_t r) {
+  if (ctx.shape(i).size() < r)
+    ctx.error("input " + std::to_string(i) + " has rank " + std::to_string(ctx.shape(i).size()) +
+              ", expected at least " + std::to_string(r));
+}
+
+void infer_conv(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 3);
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  if (w.size() != x.size()) ctx.error("X " + shape_str(x) + " and W " + shape_str(w) + " differ in rank");
+  const int64_t group = ctx.node->get_int("group", 1);
+  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+    ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
+              std::to_string(group));
+  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, &wk);
+  WindowGeom g = window_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  Shape out{x[0], w[0]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void infer_conv_transpose(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 3);
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  if (w.size() != x.size()) ctx.error("X " + shape_str(x) + " and W " + shape_str(w) + " differ in rank");
+  const int64_t group = ctx.node->get_int("group", 1);
+  if (group < 1 || x[1] != w[0] || w[0] % group != 0)
+    ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
+              std::to_string(group));
+  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, &wk);
+  WindowGeom g = conv_transpose_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  Shape out{x[0], w[1] * group};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+// numpy.matmul: 1-D operands are promoted ([K] -> [1,K] / [K,1]) and the
+// promoted dim removed from the result; batch dims broadcast.
+void infer_matmul(InferContext& ctx) {
+  Shape a = ctx.shape(0), b = ctx.shape(1);
+  if (a.empty() || b.empty()) ctx.error("MatMul operands must have rank >= 1");
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    ctx.error("inner dims of " + shape_str(ctx.shape(0)) + " and " + shape_str(ctx.shape(1)) + " differ");
+  Shape out = broadcast_shapes(ctx, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b.back());
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void infer_gemm(InferContext& ctx) {
+  const Shape& a = ctx.shape(0);
+  const Shape& b = ctx.shape(1);
+  if (a.size() != 2 || b.size() != 2) ctx.error("Gemm A and B must be 2-D");
+  const bool ta = ctx.node->get_int("transA", 0) != 0, tb = ctx.node->get_int("transB", 0) != 0;
+  const int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
+  if (k != kb) ctx.error("inner dims of A " + shape_str(a) + " and B " + shape_str(b) + " differ");
+  if (ctx.has_input(2)) {
+    Shape bc = broadcast_shapes(ctx, Shape{m, n}, ctx.shape(2));
+    if (bc != Shape{m, n}) ctx.error("C " + shape_str(ctx.shape(2)) + " does not broadcast to [M,N]");
+  }
+  ctx.set_output(0, ctx.dtype(0), Shape{m, n});
+}
+
+void infer_pool(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 3);
+  const Shape& x = ctx.shape(0);
+  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, nullptr);
+  WindowGeom g = window_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  Shape out{x[0], x[1]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  ctx.set_output(0, ctx.dtype(0), out);
+  if (ctx.node->outputs().size() > 1) ctx.set_output(1, DType::kInt64, out);
+}
+
+void infer_global_pool(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 3);
+  Shape out = ctx.shape(0);
+  for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void infer_batchnorm(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 2);
+  const int64_t c = ctx.shape(0)[1];
+  for (size_t i = 1; i <= 4; ++i)
+    if (shape_numel(ctx.shape(i)) != c)
+      ctx.error("input " + std::to_string(i) + " " + shape_str(ctx.shape(i)) + " does not have C=" +
+                std::to_string(c) + " elements");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+void infer_softmax(InferContext& ctx) {
+  const int64_t r = static_cast<int64_t>(ctx.shape(0).size());
+  normalize_axis(ctx, ctx.node->get_int("axis", -1), r);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// Resize-13: sizes wins when given; otherwise out = floor(in * scale).
+void infer_resize(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const bool has_scales = ctx.has_input(2) && shape_numel(ctx.shape(2)) > 0;
+  const bool has_sizes = ctx.has_input(3) && shape_numel(ctx.shape(3)) > 0;
+  Shape out(x.size());
+  if (has_sizes) {
+    std::vector<int64_t> s = ctx.ints_value(3);
+    if (s.size() != x.size()) ctx.error("sizes has " + std::to_string(s.size()) + " entries for rank " + std::to_string(x.size()));
+    out.assign(s.begin(), s.end());
+  } else if (has_scales) {
+    const TensorView& sv = ctx.value(2);
+    if (sv.dtype != DType::kFloat32) ctx.error("scales must be float32");
+    if (sv.numel() != static_cast<int64_t>(x.size()))
+      ctx.error("scales has " + std::to_string(sv.numel()) + " entries for rank " + std::to_string(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float sc = sv.as<float>()[i];
+      if (!(sc > 0)) ctx.error("scales must be positive");
+      out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * sc));
+    }
+  } else {
+    ctx.error("one of scales and sizes is required");
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void infer_lstm(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  if (x.size() != 3 || w.size() != 3) ctx.error("X and W must be 3-D");
+  const int64_t layout = ctx.node->get_int("layout", 0);
+  const std::string dir = ctx.node->get_string("direction", "forward");
+  const int64_t nd = dir == "bidirectional" ? 2 : 1;
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") ctx.error("unknown direction '" + dir + "'");
+  const int64_t h = ctx.node->get_int("hidden_size", w[1] / 4);
+  if (w[0] != nd || w[1] != 4 * h) ctx.error("W " + shape_str(w) + " does not match direction/hidden_size");
+  const int64_t seq = layout == 0 ? x[0] : x[1], batch = layout == 0 ? x[1] : x[0];
+  const DType dt = ctx.dtype(0);
+  const size_t nout = ctx.node->outputs().size();
+  if (nout > 0) ctx.set_output(0, dt, layout == 0 ? Shape{seq, nd, batch, h} : Shape{batch, seq, nd, h});
+  const Shape hs = layout == 0 ? Shape{nd, batch, h} : Shape{batch, nd, h};
+  if (nout > 1) ctx.set_output(1, dt, hs);
+  if (nout > 2) ctx.set_output(2, dt, hs);
+}
+
+void infer_layernorm(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t r = static_cast<int64_t>(x.size());
+  const int64_t axis = normalize_axis(ctx, ctx.node->get_int("axis", -1), r);
+  ctx.set_output(0, ctx.dtype(0), x);
+  Shape stat = x;
+  for (int64_t i = axis; i < r; ++i) stat[i] = 1;
+  const DType st = static_cast<DType>(ctx.node->get_int("stash_type", 1));
+  for (size_t i = 1; i < ctx.node->outputs().size() && i < 3; ++i) ctx.set_output(i, st, stat);
+}
+
+void infer_instancenorm(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 3);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+}  // namespace
+
+GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv});
+GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose});
+GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul});
+GEC_REGISTER_OP({.domain = "", .op_type = "Gemm", .infer = infer_gemm});
+GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool});
+GEC_REGISTER_OP({.domain = "", .op_type = "AveragePool", .infer = infer_pool});
+GEC_REGISTER_OP({.domain = "", .op_type = "GlobalAveragePool", .infer = infer_global_pool});
+GEC_REGISTER_OP({.domain = "", .op_type = "GlobalMaxPool", .infer = infer_global_pool});
+GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm});
+GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax});
+GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax});
+GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize});
+GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm});
+GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm});
+GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm});
+GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_same_as_input0});
+
+}  // namespace gec::ops

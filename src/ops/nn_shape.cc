@@ -1,0 +1,127 @@
+// Window geometry for Conv / ConvTranspose / pooling (see nn_shape.h).
+#include "ops/nn_shape.h"
+
+#include "gec/error.h"
+
+namespace gec::ops {
+
+namespace {
+
+[[noreturn]] void bad(const ir::Node& n, const std::string& msg) {
+  fail(ErrorCode::kInvalidModel, n.describe() + ": " + msg);
+}
+
+std::vector<int64_t> ints_or(const ir::Node& n, const char* name, size_t len, int64_t def) {
+  std::vector<int64_t> v = n.get_ints(name, std::vector<int64_t>(len, def));
+  if (v.size() != len)
+    bad(n, std::string("attribute ") + name + " has " + std::to_string(v.size()) +
+               " entries, expected " + std::to_string(len));
+  return v;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace
+
+WindowAttrs read_window_attrs(const ir::Node& n, size_t sp, const std::vector<int64_t>* wk) {
+  WindowAttrs a;
+  if (n.has_attr("kernel_shape")) a.kernel = n.get_ints("kernel_shape");
+  else if (wk) a.kernel = *wk;
+  else bad(n, "attribute kernel_shape is required");
+  if (a.kernel.size() != sp)
+    bad(n, "kernel_shape has " + std::to_string(a.kernel.size()) + " entries for " +
+               std::to_string(sp) + " spatial dims");
+  a.strides = ints_or(n, "strides", sp, 1);
+  a.dilations = ints_or(n, "dilations", sp, 1);
+  a.pads = ints_or(n, "pads", 2 * sp, 0);
+  a.output_padding = ints_or(n, "output_padding", sp, 0);
+  a.output_shape = n.get_ints("output_shape");
+  if (a.output_shape.size() == sp + 2)  // some exporters write N and C too
+    a.output_shape.erase(a.output_shape.begin(), a.output_shape.begin() + 2);
+  if (!a.output_shape.empty() && a.output_shape.size() != sp) bad(n, "output_shape has the wrong length");
+  a.ceil_mode = n.get_int("ceil_mode", 0) != 0;
+  const std::string ap = n.get_string("auto_pad", "NOTSET");
+  if (ap == "NOTSET" || ap.empty()) a.auto_pad = AutoPad::kNotSet;
+  else if (ap == "SAME_UPPER") a.auto_pad = AutoPad::kSameUpper;
+  else if (ap == "SAME_LOWER") a.auto_pad = AutoPad::kSameLower;
+  else if (ap == "VALID") a.auto_pad = AutoPad::kValid;
+  else bad(n, "unknown auto_pad '" + ap + "'");
+  for (size_t i = 0; i < sp; ++i) {
+    if (a.kernel[i] < 1 || a.strides[i] < 1 || a.dilations[i] < 1)
+      bad(n, "kernel_shape, strides and dilations must be positive");
+    if (a.pads[i] < 0 || a.pads[i + sp] < 0) bad(n, "pads must be non-negative");
+  }
+  return a;
+}
+
+WindowGeom window_geometry(const ir::Node& n, const WindowAttrs& a, const Shape& in) {
+  const size_t sp = in.size();
+  WindowGeom g;
+  g.out.resize(sp);
+  g.pad_begin.resize(sp);
+  g.pad_end.resize(sp);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t kr = (a.kernel[i] - 1) * a.dilations[i] + 1, s = a.strides[i];
+    switch (a.auto_pad) {
+      case AutoPad::kNotSet:
+      case AutoPad::kValid: {
+        const int64_t pb = a.auto_pad == AutoPad::kValid ? 0 : a.pads[i];
+        const int64_t pe = a.auto_pad == AutoPad::kValid ? 0 : a.pads[i + sp];
+        const int64_t span = in[i] + pb + pe - kr;
+        if (span < 0)
+          bad(n, "window of size " + std::to_string(kr) + " does not fit input dim " +
+                     std::to_string(in[i]) + " with its padding");
+        g.out[i] = (a.ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1;
+        g.pad_begin[i] = pb;
+        g.pad_end[i] = pe;
+        break;
+      }
+      case AutoPad::kSameUpper:
+      case AutoPad::kSameLower: {
+        g.out[i] = ceil_div(in[i], s);
+        const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + kr - in[i]);
+        const int64_t small = total / 2, large = total - total / 2;
+        g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? small : large;
+        g.pad_end[i] = total - g.pad_begin[i];
+        break;
+      }
+    }
+  }
+  return g;
+}
+
+WindowGeom conv_transpose_geometry(const ir::Node& n, const WindowAttrs& a, const Shape& in) {
+  const size_t sp = in.size();
+  WindowGeom g;
+  g.out.resize(sp);
+  g.pad_begin.resize(sp);
+  g.pad_end.resize(sp);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t kr = (a.kernel[i] - 1) * a.dilations[i] + 1, s = a.strides[i];
+    const int64_t full = s * (in[i] - 1) + a.output_padding[i] + kr;
+    const bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
+    if (!a.output_shape.empty() || same) {
+      g.out[i] = !a.output_shape.empty() ? a.output_shape[i] : in[i] * s;
+      const int64_t total = full - g.out[i];
+      if (total < 0) bad(n, "output_shape is larger than the op can produce");
+      // ConvTranspose-11 text: SAME_UPPER puts the smaller half first; every
+      // other mode (NOTSET with output_shape, SAME_LOWER) the larger half.
+      g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+      g.pad_end[i] = total - g.pad_begin[i];
+    } else {
+      const bool valid = a.auto_pad == AutoPad::kValid;
+      g.pad_begin[i] = valid ? 0 : a.pads[i];
+      g.pad_end[i] = valid ? 0 : a.pads[i + sp];
+      g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
+      if (g.out[i] < 0) bad(n, "pads are larger than the output");
+    }
+  }
+  return g;
+}
+
+int64_t effective_pad_end(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb) {
+  return (out - 1) * s + (k - 1) * d + 1 - in - pb;
+}
+
+}  // namespace gec::ops

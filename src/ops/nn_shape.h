@@ -1,0 +1,60 @@
+// Window geometry shared by the schemas of Conv, ConvTranspose, MaxPool and
+// AveragePool (src/ops/nn.cc) and by their CPU kernels, so that the output
+// shape a kernel is handed and the padding it computes can never disagree.
+//
+// Semantics: ONNX Conv-11, ConvTranspose-11, MaxPool-12, AveragePool-11
+// ("auto_pad" and output shape formulas in the operator text).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gec/tensor.h"
+#include "ir/graph.h"
+
+namespace gec::ops {
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+/// Attributes of a sliding-window op, each with one entry per spatial dim
+/// (pads: begins then ends, as in ONNX).
+struct WindowAttrs {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  AutoPad auto_pad = AutoPad::kNotSet;
+  bool ceil_mode = false;
+  // ConvTranspose only.
+  std::vector<int64_t> output_padding, output_shape;
+};
+
+/// Reads kernel_shape (or `weights_kernel` when the attribute is absent, as
+/// Conv allows), strides, dilations, pads, auto_pad, ceil_mode,
+/// output_padding and output_shape for `spatial` spatial dims; defaults per
+/// ONNX. Throws gec::Error(kInvalidModel) naming the node on bad lengths or
+/// non-positive strides/dilations/kernel sizes.
+WindowAttrs read_window_attrs(const ir::Node& node, size_t spatial,
+                              const std::vector<int64_t>* weights_kernel);
+
+/// Output spatial dims and the padding actually used, per spatial dim.
+/// pad_end is the ONNX end padding (explicit, or derived from auto_pad);
+/// kernels that need the padding matching the output exactly use
+/// effective_pad_end().
+struct WindowGeom {
+  std::vector<int64_t> out, pad_begin, pad_end;
+};
+
+/// Conv / pooling: out = floor-or-ceil((in + pb + pe - ((k-1)*d+1)) / s) + 1,
+/// SAME_*: out = ceil(in / s) with the total padding split as the text says.
+WindowGeom window_geometry(const ir::Node& node, const WindowAttrs& a, const Shape& in_spatial);
+
+/// ConvTranspose-11: out = s*(in-1) + output_padding + ((k-1)*d+1) - pb - pe,
+/// or output_shape / SAME_* (out = in*s) with derived pads.
+WindowGeom conv_transpose_geometry(const ir::Node& node, const WindowAttrs& a,
+                                   const Shape& in_spatial);
+
+/// End padding that makes a window op produce exactly `out` from `in`:
+/// (out-1)*s + ((k-1)*d+1) - in - pb. Smaller than the ONNX end padding when
+/// the floor drops a partial window, larger under ceil_mode.
+int64_t effective_pad_end(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb);
+
+}  // namespace gec::ops
