@@ -1,0 +1,184 @@
+// TensorProto decoding/encoding and test-data .pb file I/O. Field usage per
+// dtype follows onnx.proto ("TensorProto": which repeated field holds which
+// data_type) and the external data spec (docs/ExternalData.md: keys
+// location, offset, length).
+#include "frontend/onnx/tensor_proto.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "gec/error.h"
+#include "onnx/onnx_pb.h"
+
+namespace gec::frontend {
+
+namespace {
+
+[[noreturn]] void bad_tensor(const onnx::TensorProto& p, const std::string& msg) {
+  fail(ErrorCode::kInvalidModel, "tensor '" + p.name() + "': " + msg);
+}
+
+Shape dims_of(const onnx::TensorProto& p) {
+  Shape s;
+  for (int64_t d : p.dims()) {
+    if (d < 0) bad_tensor(p, "negative dim " + std::to_string(d));
+    s.push_back(d);
+  }
+  return s;
+}
+
+// Copies `n` values of a repeated field into `out`, converting each with a
+// static_cast (int32_data -> int8/uint16/..., the 16-bit float patterns too).
+template <typename Dst, typename Field>
+void copy_field(const onnx::TensorProto& p, const Field& field, int64_t n, void* out) {
+  if (static_cast<int64_t>(field.size()) != n)
+    bad_tensor(p, "has " + std::to_string(field.size()) + " values, expected " + std::to_string(n));
+  Dst* d = static_cast<Dst*>(out);
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<Dst>(field.Get(static_cast<int>(i)));
+}
+
+// True when `loc` stays inside the model folder: relative, no ".." part.
+bool is_safe_location(const std::string& loc) {
+  if (loc.empty() || loc[0] == '/' || loc[0] == '\\') return false;
+  std::stringstream ss(loc);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (part == "..") return false;
+  return true;
+}
+
+int64_t parse_count(const onnx::TensorProto& p, const std::string& s) {
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < 0) bad_tensor(p, "bad external data offset/length '" + s + "'");
+  return v;
+}
+
+void read_external(const onnx::TensorProto& p, const std::string& model_dir, Tensor& t) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& e : p.external_data()) {
+    if (e.key() == "location") location = e.value();
+    else if (e.key() == "offset") offset = parse_count(p, e.value());
+    else if (e.key() == "length") length = parse_count(p, e.value());
+  }
+  if (!is_safe_location(location))
+    bad_tensor(p, "external data location '" + location + "' must be a relative path inside the model folder");
+  if (t.dtype() == DType::kString) bad_tensor(p, "string data cannot be stored externally");
+  const int64_t want = static_cast<int64_t>(t.bytes());
+  if (length >= 0 && length != want)
+    bad_tensor(p, "external data length " + std::to_string(length) + " != " + std::to_string(want) + " bytes");
+  const std::string path = (model_dir.empty() ? std::string(".") : model_dir) + "/" + location;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(ErrorCode::kIo, "tensor '" + p.name() + "': cannot open external data " + path + ": " + std::strerror(errno));
+  f.seekg(0, std::ios::end);
+  const int64_t size = static_cast<int64_t>(f.tellg());
+  if (offset < 0 || offset + want > size)
+    fail(ErrorCode::kIo, "tensor '" + p.name() + "': external data " + path + " has " + std::to_string(size) +
+                             " bytes, need " + std::to_string(want) + " at offset " + std::to_string(offset));
+  f.seekg(offset);
+  f.read(static_cast<char*>(t.data()), want);
+  if (!f) fail(ErrorCode::kIo, "tensor '" + p.name() + "': short read from " + path);
+}
+
+void read_typed_fields(const onnx::TensorProto& p, Tensor& t) {
+  const int64_t n = t.numel();
+  void* d = t.data();
+  switch (t.dtype()) {
+    case DType::kFloat32: return copy_field<float>(p, p.float_data(), n, d);
+    case DType::kComplex64: return copy_field<float>(p, p.float_data(), 2 * n, d);
+    case DType::kFloat64: return copy_field<double>(p, p.double_data(), n, d);
+    case DType::kComplex128: return copy_field<double>(p, p.double_data(), 2 * n, d);
+    case DType::kInt32: return copy_field<int32_t>(p, p.int32_data(), n, d);
+    case DType::kInt16: return copy_field<int16_t>(p, p.int32_data(), n, d);
+    case DType::kInt8: return copy_field<int8_t>(p, p.int32_data(), n, d);
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16: return copy_field<uint16_t>(p, p.int32_data(), n, d);
+    case DType::kUInt8: return copy_field<uint8_t>(p, p.int32_data(), n, d);
+    case DType::kBool: {
+      copy_field<uint8_t>(p, p.int32_data(), n, d);
+      for (int64_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = t.as<uint8_t>()[i] != 0;
+      return;
+    }
+    case DType::kInt64: return copy_field<int64_t>(p, p.int64_data(), n, d);
+    case DType::kUInt32: return copy_field<uint32_t>(p, p.uint64_data(), n, d);
+    case DType::kUInt64: return copy_field<uint64_t>(p, p.uint64_data(), n, d);
+    case DType::kString: {
+      if (p.string_data_size() != n)
+        bad_tensor(p, "has " + std::to_string(p.string_data_size()) + " strings, expected " + std::to_string(n));
+      for (int64_t i = 0; i < n; ++i) t.as<std::string>()[i] = p.string_data(static_cast<int>(i));
+      return;
+    }
+    case DType::kUndefined: break;
+  }
+  bad_tensor(p, "undefined data_type");
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
+  if (!dtype_is_valid(p.data_type())) bad_tensor(p, "unsupported data_type " + std::to_string(p.data_type()));
+  Tensor t(static_cast<DType>(p.data_type()), dims_of(p));
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    read_external(p, model_dir, t);
+  } else if (p.has_raw_data()) {
+    if (t.dtype() == DType::kString) bad_tensor(p, "string data cannot be in raw_data");
+    if (p.raw_data().size() != t.bytes())
+      bad_tensor(p, "raw_data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
+                        std::to_string(t.bytes()) + " for " + dtype_name(t.dtype()) + shape_str(t.shape()));
+    if (t.bytes()) std::memcpy(t.data(), p.raw_data().data(), t.bytes());
+  } else {
+    read_typed_fields(p, t);
+  }
+  return t;
+}
+
+void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorProto* p) {
+  p->Clear();
+  p->set_name(name);
+  p->set_data_type(static_cast<int32_t>(t.dtype));
+  for (int64_t d : t.shape) p->add_dims(d);
+  if (t.dtype == DType::kString) {
+    for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(t.as<std::string>()[i]);
+  } else {
+    p->set_raw_data(static_cast<const char*>(t.data), t.bytes());
+  }
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(ErrorCode::kIo, "cannot open " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) fail(ErrorCode::kIo, "cannot read " + path + ": " + std::strerror(errno));
+  return ss.str();
+}
+
+static std::string dir_of(const std::string& path) {
+  const size_t pos = path.find_last_of('/');
+  return pos == std::string::npos ? "." : path.substr(0, pos);
+}
+
+Tensor read_tensor_proto_file(const std::string& path, std::string* name) {
+  const std::string bytes = read_file_bytes(path);
+  onnx::TensorProto p;
+  if (!p.ParseFromString(bytes) || !p.has_data_type())
+    fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX TensorProto");
+  if (name) *name = p.name();
+  return tensor_from_proto(p, dir_of(path));
+}
+
+void write_tensor_proto_file(const std::string& path, const TensorView& t, const std::string& name) {
+  onnx::TensorProto p;
+  tensor_to_proto(t, name, &p);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) fail(ErrorCode::kIo, "cannot create " + path + ": " + std::strerror(errno));
+  if (!p.SerializeToOstream(&f) || !f.flush())
+    fail(ErrorCode::kIo, "cannot write " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace gec::frontend

@@ -1,0 +1,48 @@
+// ONNX TensorProto <-> gec::Tensor: the one place that knows how ONNX stores
+// tensor data (raw_data, the typed repeated fields, external data files), and
+// the reader/writer of the input_K.pb / output_K.pb files of ONNX test data
+// sets. Callers need no ONNX headers: TensorProto is only declared here.
+#pragma once
+
+#include <string>
+
+#include "gec/tensor.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace gec::frontend {
+
+/// Converts a TensorProto (onnx.proto, IR version 8) into an owning Tensor of
+/// the same dtype and dims.
+///
+/// Data may come from raw_data (little-endian bytes), from the typed field the
+/// ONNX spec assigns to the dtype (float_data, int32_data for 8/16-bit ints,
+/// bool, float16 and bfloat16 bit patterns, int64_data, uint64_data for
+/// uint32/uint64, double_data, string_data), or from an external data file
+/// (`location` relative to `model_dir`, optional `offset` and `length`).
+/// float16/bfloat16 stay raw 16-bit values; strings become std::string
+/// elements. Errors: kInvalidModel for a bad dtype, dims, data size or
+/// location (absolute, or leaving `model_dir`); kIo when an external file
+/// cannot be read or is too short.
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& model_dir);
+
+/// Fills `proto` (cleared first) with name, dtype, dims and data: raw_data for
+/// numeric dtypes, string_data for strings.
+void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorProto* proto);
+
+/// Reads one serialized TensorProto file (an ONNX test data set's
+/// input_K.pb / output_K.pb); external data resolves next to the file.
+/// `name`, when given, receives the proto's name (the graph input/output it
+/// belongs to). Errors: kIo when unreadable, kInvalidModel when not a
+/// TensorProto.
+Tensor read_tensor_proto_file(const std::string& path, std::string* name = nullptr);
+
+/// The whole content of a file. Errors: kIo naming the path and the reason.
+std::string read_file_bytes(const std::string& path);
+
+/// Writes `t` as one serialized TensorProto named `name`. Errors: kIo.
+void write_tensor_proto_file(const std::string& path, const TensorView& t, const std::string& name);
+
+}  // namespace gec::frontend
