@@ -1,1 +1,208 @@
-// placeholder
+// .gom writer: IR graph -> MODEL_DEF protobuf + WEIGHTS blob + METADATA text,
+// wrapped in the header and partition table of src/model/format.h.
+#include "model/writer.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "gec/error.h"
+#include "gom.pb.h"
+#include "model/format.h"
+
+namespace gec::model {
+namespace {
+
+void put_type(const ir::TensorType& t, gom::TensorType* out) {
+  out->set_dtype(static_cast<int32_t>(t.dtype));
+  out->set_has_shape(t.has_shape);
+  for (const ir::Dim& d : t.dims) {
+    gom::Dim* pd = out->add_dims();
+    pd->set_value(d.value);
+    pd->set_param(d.param);
+  }
+}
+
+void put_inline_tensor(const Tensor& t, gom::InlineTensor* out) {
+  out->set_dtype(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) out->add_shape(d);
+  if (t.dtype() == DType::kString) {
+    for (int64_t i = 0; i < t.numel(); ++i) out->add_strings(t.as<std::string>()[i]);
+  } else {
+    out->set_data(static_cast<const char*>(t.data()), t.bytes());
+  }
+}
+
+// Lays constant data out in WEIGHTS, each tensor at a 64-byte aligned offset.
+class WeightsBuilder {
+ public:
+  // Returns the offset of `t`'s bytes; tensors already placed (same storage,
+  // same size) are not written twice.
+  uint64_t place(const Tensor& t) {
+    auto key = std::make_pair(t.data(), t.bytes());
+    auto it = placed_.find(key);
+    if (it != placed_.end()) return it->second;
+    const uint64_t off = align_up(blob_.size(), kWeightAlign);
+    blob_.resize(off + t.bytes(), 0);
+    if (t.bytes() > 0) std::memcpy(blob_.data() + off, t.data(), t.bytes());
+    placed_.emplace(key, off);
+    return off;
+  }
+  std::vector<uint8_t>& blob() { return blob_; }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::pair<void*, size_t>& k) const {
+      return std::hash<void*>()(k.first) ^ (std::hash<size_t>()(k.second) * 31);
+    }
+  };
+  std::vector<uint8_t> blob_;
+  std::unordered_map<std::pair<void*, size_t>, uint64_t, KeyHash> placed_;
+};
+
+void put_value(ir::Value& v, int32_t graph_index, WeightsBuilder& weights, gom::Value* out) {
+  out->set_name(v.name());
+  put_type(v.type, out->mutable_type());
+  out->set_graph(graph_index);
+  if (v.is_constant()) {
+    const Tensor& c = *v.constant;
+    v.storage = ir::Storage::kWeight;
+    v.offset = 0;
+    out->set_const_dtype(static_cast<int32_t>(c.dtype()));
+    for (int64_t d : c.shape()) out->add_const_shape(d);
+    if (c.dtype() == DType::kString) {
+      for (int64_t i = 0; i < c.numel(); ++i) out->add_strings(c.as<std::string>()[i]);
+    } else {
+      v.offset = static_cast<int64_t>(weights.place(c));
+      out->set_bytes(static_cast<int64_t>(c.bytes()));
+    }
+  } else {
+    GEC_CHECK(v.storage != ir::Storage::kWeight,
+              "write_gom: value '" + v.name() + "' has kWeight storage but no constant data");
+  }
+  out->set_storage(static_cast<int32_t>(v.storage));
+  out->set_offset(v.offset);
+}
+
+void put_node(const ir::Node& n, const std::unordered_map<const ir::Graph*, int32_t>& graph_index,
+              gom::Node* out) {
+  out->set_name(n.name);
+  out->set_op_type(n.op_type);
+  out->set_domain(n.domain);
+  out->set_kernel(n.kernel);
+  for (const auto& f : n.fused_from) out->add_fused_from(f);
+  for (const ir::Value* in : n.inputs()) out->add_inputs(in ? in->id : -1);
+  for (const ir::Value* o : n.outputs()) out->add_outputs(o->id);
+  for (const ir::Attribute& a : n.attrs) {
+    gom::Attribute* pa = out->add_attrs();
+    pa->set_name(a.name);
+    pa->set_kind(static_cast<int32_t>(a.kind));
+    pa->set_i(a.i);
+    pa->set_f(a.f);
+    pa->set_s(a.s);
+    for (int64_t x : a.ints) pa->add_ints(x);
+    for (float x : a.floats) pa->add_floats(x);
+    for (const auto& s : a.strings) pa->add_strings(s);
+    if (a.kind == ir::Attribute::Kind::kTensor) {
+      GEC_CHECK(a.t, "write_gom: tensor attribute '" + a.name + "' of " + n.describe() + " is empty");
+      put_inline_tensor(*a.t, pa->mutable_t());
+    }
+    pa->set_g(-1);
+    if (a.kind == ir::Attribute::Kind::kGraph) {
+      GEC_CHECK(a.g, "write_gom: graph attribute '" + a.name + "' of " + n.describe() + " is empty");
+      pa->set_g(graph_index.at(a.g.get()));
+    }
+  }
+}
+
+// Builds the Model message; fills `weights` with constant data.
+gom::Model build_model(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset, WeightsBuilder& weights) {
+  ir::number_values(main_graph);
+  std::vector<ir::Graph*> graphs;
+  std::unordered_map<const ir::Graph*, int32_t> graph_index;
+  ir::for_each_graph(main_graph, [&](ir::Graph& g) {
+    graph_index[&g] = static_cast<int32_t>(graphs.size());
+    graphs.push_back(&g);
+  });
+
+  gom::Model m;
+  m.set_arena_bytes(arena_bytes);
+  m.set_opset(opset);
+  // number_values walks graphs in this same order, so value i gets id i.
+  for (size_t gi = 0; gi < graphs.size(); ++gi)
+    for (const auto& v : graphs[gi]->values()) put_value(*v, static_cast<int32_t>(gi), weights, m.add_values());
+  for (ir::Graph* g : graphs) {
+    gom::Graph* pg = m.add_graphs();
+    pg->set_name(g->name);
+    pg->set_parent(g->parent ? graph_index.at(g->parent) : -1);
+    for (const auto& n : g->nodes()) put_node(*n, graph_index, pg->add_nodes());
+    for (const ir::Value* v : g->inputs()) pg->add_inputs(v->id);
+    for (const ir::Value* v : g->outputs()) pg->add_outputs(v->id);
+  }
+  m.set_weights_bytes(static_cast<int64_t>(weights.blob().size()));
+  return m;
+}
+
+template <typename T>
+void put_pod(std::vector<uint8_t>& out, size_t at, const T& x) {
+  std::memcpy(out.data() + at, &x, sizeof(T));
+}
+
+}  // namespace
+
+std::vector<uint8_t> write_gom(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset,
+                               const std::string& metadata_json) {
+  main_graph.verify();
+  WeightsBuilder weights;
+  const gom::Model model = build_model(main_graph, arena_bytes, opset, weights);
+  std::string model_def;
+  GEC_CHECK(model.SerializeToString(&model_def), "write_gom: MODEL_DEF does not serialize (over 2 GB?)");
+
+  // MODEL_DEF, METADATA, then WEIGHTS at an aligned offset (padding is zeros).
+  struct Part { PartitionKind kind; const uint8_t* data; uint64_t size; };
+  const std::vector<uint8_t>& w = weights.blob();
+  const Part parts[] = {
+      {PartitionKind::kModelDef, reinterpret_cast<const uint8_t*>(model_def.data()), model_def.size()},
+      {PartitionKind::kMetadata, reinterpret_cast<const uint8_t*>(metadata_json.data()), metadata_json.size()},
+      {PartitionKind::kWeights, w.data(), w.size()},
+  };
+  const uint32_t count = sizeof(parts) / sizeof(parts[0]);
+  uint64_t cursor = kHeaderSize + count * sizeof(PartitionEntry);
+  std::vector<PartitionEntry> table(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (parts[i].kind == PartitionKind::kWeights) cursor = align_up(cursor, kWeightAlign);
+    table[i] = PartitionEntry{static_cast<uint32_t>(parts[i].kind), 0, cursor, parts[i].size,
+                              XXH64(parts[i].data, parts[i].size, 0)};
+    cursor += parts[i].size;
+  }
+
+  std::vector<uint8_t> out(cursor, 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    put_pod(out, kHeaderSize + i * sizeof(PartitionEntry), table[i]);
+    if (parts[i].size) std::memcpy(out.data() + table[i].offset, parts[i].data, parts[i].size);
+  }
+  FileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof(kMagic));
+  h.format_version = kFormatVersion;
+  h.header_size = kHeaderSize;
+  h.file_size = out.size();
+  h.partition_count = count;
+  h.flags = 0;
+  h.xxh64 = XXH64(out.data() + kHeaderSize, out.size() - kHeaderSize, 0);
+  put_pod(out, 0, h);
+  return out;
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "' for writing: " + std::strerror(errno));
+  const size_t n = bytes.empty() ? 0 : std::fwrite(bytes.data(), 1, bytes.size(), f);
+  const bool ok = n == bytes.size() && std::fflush(f) == 0;
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok)
+    fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(ok ? errno : err));
+}
+
+}  // namespace gec::model

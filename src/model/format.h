@@ -1,0 +1,71 @@
+// Byte layout of the .gom offline model file (see docs/DESIGN.md, "Offline
+// model file"). All integers are little-endian; structs are read and written
+// with memcpy, never by casting a pointer into the file.
+//
+//   offset 0                 FileHeader (kHeaderSize bytes)
+//   header_size              PartitionEntry[partition_count]
+//   ...                      partitions, each at the offset its entry names:
+//     MODEL_DEF  serialized gec.gom.Model (src/model/gom.proto)
+//     METADATA   UTF-8 JSON text (compile options, source sha256, compiler
+//                version, compile report)
+//     WEIGHTS    raw constant data; the partition starts at a 64-byte aligned
+//                file offset and each tensor at a 64-byte aligned offset inside
+//                it, so mmapped constants are 64-byte aligned in memory.
+//                String constants are NOT here: their elements are stored in
+//                MODEL_DEF (gec.gom.Value.strings).
+//
+// Integrity: FileHeader::xxh64 = XXH64(seed 0) of every byte after the header
+// (partition table, partitions, padding); PartitionEntry::xxh64 = XXH64 of the
+// partition's bytes. Readers verify the whole-file hash and use the
+// per-partition hashes to name the damaged partition.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gec::model {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".gom I/O assumes a little-endian host");
+
+inline constexpr char kMagic[8] = {'G', 'E', 'C', 'O', 'M', '\0', '\0', '\0'};
+/// The newest format this build reads and the one it writes.
+inline constexpr uint32_t kFormatVersion = 1;
+/// Alignment of the WEIGHTS partition and of each tensor inside it.
+inline constexpr uint64_t kWeightAlign = 64;
+/// Deepest subgraph nesting the reader accepts (guards recursion).
+inline constexpr int kMaxGraphDepth = 64;
+
+enum class PartitionKind : uint32_t {
+  kModelDef = 1,
+  kWeights = 2,
+  kMetadata = 3,
+};
+
+/// "MODEL_DEF", "WEIGHTS", "METADATA" or "UNKNOWN(<code>)".
+const char* partition_kind_name(uint32_t kind);
+
+struct FileHeader {
+  char magic[8];            // kMagic
+  uint32_t format_version;  // kFormatVersion
+  uint32_t header_size;     // bytes of this header; the partition table follows
+  uint64_t file_size;       // total file size in bytes
+  uint32_t partition_count;
+  uint32_t flags;           // reserved, 0
+  uint64_t xxh64;           // XXH64(seed 0) of bytes [header_size, file_size)
+};
+static_assert(sizeof(FileHeader) == 40, "FileHeader must have no padding");
+inline constexpr size_t kHeaderSize = sizeof(FileHeader);
+
+struct PartitionEntry {
+  uint32_t kind;      // PartitionKind
+  uint32_t reserved;  // 0
+  uint64_t offset;    // from the start of the file
+  uint64_t size;      // bytes
+  uint64_t xxh64;     // XXH64(seed 0) of the partition's bytes
+};
+static_assert(sizeof(PartitionEntry) == 32, "PartitionEntry must have no padding");
+
+/// Rounds n up to a multiple of `align` (a power of two).
+constexpr uint64_t align_up(uint64_t n, uint64_t align) { return (n + align - 1) & ~(align - 1); }
+
+}  // namespace gec::model

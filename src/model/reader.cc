@@ -1,0 +1,460 @@
+// .gom loader: validates the container (header, version, sizes, checksums,
+// partition bounds), then rebuilds the IR from MODEL_DEF, checking every id,
+// code and offset before it is used, so that no input file can crash it or
+// make it read outside the file. Constants alias the WEIGHTS bytes.
+#include "model/reader.h"
+
+#include <xxhash.h>
+
+#include <climits>
+#include <cstring>
+#include <limits>
+
+#include "gec/error.h"
+#include "gom.pb.h"
+#include "model/format.h"
+#include "support/mapped_file.h"
+
+namespace gec::model {
+
+const char* partition_kind_name(uint32_t kind) {
+  switch (static_cast<PartitionKind>(kind)) {
+    case PartitionKind::kModelDef: return "MODEL_DEF";
+    case PartitionKind::kWeights: return "WEIGHTS";
+    case PartitionKind::kMetadata: return "METADATA";
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+std::string kind_label(uint32_t kind) {
+  std::string n = partition_kind_name(kind);
+  return n == "UNKNOWN" ? "UNKNOWN(" + std::to_string(kind) + ")" : n;
+}
+
+[[noreturn]] void corrupt(const std::string& file, const std::string& why) {
+  fail(ErrorCode::kCorruptFile, "'" + file + "': " + why);
+}
+
+// ---- container: header, partition table, checksums ----------------------------
+
+struct Layout {
+  FileHeader header{};
+  std::vector<PartitionEntry> parts;
+  bool checksum_ok = true;
+  std::vector<bool> part_checksum_ok;
+  // Index into parts, or -1.
+  int model_def = -1, weights = -1, metadata = -1;
+};
+
+bool in_bounds(const PartitionEntry& p, size_t n) { return p.offset <= n && p.size <= n - p.offset; }
+
+// Checks header fields that must hold before anything else can be trusted.
+FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
+  const size_t magic_len = n < sizeof(kMagic) ? n : sizeof(kMagic);
+  if (magic_len == 0 || std::memcmp(d, kMagic, magic_len) != 0)
+    corrupt(file, "not a GraphEngine offline model (bad magic)");
+  if (n < kHeaderSize)
+    corrupt(file, "truncated (" + std::to_string(n) + " bytes, shorter than the " +
+                      std::to_string(kHeaderSize) + "-byte header)");
+  FileHeader h;
+  std::memcpy(&h, d, sizeof(h));
+  if (h.format_version > kFormatVersion)
+    corrupt(file, "written by a newer GraphEngine (format version " + std::to_string(h.format_version) +
+                      "; this build reads " + std::to_string(kFormatVersion) + ")");
+  if (h.format_version == 0) corrupt(file, "corrupted: format version 0");
+  if (h.file_size > n)
+    corrupt(file, "truncated (expected " + std::to_string(h.file_size) + " bytes, found " + std::to_string(n) + ")");
+  if (h.file_size < n)
+    corrupt(file, "corrupted: file size mismatch (header says " + std::to_string(h.file_size) + " bytes, found " +
+                      std::to_string(n) + ")");
+  if (h.header_size < kHeaderSize || h.header_size > n)
+    corrupt(file, "corrupted: header size " + std::to_string(h.header_size) + " out of range");
+  if (h.partition_count > (n - h.header_size) / sizeof(PartitionEntry))
+    corrupt(file, "corrupted: partition table (" + std::to_string(h.partition_count) +
+                      " entries) runs past the end of the file");
+  return h;
+}
+
+// Names the damaged part after the whole-file hash failed (only then are
+// partitions hashed a second time).
+std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l) {
+  for (const PartitionEntry& p : l.parts)
+    if (in_bounds(p, n) && XXH64(d + p.offset, p.size, 0) != p.xxh64) return kind_label(p.kind);
+  return "partition table";
+}
+
+// Parses the container. With `strict`, checksum mismatches throw; otherwise
+// they are recorded in the Layout (for inspect).
+Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool strict) {
+  Layout l;
+  l.header = read_header(d, n, file);
+  const FileHeader& h = l.header;
+  l.parts.resize(h.partition_count);
+  if (h.partition_count)
+    std::memcpy(l.parts.data(), d + h.header_size, h.partition_count * sizeof(PartitionEntry));
+  l.checksum_ok = XXH64(d + h.header_size, n - h.header_size, 0) == h.xxh64;
+  if (!l.checksum_ok && strict)
+    corrupt(file, "corrupted: checksum mismatch in " + locate_checksum_damage(d, n, l));
+
+  const uint64_t table_end = h.header_size + uint64_t{h.partition_count} * sizeof(PartitionEntry);
+  for (size_t i = 0; i < l.parts.size(); ++i) {
+    const PartitionEntry& p = l.parts[i];
+    const std::string name = kind_label(p.kind);
+    if (!in_bounds(p, n) || p.offset < table_end)
+      corrupt(file, "corrupted: partition " + name + " (offset " + std::to_string(p.offset) + ", size " +
+                        std::to_string(p.size) + ") lies outside the file's data area");
+    l.part_checksum_ok.push_back(l.checksum_ok || XXH64(d + p.offset, p.size, 0) == p.xxh64);
+    int* slot = p.kind == uint32_t(PartitionKind::kModelDef)  ? &l.model_def
+                : p.kind == uint32_t(PartitionKind::kWeights) ? &l.weights
+                : p.kind == uint32_t(PartitionKind::kMetadata) ? &l.metadata
+                                                                : nullptr;
+    if (!slot) continue;  // unknown kinds are skipped: a later minor addition
+    if (*slot >= 0) corrupt(file, "corrupted: two " + name + " partitions");
+    *slot = static_cast<int>(i);
+  }
+  if (l.model_def < 0) corrupt(file, "corrupted: no MODEL_DEF partition");
+  if (l.weights >= 0 && l.parts[l.weights].offset % kWeightAlign != 0)
+    corrupt(file, "corrupted: WEIGHTS partition is not 64-byte aligned");
+  return l;
+}
+
+bool parse_model_def(const uint8_t* d, const Layout& l, gom::Model& m) {
+  const PartitionEntry& p = l.parts[l.model_def];
+  if (p.size > static_cast<uint64_t>(INT_MAX)) return false;
+  return m.ParseFromArray(d + p.offset, static_cast<int>(p.size));
+}
+
+// ---- MODEL_DEF -> IR --------------------------------------------------------------
+
+// Product of dims with overflow and sign checks; false when invalid.
+bool checked_numel(const Shape& s, int64_t& out) {
+  out = 1;
+  for (int64_t d : s)
+    if (d < 0) return false;
+  for (int64_t d : s)
+    if (d == 0) { out = 0; return true; }
+  for (int64_t d : s) {
+    if (out > std::numeric_limits<int64_t>::max() / d) return false;
+    out *= d;
+  }
+  return true;
+}
+
+// Byte size of a dense tensor, or -1 when the shape or dtype is invalid or the
+// size overflows.
+int64_t checked_bytes(DType dt, const Shape& s) {
+  int64_t n = 0;
+  if (!checked_numel(s, n)) return -1;
+  const int64_t esz = static_cast<int64_t>(dtype_size(dt));
+  if (esz > 0 && n > std::numeric_limits<int64_t>::max() / esz) return -1;
+  return n * esz;
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const gom::Model& m, const std::string& file, const uint8_t* weights, uint64_t weights_size,
+               std::shared_ptr<void> owner)
+      : m_(m), file_(file), weights_(weights), weights_size_(weights_size), owner_(std::move(owner)) {}
+
+  std::unique_ptr<ir::Graph> build() {
+    make_graphs();
+    make_values();
+    for (int gi = 0; gi < m_.graphs_size(); ++gi) make_nodes(gi);
+    for (int gi = 0; gi < m_.graphs_size(); ++gi) bind_io(gi);
+    for (size_t gi = 1; gi < graphs_.size(); ++gi)
+      if (!claimed_[gi]) bad("subgraph " + std::to_string(gi) + " is not attached to any node");
+    try {
+      main_->verify();
+    } catch (const Error& e) {
+      bad(std::string("inconsistent graph: ") + e.what());
+    }
+    return std::move(main_);
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& why) const { corrupt(file_, "corrupted: " + why); }
+
+  void make_graphs() {
+    const int count = m_.graphs_size();
+    if (count == 0) bad("MODEL_DEF holds no graph");
+    depth_.assign(count, 0);
+    claimed_.assign(count, false);
+    for (int gi = 0; gi < count; ++gi) {
+      const gom::Graph& pg = m_.graphs(gi);
+      ir::Graph* g;
+      if (gi == 0) {
+        if (pg.parent() != -1) bad("main graph has a parent");
+        main_ = std::make_unique<ir::Graph>();
+        g = main_.get();
+      } else {
+        if (pg.parent() < 0 || pg.parent() >= gi)
+          bad("graph " + std::to_string(gi) + " has invalid parent " + std::to_string(pg.parent()));
+        depth_[gi] = depth_[pg.parent()] + 1;
+        if (depth_[gi] > kMaxGraphDepth) bad("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
+        subgraphs_.push_back(std::make_shared<ir::Graph>());
+        g = subgraphs_.back().get();
+        g->parent = graphs_[pg.parent()];
+      }
+      g->name = pg.name();
+      graphs_.push_back(g);
+    }
+  }
+
+  ir::TensorType make_type(const gom::TensorType& pt, const std::string& what) const {
+    if (pt.dtype() != 0 && !dtype_is_valid(pt.dtype()))
+      bad(what + " has invalid dtype code " + std::to_string(pt.dtype()));
+    if (!pt.has_shape() && pt.dims_size() > 0) bad(what + " has dims but no shape");
+    ir::TensorType t;
+    t.dtype = static_cast<DType>(pt.dtype());
+    t.has_shape = pt.has_shape();
+    for (const gom::Dim& d : pt.dims()) {
+      if (d.value() < -1) bad(what + " has dim " + std::to_string(d.value()));
+      t.dims.push_back(ir::Dim{d.value(), d.param()});
+    }
+    return t;
+  }
+
+  std::shared_ptr<Tensor> make_constant(const gom::Value& pv, const std::string& what) const {
+    if (!dtype_is_valid(pv.const_dtype())) bad(what + " has invalid dtype code " + std::to_string(pv.const_dtype()));
+    const DType dt = static_cast<DType>(pv.const_dtype());
+    const Shape shape(pv.const_shape().begin(), pv.const_shape().end());
+    int64_t numel = 0;
+    if (!checked_numel(shape, numel)) bad(what + " has invalid shape " + shape_str(shape));
+    if (dt == DType::kString) {
+      if (numel != pv.strings_size()) bad(what + ": string count does not match shape " + shape_str(shape));
+      auto t = std::make_shared<Tensor>(dt, shape);
+      for (int64_t i = 0; i < numel; ++i) t->as<std::string>()[i] = pv.strings(static_cast<int>(i));
+      return t;
+    }
+    const int64_t bytes = checked_bytes(dt, shape);
+    if (bytes < 0 || bytes != pv.bytes()) bad(what + ": byte size does not match " + dtype_name(dt) + shape_str(shape));
+    const uint64_t off = static_cast<uint64_t>(pv.offset());
+    if (pv.offset() < 0 || off > weights_size_ || static_cast<uint64_t>(bytes) > weights_size_ - off)
+      bad(what + ": data (offset " + std::to_string(pv.offset()) + ", " + std::to_string(bytes) +
+          " bytes) lies outside WEIGHTS (" + std::to_string(weights_size_) + " bytes)");
+    if (off % kWeightAlign != 0) bad(what + ": weight offset " + std::to_string(off) + " is not 64-byte aligned");
+    // Read-only memory, typed void* only because Tensor is one type for all.
+    void* data = const_cast<uint8_t*>(weights_ ? weights_ + off : nullptr);
+    return std::make_shared<Tensor>(dt, shape, data, owner_);
+  }
+
+  void make_values() {
+    values_.reserve(m_.values_size());
+    int last_graph = 0;
+    for (int id = 0; id < m_.values_size(); ++id) {
+      const gom::Value& pv = m_.values(id);
+      const std::string what = "value " + std::to_string(id) + " ('" + pv.name() + "')";
+      if (pv.graph() < last_graph || pv.graph() >= m_.graphs_size())
+        bad(what + " has invalid graph index " + std::to_string(pv.graph()));
+      last_graph = pv.graph();
+      if (pv.storage() < 0 || pv.storage() > static_cast<int32_t>(ir::Storage::kDynamic))
+        bad(what + " has invalid storage code " + std::to_string(pv.storage()));
+      ir::Value* v = graphs_[pv.graph()]->add_value(pv.name(), make_type(pv.type(), what));
+      v->id = id;
+      v->storage = static_cast<ir::Storage>(pv.storage());
+      v->offset = pv.offset();
+      if (v->storage == ir::Storage::kWeight) v->constant = make_constant(pv, what);
+      if (v->storage == ir::Storage::kArena) check_arena_slot(*v, what);
+      values_.push_back(v);
+    }
+  }
+
+  void check_arena_slot(const ir::Value& v, const std::string& what) const {
+    if (v.offset < 0 || v.offset > m_.arena_bytes()) bad(what + ": arena offset out of range");
+    if (!v.type.is_static() || v.type.dtype == DType::kString) return;
+    const int64_t bytes = checked_bytes(v.type.dtype, v.type.static_shape());
+    if (bytes < 0 || bytes > m_.arena_bytes() - v.offset) bad(what + ": arena slot runs past the arena");
+  }
+
+  ir::Value* value_at(int32_t id, const std::string& what) const {
+    if (id < 0 || id >= static_cast<int32_t>(values_.size())) bad(what + ": value id " + std::to_string(id) + " out of range");
+    return values_[id];
+  }
+
+  bool visible(const ir::Value* v, const ir::Graph* g) const {
+    for (const ir::Graph* s = g; s; s = s->parent)
+      if (v->owner() == s) return true;
+    return false;
+  }
+
+  Tensor make_inline_tensor(const gom::InlineTensor& pt, const std::string& what) const {
+    if (!dtype_is_valid(pt.dtype())) bad(what + " has invalid dtype code " + std::to_string(pt.dtype()));
+    const DType dt = static_cast<DType>(pt.dtype());
+    const Shape shape(pt.shape().begin(), pt.shape().end());
+    int64_t numel = 0;
+    if (!checked_numel(shape, numel)) bad(what + " has invalid shape " + shape_str(shape));
+    if (dt == DType::kString) {
+      if (numel != pt.strings_size()) bad(what + ": string count does not match shape");
+      Tensor t(dt, shape);
+      for (int64_t i = 0; i < numel; ++i) t.as<std::string>()[i] = pt.strings(static_cast<int>(i));
+      return t;
+    }
+    const int64_t bytes = checked_bytes(dt, shape);
+    if (bytes < 0 || static_cast<uint64_t>(bytes) != pt.data().size()) bad(what + ": data size does not match shape");
+    Tensor t(dt, shape);
+    if (bytes) std::memcpy(t.data(), pt.data().data(), static_cast<size_t>(bytes));
+    return t;
+  }
+
+  ir::Attribute make_attr(const gom::Attribute& pa, int graph_index, const std::string& what) {
+    if (pa.kind() < 0 || pa.kind() > static_cast<int32_t>(ir::Attribute::Kind::kGraph))
+      bad(what + " has invalid kind " + std::to_string(pa.kind()));
+    ir::Attribute a;
+    a.name = pa.name();
+    a.kind = static_cast<ir::Attribute::Kind>(pa.kind());
+    a.i = pa.i();
+    a.f = pa.f();
+    a.s = pa.s();
+    a.ints.assign(pa.ints().begin(), pa.ints().end());
+    a.floats.assign(pa.floats().begin(), pa.floats().end());
+    a.strings.assign(pa.strings().begin(), pa.strings().end());
+    if (a.kind == ir::Attribute::Kind::kTensor) a.t = std::make_shared<Tensor>(make_inline_tensor(pa.t(), what));
+    if (a.kind == ir::Attribute::Kind::kGraph) {
+      const int gi = pa.g();
+      if (gi <= 0 || gi >= m_.graphs_size() || m_.graphs(gi).parent() != graph_index || claimed_[gi])
+        bad(what + " refers to invalid subgraph " + std::to_string(gi));
+      claimed_[gi] = true;
+      a.g = subgraphs_[gi - 1];
+    }
+    return a;
+  }
+
+  void make_nodes(int gi) {
+    ir::Graph* g = graphs_[gi];
+    for (const gom::Node& pn : m_.graphs(gi).nodes()) {
+      const std::string what = "node '" + pn.name() + "' (" + pn.op_type() + ")";
+      std::vector<ir::Value*> ins, outs;
+      for (int32_t id : pn.inputs()) {
+        ir::Value* v = id == -1 ? nullptr : value_at(id, what);
+        if (v && !visible(v, g)) bad(what + " reads value " + std::to_string(id) + " from an unrelated graph");
+        ins.push_back(v);
+      }
+      for (int32_t id : pn.outputs()) {
+        ir::Value* v = value_at(id, what);
+        if (v->owner() != g || v->producer() || v->is_constant())
+          bad(what + " defines value " + std::to_string(id) + " that it cannot own");
+        for (ir::Value* o : outs)
+          if (o == v) bad(what + " defines value " + std::to_string(id) + " twice");
+        outs.push_back(v);
+      }
+      ir::Node* n = g->add_node_with_outputs(pn.op_type(), ins, outs, pn.name(), pn.domain());
+      n->kernel = pn.kernel();
+      n->fused_from.assign(pn.fused_from().begin(), pn.fused_from().end());
+      for (const gom::Attribute& pa : pn.attrs())
+        n->attrs.push_back(make_attr(pa, gi, what + " attribute '" + pa.name() + "'"));
+    }
+  }
+
+  void bind_io(int gi) {
+    ir::Graph* g = graphs_[gi];
+    const std::string what = "graph '" + g->name + "'";
+    for (int32_t id : m_.graphs(gi).inputs()) {
+      ir::Value* v = value_at(id, what + " input");
+      if (v->owner() != g) bad(what + " input " + std::to_string(id) + " belongs to another graph");
+      g->inputs().push_back(v);
+    }
+    for (int32_t id : m_.graphs(gi).outputs()) {
+      ir::Value* v = value_at(id, what + " output");
+      if (!visible(v, g)) bad(what + " output " + std::to_string(id) + " is not visible in it");
+      g->outputs().push_back(v);
+    }
+  }
+
+  const gom::Model& m_;
+  const std::string& file_;
+  const uint8_t* weights_;
+  uint64_t weights_size_;
+  std::shared_ptr<void> owner_;
+  std::unique_ptr<ir::Graph> main_;
+  std::vector<std::shared_ptr<ir::Graph>> subgraphs_;  // graph i >= 1 is subgraphs_[i - 1]
+  std::vector<ir::Graph*> graphs_;
+  std::vector<int> depth_;
+  std::vector<bool> claimed_;
+  std::vector<ir::Value*> values_;
+};
+
+LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::shared_ptr<const void> keepalive) {
+  const Layout l = read_layout(d, n, file, /*strict=*/true);
+  gom::Model m;
+  if (!parse_model_def(d, l, m)) corrupt(file, "corrupted: MODEL_DEF does not parse");
+  const uint8_t* weights = nullptr;
+  uint64_t weights_size = 0;
+  if (l.weights >= 0) {
+    weights = d + l.parts[l.weights].offset;
+    weights_size = l.parts[l.weights].size;
+  }
+  if (m.arena_bytes() < 0) corrupt(file, "corrupted: negative arena size");
+  if (static_cast<uint64_t>(m.weights_bytes()) != weights_size)
+    corrupt(file, "corrupted: MODEL_DEF expects " + std::to_string(m.weights_bytes()) + " weight bytes, WEIGHTS holds " +
+                      std::to_string(weights_size));
+
+  LoadedModel r;
+  GraphBuilder b(m, file, weights, weights_size, std::const_pointer_cast<void>(keepalive));
+  r.graph = b.build();
+  r.arena_bytes = m.arena_bytes();
+  r.weights_bytes = static_cast<int64_t>(weights_size);
+  r.opset = m.opset();
+  r.format_version = l.header.format_version;
+  if (l.metadata >= 0) {
+    const PartitionEntry& p = l.parts[l.metadata];
+    r.metadata_json.assign(reinterpret_cast<const char*>(d + p.offset), p.size);
+  }
+  r.keepalive = std::move(keepalive);
+  return r;
+}
+
+}  // namespace
+
+LoadedModel read_gom_file(const std::string& path) {
+  std::shared_ptr<const MappedFile> f = MappedFile::open(path);
+  const uint8_t* d = f->data();
+  const size_t n = f->size();
+  return load(d, n, path, std::shared_ptr<const void>(f, f.get()));
+}
+
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes) {
+  GEC_CHECK(bytes != nullptr, "read_gom_bytes: null buffer");
+  if (reinterpret_cast<uintptr_t>(bytes->data()) % kWeightAlign == 0)
+    return load(bytes->data(), bytes->size(), "<memory>", std::shared_ptr<const void>(bytes, bytes->data()));
+  // WEIGHTS sits at an aligned file offset; an aligned base keeps constants aligned.
+  void* p = aligned_alloc64(bytes->size());
+  std::shared_ptr<const void> copy(p, aligned_free);
+  if (!bytes->empty()) std::memcpy(p, bytes->data(), bytes->size());
+  return load(static_cast<const uint8_t*>(p), bytes->size(), "<memory>", copy);
+}
+
+GomSummary inspect_gom_file(const std::string& path) {
+  std::shared_ptr<const MappedFile> f = MappedFile::open(path);
+  const uint8_t* d = f->data();
+  const Layout l = read_layout(d, f->size(), path, /*strict=*/false);
+  GomSummary s;
+  s.format_version = l.header.format_version;
+  s.header_size = l.header.header_size;
+  s.file_size = l.header.file_size;
+  s.flags = l.header.flags;
+  s.xxh64 = l.header.xxh64;
+  s.checksum_ok = l.checksum_ok;
+  for (size_t i = 0; i < l.parts.size(); ++i) {
+    const PartitionEntry& p = l.parts[i];
+    s.partitions.push_back({kind_label(p.kind), p.kind, p.offset, p.size, p.xxh64, l.part_checksum_ok[i]});
+  }
+  if (l.metadata >= 0) {
+    const PartitionEntry& p = l.parts[l.metadata];
+    s.metadata_json.assign(reinterpret_cast<const char*>(d + p.offset), p.size);
+  }
+  gom::Model m;
+  if (!parse_model_def(d, l, m)) return s;
+  s.arena_bytes = m.arena_bytes();
+  s.weights_bytes = m.weights_bytes();
+  s.opset = m.opset();
+  s.graph_count = m.graphs_size();
+  s.value_count = m.values_size();
+  for (const gom::Graph& g : m.graphs()) s.node_count += g.nodes_size();
+  for (const gom::Value& v : m.values())
+    if (v.storage() == static_cast<int32_t>(ir::Storage::kWeight)) ++s.constant_count;
+  return s;
+}
+
+}  // namespace gec::model

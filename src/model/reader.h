@@ -1,0 +1,72 @@
+// The .gom loader (runtime side; never links libonnx). It maps the file,
+// checks header, version, sizes and checksums, parses MODEL_DEF and rebuilds
+// the IR with constants pointing straight into the mapping (zero copy).
+// File layout: src/model/format.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace gec::model {
+
+/// A model read back from a .gom file.
+struct LoadedModel {
+  /// Rebuilt IR incl. subgraphs; nodes in execution order; Value::id, storage
+  /// and offset as written. Constant tensors point INTO `keepalive` (read-only
+  /// memory: never write to them), except string constants, which own their
+  /// storage.
+  std::unique_ptr<ir::Graph> graph;
+  int64_t arena_bytes = 0;    // bytes of the activation arena the plan needs
+  int64_t weights_bytes = 0;  // bytes of the WEIGHTS partition
+  int32_t opset = 0;          // ai.onnx opset of the source model
+  uint32_t format_version = 0;
+  std::string metadata_json;  // METADATA partition text ("" when absent)
+  /// The mapping or byte buffer the constant tensors point into.
+  std::shared_ptr<const void> keepalive;
+};
+
+/// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once and rebuilds
+/// the model. Throws gec::Error(kIo) when the file cannot be read and
+/// gec::Error(kCorruptFile) naming the file and the reason when it is
+/// truncated, not a .gom, written by a newer format version, fails a checksum
+/// or holds inconsistent contents. Never reads outside the file.
+LoadedModel read_gom_file(const std::string& path);
+
+/// As read_gom_file, on bytes in memory (errors name "<memory>"). Constants
+/// point into `bytes`; if the WEIGHTS partition would not be 64-byte aligned
+/// in that buffer, the bytes are first copied once into an aligned buffer.
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes);
+
+/// What `gec inspect` prints about a file.
+struct GomSummary {
+  struct Partition {
+    std::string kind;  // "MODEL_DEF", "WEIGHTS", "METADATA", "UNKNOWN(n)"
+    uint32_t kind_code = 0;
+    uint64_t offset = 0, size = 0, xxh64 = 0;
+    bool checksum_ok = false;
+  };
+  uint32_t format_version = 0;
+  uint32_t header_size = 0;
+  uint64_t file_size = 0;
+  uint32_t flags = 0;
+  uint64_t xxh64 = 0;
+  bool checksum_ok = false;  // whole-file hash matches
+  std::vector<Partition> partitions;
+  // From MODEL_DEF (left 0 when it does not parse).
+  int64_t arena_bytes = 0, weights_bytes = 0;
+  int32_t opset = 0;
+  int64_t graph_count = 0, node_count = 0, value_count = 0, constant_count = 0;
+  std::string metadata_json;
+};
+
+/// Reads the header, partition table and MODEL_DEF summary without building
+/// the IR. Checksum mismatches are reported in the summary, not thrown; a file
+/// too damaged to describe (truncated, bad magic, newer version, partition
+/// out of bounds) throws gec::Error(kCorruptFile) as read_gom_file does.
+GomSummary inspect_gom_file(const std::string& path);
+
+}  // namespace gec::model

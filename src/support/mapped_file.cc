@@ -1,0 +1,52 @@
+// Read-only mmap of a file; see mapped_file.h.
+#include "support/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "gec/error.h"
+
+namespace gec {
+
+static std::string errno_text() { return std::strerror(errno); }
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::kIo, "cannot open '" + path + "': " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    fail(ErrorCode::kIo, "cannot stat '" + path + "': " + why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(ErrorCode::kIo, "'" + path + "' is not a regular file");
+  }
+  std::shared_ptr<MappedFile> m(new MappedFile());
+  m->path_ = path;
+  m->size_ = static_cast<size_t>(st.st_size);
+  if (m->size_ > 0) {
+    void* p = ::mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const std::string why = errno_text();
+      ::close(fd);
+      m->size_ = 0;
+      fail(ErrorCode::kIo, "cannot map '" + path + "': " + why);
+    }
+    m->data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);  // the mapping stays valid without the descriptor
+  return m;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+}  // namespace gec

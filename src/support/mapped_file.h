@@ -1,0 +1,36 @@
+// A read-only memory mapping of a whole file (mmap PROT_READ, MAP_PRIVATE).
+// The .gom loader maps the model once and lets constant tensors point into
+// the mapping, so weights are never copied; whoever holds the shared_ptr
+// keeps the pages mapped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gec {
+
+class MappedFile {
+ public:
+  /// Maps `path` read-only. Throws gec::Error(kIo) naming the file when it
+  /// cannot be opened, stat'ed or mapped. An empty file maps to size() == 0
+  /// and data() == nullptr.
+  static std::shared_ptr<const MappedFile> open(const std::string& path);
+
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace gec
