@@ -222,6 +222,15 @@ void Graph::remove_dead_values() {
   values_ = std::move(kept);
 }
 
+void Graph::rename_value(Value* v, const std::string& name) {
+  if (v->name_ == name) return;
+  GEC_CHECK(v->owner_ == this, "rename_value: value of another graph");
+  GEC_CHECK(!by_name_.count(name), "rename_value: name '" + name + "' is taken");
+  by_name_.erase(v->name_);
+  v->name_ = name;
+  by_name_[name] = v;
+}
+
 std::vector<Node*> Graph::node_list() const {
   std::vector<Node*> r;
   for (auto& n : nodes_) r.push_back(n.get());

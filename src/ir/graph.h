@@ -189,6 +189,8 @@ class Graph {
   void replace_all_uses(Value* from, Value* to);
   /// Drops values with no producer, no uses, not inputs/outputs.
   void remove_dead_values();
+  /// Renames a value of this graph; kInternal error if the name is taken.
+  void rename_value(Value* v, const std::string& name);
 
   const std::list<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   std::vector<Node*> node_list() const;

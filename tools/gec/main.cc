@@ -1,1 +1,29 @@
-int main() { return 0; }
+// `gec`: compile ONNX models into offline models, run, inspect and test them.
+#include <cstdio>
+#include <iostream>
+
+#include "tools/gec/cli.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"GraphEngine: an ONNX graph compiler and executor for x86-64 CPUs"};
+  app.set_version_flag("--version", std::string("gec ") + gec::version());
+  app.require_subcommand(1);
+  std::vector<gec::cli::Command> cmds = {gec::cli::add_compile(app), gec::cli::add_run(app),
+                                         gec::cli::add_inspect(app), gec::cli::add_test(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& c : cmds)
+      if (c.app->parsed()) return c.action();
+  } catch (const gec::Error& e) {
+    std::fprintf(stderr, "gec: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gec: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,37 @@
+// The ONNX backend-test runner behind `gec test` (our counterpart of ONNX
+// Runtime's onnx_test_runner): a test is a folder with model.onnx and
+// test_data_set_N/{input_K.pb, output_K.pb}; we compile the model, run every
+// data set and compare every output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gec {
+
+struct BackendTestOptions {
+  std::vector<int> opt_levels = {2};  // each level compiles and runs separately
+  double rtol = 1e-3;
+  double atol = 1e-4;
+  int num_threads = 0;                // 0 = all cores
+};
+
+struct BackendTestResult {
+  std::string name;                   // folder name
+  bool passed = false;
+  std::string message;                // why it failed; empty on success
+  double max_abs_error = 0;           // worst over outputs, data sets and levels
+  int data_sets = 0;
+  double compile_ms = 0;              // last level's compile time
+};
+
+/// Expands paths into test folders: a path holding model.onnx is a test;
+/// otherwise its immediate subfolders holding model.onnx are (sorted by name).
+/// Throws gec::Error(kIo) when a path does not exist or holds no test.
+std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths);
+
+/// Runs one test folder. Never throws for a model problem: errors become a
+/// failed result with the error's message.
+BackendTestResult run_backend_test(const std::string& dir, const BackendTestOptions& opts);
+
+}  // namespace gec

@@ -1,0 +1,144 @@
+// The compile driver: runs the pipeline stages of DESIGN.md in order and
+// records their wall time, the pass statistics and the memory plan in the
+// compile report, which is also stored in the .gom METADATA partition.
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "frontend/onnx/importer.h"
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+#include "kernels/kernel.h"
+#include "memory/planner.h"
+#include "model/writer.h"
+#include "passes/pass.h"
+
+namespace gec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(ErrorCode::kIo, path + ": cannot open");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string r;
+  for (unsigned i = 0; i < len; ++i) {
+    r += hex[md[i] >> 4];
+    r += hex[md[i] & 15];
+  }
+  return r;
+}
+
+std::string dir_of(const std::string& path) {
+  auto p = path.find_last_of('/');
+  return p == std::string::npos ? "." : path.substr(0, p);
+}
+
+// Chooses the kernel of every node (creating it once proves the op, its
+// attributes and dtypes are supported) and records its implementation name.
+void lower(ir::Graph& g) {
+  ir::for_each_graph(g, [](ir::Graph& sg) {
+    for (const auto& n : sg.nodes()) n->kernel = kernels::create_kernel(*n)->impl_name();
+  });
+}
+
+}  // namespace
+
+CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts) {
+  if (opts.opt_level < 0 || opts.opt_level > 3)
+    fail(ErrorCode::kInvalidArgument, "optimization level must be 0..3, got " + std::to_string(opts.opt_level));
+  for (const auto& name : opts.disabled_passes) {
+    auto all = passes::all_pass_names();
+    if (std::find(all.begin(), all.end(), name) == all.end()) {
+      std::string known;
+      for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
+      fail(ErrorCode::kInvalidArgument, "unknown pass '" + name + "' (passes: " + known + ")");
+    }
+  }
+  nlohmann::json report;
+  auto& stages = report["stages"];
+
+  auto t = Clock::now();
+  const std::string bytes = read_file(path);
+  frontend::ImportOptions io;
+  io.input_shapes = opts.input_shapes;
+  frontend::ImportResult imported = frontend::import_onnx_bytes(bytes, dir_of(path), io);
+  ir::Graph& g = *imported.graph;
+  stages["parse"] = ms_since(t);
+
+  t = Clock::now();
+  std::vector<passes::PassStats> stats = passes::make_pipeline(opts.opt_level).run(g, opts);
+  stages["optimize"] = ms_since(t);
+  report["passes"] = nlohmann::json::array();
+  for (const auto& s : stats)
+    report["passes"].push_back({{"name", s.name}, {"ms", s.ms}, {"nodes_before", s.nodes_before},
+                                {"nodes_after", s.nodes_after}, {"changes", s.changes}});
+  report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
+
+  t = Clock::now();
+  g.topo_sort();
+  stages["schedule"] = ms_since(t);
+
+  t = Clock::now();
+  memory::MemoryStats ms = memory::plan_memory(g);
+  memory::verify_plan(g, ms.arena_bytes);
+  stages["memory"] = ms_since(t);
+  report["memory"] = {{"no_reuse_bytes", ms.no_reuse_bytes}, {"arena_bytes", ms.arena_bytes},
+                      {"lower_bound_bytes", ms.lower_bound_bytes}, {"weights_bytes", ms.weights_bytes},
+                      {"reuse_rate", ms.reuse_rate}, {"dynamic_values", ms.dynamic_values}};
+
+  t = Clock::now();
+  lower(g);
+  stages["lower"] = ms_since(t);
+
+  nlohmann::json meta;
+  meta["compiler"] = "GraphEngine";
+  meta["compiler_version"] = version();
+  meta["source_model"] = path;
+  meta["source_sha256"] = sha256_hex(bytes);
+  meta["source_opset"] = imported.opset;
+  meta["source_producer"] = imported.producer;
+  meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes}};
+  for (const auto& [name, shape] : opts.input_shapes) meta["options"]["input_shapes"][name] = shape;
+
+  t = Clock::now();
+  meta["report"] = report;
+  CompiledModel out;
+  auto gom = model::write_gom(g, ms.arena_bytes, static_cast<int32_t>(imported.opset), meta.dump());
+  stages["serialize"] = ms_since(t);
+  report["stages"] = stages;
+  report["gom_bytes"] = gom.size();
+  out.gom = std::make_shared<const std::vector<uint8_t>>(std::move(gom));
+  out.report_json = report.dump(2);
+  return out;
+}
+
+void save_gom(const CompiledModel& m, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) fail(ErrorCode::kIo, path + ": cannot write");
+    f.write(reinterpret_cast<const char*>(m.gom->data()), static_cast<std::streamsize>(m.gom->size()));
+    if (!f) fail(ErrorCode::kIo, path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail(ErrorCode::kIo, path + ": cannot rename the temporary file into place");
+  }
+}
+
+}  // namespace gec

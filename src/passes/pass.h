@@ -1,0 +1,63 @@
+// Graph passes and the PassManager that runs them.
+//
+// A pass rewrites an ir::Graph in place and returns how many changes it made
+// (nodes removed, folded, fused ...). Passes keep every graph output's name
+// and value. The PassManager times each pass, counts nodes before/after, runs
+// the IR verifier after each pass when asked, and records one JSON object per
+// pass for the compile report.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gec/compiler.h"
+#include "ir/graph.h"
+
+namespace gec::passes {
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  /// Stable name used by --disable-pass and in the report.
+  virtual const char* name() const = 0;
+  /// Rewrites `g` (the main graph; passes recurse into subgraphs themselves
+  /// where that is meaningful). Returns the number of changes.
+  virtual int64_t run(ir::Graph& g) = 0;
+};
+
+struct PassStats {
+  std::string name;
+  double ms = 0;
+  size_t nodes_before = 0, nodes_after = 0;
+  int64_t changes = 0;
+};
+
+class PassManager {
+ public:
+  void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+  /// Runs every pass not named in opts.disabled_passes, in order.
+  std::vector<PassStats> run(ir::Graph& g, const CompileOptions& opts);
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+/// The pass list for an optimization level (pipeline.cc): -O0 none (only the
+/// analyses every plan needs), -O1 cleanup, -O2 + fusion, -O3 everything.
+PassManager make_pipeline(int opt_level);
+/// Every pass name any level uses (for validating --disable-pass).
+std::vector<std::string> all_pass_names();
+
+/// Recomputes value types with ops/ infer functions (shape_inference.cc);
+/// returns how many types changed.
+int64_t infer_static_shapes(ir::Graph& g);
+
+// Factories, one per pass file.
+std::unique_ptr<Pass> make_dead_node_elimination();
+std::unique_ptr<Pass> make_identity_elimination();
+std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_shape_inference();
+
+}  // namespace gec::passes

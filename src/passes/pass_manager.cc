@@ -1,0 +1,44 @@
+// PassManager: runs passes in order, with timing, node counts and verification.
+#include <algorithm>
+#include <chrono>
+
+#include "passes/pass.h"
+
+namespace gec::passes {
+
+std::vector<PassStats> PassManager::run(ir::Graph& g, const CompileOptions& opts) {
+  std::vector<PassStats> stats;
+  for (auto& p : passes_) {
+    const auto& off = opts.disabled_passes;
+    if (std::find(off.begin(), off.end(), p->name()) != off.end()) continue;
+    PassStats s;
+    s.name = p->name();
+    s.nodes_before = g.count_nodes_recursive();
+    auto t0 = std::chrono::steady_clock::now();
+    s.changes = p->run(g);
+    s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.nodes_after = g.count_nodes_recursive();
+#ifndef NDEBUG
+    const bool verify = true;
+#else
+    const bool verify = opts.verify_each_pass;
+#endif
+    if (verify) {
+      try {
+        g.verify();
+      } catch (const Error& e) {
+        fail(ErrorCode::kInternal, std::string("after pass ") + p->name() + ": " + e.what());
+      }
+    }
+    stats.push_back(s);
+  }
+  return stats;
+}
+
+std::vector<std::string> PassManager::names() const {
+  std::vector<std::string> r;
+  for (auto& p : passes_) r.push_back(p->name());
+  return r;
+}
+
+}  // namespace gec::passes

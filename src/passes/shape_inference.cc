@@ -1,0 +1,88 @@
+// Static shape inference: recomputes every value's type with our own op
+// infer functions (ops/), in execution order, so that the memory planner can
+// trust a static shape. ONNX shape inference (run by the frontend) is only a
+// hint: where our inference cannot prove a shape (an input of dynamic shape, a
+// shape that depends on a non-constant value, control flow), the value's dims
+// become unknown, keeping the rank and dtype ONNX gave, and the runtime infers
+// it per run. Values inside subgraphs are always left to run time.
+//
+// Shape inference and constant folding reach a fixed point together (folding
+// makes inputs constant, which makes more shapes static, which lets Shape
+// fold): constant_folding.cc calls infer_static_shapes() between its sweeps.
+#include "ops/op_schema.h"
+#include "passes/pass.h"
+
+namespace gec::passes {
+namespace {
+
+void make_dynamic(ir::Value* v) {
+  for (ir::Dim& d : v->type.dims) d.value = -1;
+}
+
+void forget_subgraph_shapes(ir::Graph& g) {
+  for (auto& n : g.nodes())
+    for (auto& a : n->attrs)
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g)
+        ir::for_each_graph(*a.g, [](ir::Graph& sg) {
+          for (const auto& v : sg.values())
+            if (!v->is_constant()) make_dynamic(v.get());
+        });
+}
+
+}  // namespace
+
+int64_t infer_static_shapes(ir::Graph& g) {
+  int64_t changed = 0;
+  for (ir::Node* n : g.node_list()) {
+    const ops::OpSchema* s = ops::find_schema(n->domain, n->op_type);
+    bool ok = s && !s->shape_from_kernel;
+    std::vector<TensorView> views(n->inputs().size());
+    std::vector<const TensorView*> ptrs;
+    for (size_t i = 0; ok && i < n->inputs().size(); ++i) {
+      const ir::Value* in = n->input(i);
+      if (!in) { ptrs.push_back(nullptr); continue; }
+      if (!in->type.is_static()) { ok = false; break; }
+      views[i] = TensorView{in->is_constant() ? in->constant->data() : nullptr, in->type.dtype,
+                            in->type.static_shape()};
+      ptrs.push_back(&views[i]);
+    }
+    ops::InferContext ctx;
+    ctx.node = n;
+    ctx.inputs = ptrs;
+    if (ok) {
+      try {
+        s->infer(ctx);
+        ok = ctx.out_shapes.size() >= n->outputs().size();
+      } catch (const ops::NeedsValue&) {
+        ok = false;
+      }
+      // A gec::Error here means the model is inconsistent: let it propagate.
+    }
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      ir::Value* o = n->output(i);
+      ir::TensorType before = o->type;
+      if (ok) {
+        o->type = ir::TensorType::of(ctx.out_dtypes[i], ctx.out_shapes[i]);
+      } else {
+        make_dynamic(o);
+      }
+      if (!(before == o->type)) ++changed;
+    }
+  }
+  forget_subgraph_shapes(g);
+  return changed;
+}
+
+namespace {
+
+class ShapeInference final : public Pass {
+ public:
+  const char* name() const override { return "shape_inference"; }
+  int64_t run(ir::Graph& g) override { return infer_static_shapes(g); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_shape_inference() { return std::make_unique<ShapeInference>(); }
+
+}  // namespace gec::passes

@@ -1,0 +1,166 @@
+// Executor: see executor.h.
+#include "runtime/executor.h"
+
+#include <omp.h>
+
+#include "gec/error.h"
+
+namespace gec::runtime {
+
+Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num_threads, bool profile)
+    : frame_(static_cast<size_t>(num_values)),
+      dynamic_(static_cast<size_t>(num_values)),
+      values_(static_cast<size_t>(num_values), nullptr),
+      main_(graph),
+      arena_(arena),
+      num_threads_(num_threads),
+      profile_(profile) {
+  ir::for_each_graph(graph, [&](ir::Graph& g) {
+    for (const auto& v : g.values()) {
+      GEC_CHECK(v->id >= 0 && v->id < num_values, "value id out of range");
+      values_[static_cast<size_t>(v->id)] = v.get();
+      TensorView& tv = frame_[static_cast<size_t>(v->id)];
+      tv.dtype = v->type.dtype;
+      if (v->constant) {
+        tv = v->constant->view();
+      } else if (v->storage == ir::Storage::kArena) {
+        tv.data = arena_ + v->offset;
+        tv.shape = v->type.static_shape();
+      }
+    }
+  });
+  ir::for_each_graph(graph, [&](ir::Graph& g) { build(g); });
+}
+
+void Executor::build(ir::Graph& g) {
+  GraphPlan& plan = plans_[&g];
+  plan.steps.reserve(g.nodes().size());
+  for (const auto& n : g.nodes()) {
+    Step s;
+    s.node = n.get();
+    s.schema = ops::find_schema(n->domain, n->op_type);
+    if (!s.schema) fail(ErrorCode::kUnsupported, "no op schema for " + n->describe());
+    s.kernel = kernels::create_kernel(*n);
+    for (ir::Value* in : n->inputs()) {
+      s.in_ids.push_back(in ? in->id : -1);
+      s.ctx.inputs.push_back(in ? &frame_[static_cast<size_t>(in->id)] : nullptr);
+    }
+    for (ir::Value* out : n->outputs()) {
+      s.out_ids.push_back(out->id);
+      s.ctx.outputs.push_back(&frame_[static_cast<size_t>(out->id)]);
+      if (out->storage != ir::Storage::kArena) s.needs_infer = true;
+    }
+    s.ctx.num_threads = num_threads_;
+    s.ctx.subgraphs = this;
+    if (s.schema->shape_from_kernel) {
+      s.needs_infer = false;
+      std::vector<int32_t> ids = s.out_ids;
+      s.ctx.allocate_output = [this, ids](size_t i, DType dt, const Shape& shape) {
+        return allocate_dynamic(ids[i], dt, shape);
+      };
+    }
+    s.prof.name = n->name;
+    s.prof.op_type = n->op_type;
+    s.prof.kernel = s.kernel->impl_name();
+    s.prof.fused_from = n->fused_from;
+    plan.steps.push_back(std::move(s));
+  }
+}
+
+TensorView* Executor::allocate_dynamic(int32_t id, DType dt, const Shape& shape) {
+  TensorView& tv = frame_[static_cast<size_t>(id)];
+  Tensor& store = dynamic_[static_cast<size_t>(id)];
+  const int64_t n = shape_numel(shape);
+  const bool fits = store.defined() && dt != DType::kString && store.dtype() != DType::kString &&
+                    store.bytes() >= static_cast<size_t>(n) * dtype_size(dt);
+  if (!fits) store = Tensor(dt == DType::kString ? dt : DType::kUInt8,
+                            {dt == DType::kString ? n : static_cast<int64_t>(n * dtype_size(dt))});
+  tv.data = store.data();
+  tv.dtype = dt;
+  tv.shape = shape;
+  return &tv;
+}
+
+void Executor::bind_input(size_t i, const TensorView& v) {
+  ir::Value* in = main_.inputs()[i];
+  frame_[static_cast<size_t>(in->id)] = v;
+}
+
+const TensorView& Executor::output(size_t i) const {
+  return frame_[static_cast<size_t>(main_.outputs()[i]->id)];
+}
+
+void Executor::run() {
+  omp_set_num_threads(num_threads_);
+  run_graph(plans_.at(&main_));
+}
+
+void Executor::run_graph(GraphPlan& plan) {
+  for (Step& s : plan.steps) {
+    if (!profile_) {
+      run_step(s);
+      continue;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    run_step(s);
+    auto t1 = std::chrono::steady_clock::now();
+    s.prof.total_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    s.prof.calls += 1;
+    s.prof.input_shapes.clear();
+    int64_t bytes = 0;
+    for (const TensorView* in : s.ctx.inputs) {
+      s.prof.input_shapes.push_back(in ? in->shape : Shape{});
+      if (in) bytes += static_cast<int64_t>(in->bytes());
+    }
+    for (const TensorView* out : s.ctx.outputs) bytes += static_cast<int64_t>(out->bytes());
+    s.prof.bytes_accessed = bytes;
+  }
+}
+
+void Executor::run_step(Step& s) {
+  if (s.needs_infer) {
+    ops::InferContext ic;
+    ic.node = s.node;
+    ic.inputs = s.ctx.inputs;
+    s.schema->infer(ic);
+    GEC_CHECK(ic.out_shapes.size() >= s.out_ids.size(), s.node->describe() + ": infer set too few outputs");
+    for (size_t i = 0; i < s.out_ids.size(); ++i) {
+      ir::Value* v = values_[static_cast<size_t>(s.out_ids[i])];
+      if (v->storage == ir::Storage::kArena) {
+        GEC_CHECK(frame_[static_cast<size_t>(v->id)].shape == ic.out_shapes[i],
+                  s.node->describe() + ": planned shape differs from the run-time shape");
+        continue;
+      }
+      allocate_dynamic(s.out_ids[i], ic.out_dtypes[i], ic.out_shapes[i]);
+    }
+  }
+  s.kernel->run(s.ctx);
+}
+
+std::vector<Tensor> Executor::run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) {
+  auto it = plans_.find(&g);
+  GEC_CHECK(it != plans_.end(), "subgraph was not prepared");
+  GEC_CHECK(inputs.size() <= g.inputs().size(), "too many subgraph inputs");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i]) frame_[static_cast<size_t>(g.inputs()[i]->id)] = *inputs[i];
+  run_graph(it->second);
+  std::vector<Tensor> outs;
+  for (const ir::Value* o : g.outputs()) outs.push_back(Tensor::copy_of(frame_[static_cast<size_t>(o->id)]));
+  return outs;
+}
+
+std::vector<NodeProfile> Executor::profile() const {
+  std::vector<NodeProfile> r;
+  for (const Step& s : plans_.at(&main_).steps) r.push_back(s.prof);
+  return r;
+}
+
+void Executor::reset_profile() {
+  for (auto& [g, plan] : plans_)
+    for (Step& s : plan.steps) {
+      s.prof.total_ms = 0;
+      s.prof.calls = 0;
+    }
+}
+
+}  // namespace gec::runtime

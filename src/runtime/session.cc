@@ -1,0 +1,136 @@
+// Session: the public runtime API. Loads a .gom (mmap), validates inputs,
+// runs the executor and hands outputs back.
+#include <omp.h>
+
+#include <thread>
+
+#include "gec/runtime.h"
+#include "model/reader.h"
+#include "runtime/executor.h"
+
+namespace gec {
+
+std::string IoInfo::str() const {
+  std::string r = name + ": " + dtype_name(dtype);
+  if (!has_shape) return r + "[*]";
+  r += "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) r += ",";
+    if (dims[i] >= 0) r += std::to_string(dims[i]);
+    else r += (i < dim_params.size() && !dim_params[i].empty()) ? dim_params[i] : "?";
+  }
+  return r + "]";
+}
+
+struct Session::Impl {
+  model::LoadedModel model;
+  SessionOptions opts;
+  std::vector<IoInfo> inputs, outputs;
+  uint8_t* arena = nullptr;
+  std::unique_ptr<runtime::Executor> exec;
+  ~Impl() { aligned_free(arena); }
+};
+
+static IoInfo io_info(const ir::Value* v) {
+  IoInfo io;
+  io.name = v->name();
+  io.dtype = v->type.dtype;
+  io.has_shape = v->type.has_shape;
+  for (const ir::Dim& d : v->type.dims) {
+    io.dims.push_back(d.value);
+    io.dim_params.push_back(d.param);
+  }
+  return io;
+}
+
+static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const SessionOptions& opts) {
+  auto impl = std::make_unique<Session::Impl>();
+  impl->model = std::move(m);
+  impl->opts = opts;
+  if (impl->opts.num_threads <= 0) impl->opts.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ir::Graph& g = *impl->model.graph;
+  for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
+  for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));
+  impl->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(impl->model.arena_bytes)));
+  int32_t max_id = -1;
+  ir::for_each_graph(g, [&](ir::Graph& sg) {
+    for (const auto& v : sg.values()) max_id = std::max(max_id, v->id);
+  });
+  omp_set_num_threads(impl->opts.num_threads);
+  impl->exec = std::make_unique<runtime::Executor>(g, max_id + 1, impl->arena, impl->opts.num_threads,
+                                                   impl->opts.profile);
+  return impl;
+}
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
+  return std::unique_ptr<Session>(new Session(make_impl(model::read_gom_file(path), opts)));
+}
+
+std::unique_ptr<Session> Session::load_from_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                                  const SessionOptions& opts) {
+  return std::unique_ptr<Session>(new Session(make_impl(model::read_gom_bytes(std::move(bytes)), opts)));
+}
+
+const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
+int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
+size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
+std::vector<NodeProfile> Session::profile() const { return impl_->exec->profile(); }
+void Session::reset_profile() { impl_->exec->reset_profile(); }
+
+static void check_input(const IoInfo& want, const TensorView& got) {
+  bool ok = got.dtype == want.dtype;
+  if (ok && want.has_shape) {
+    ok = got.shape.size() == want.dims.size();
+    for (size_t i = 0; ok && i < want.dims.size(); ++i) ok = want.dims[i] < 0 || want.dims[i] == got.shape[i];
+  }
+  for (int64_t d : got.shape)
+    if (d < 0) ok = false;
+  if (!ok)
+    fail(ErrorCode::kInvalidArgument, "input '" + want.name + "': expected " + want.str().substr(want.name.size() + 2) +
+                                          ", got " + dtype_name(got.dtype) + shape_str(got.shape));
+  if (!got.data && got.numel() > 0)
+    fail(ErrorCode::kInvalidArgument, "input '" + want.name + "': no data");
+}
+
+static void bind_inputs(Session::Impl& impl, const std::vector<TensorView>& inputs) {
+  if (inputs.size() != impl.inputs.size()) {
+    std::string names;
+    for (const auto& io : impl.inputs) names += (names.empty() ? "" : ", ") + io.str();
+    fail(ErrorCode::kInvalidArgument, "the model takes " + std::to_string(impl.inputs.size()) +
+                                          " input(s) (" + names + "), got " + std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_input(impl.inputs[i], inputs[i]);
+    impl.exec->bind_input(i, inputs[i]);
+  }
+}
+
+std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
+  bind_inputs(*impl_, inputs);
+  impl_->exec->run();
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) outs.push_back(Tensor::copy_of(impl_->exec->output(i)));
+  return outs;
+}
+
+void Session::run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+  if (outputs.size() != impl_->outputs.size())
+    fail(ErrorCode::kInvalidArgument, "expected " + std::to_string(impl_->outputs.size()) + " output buffers");
+  bind_inputs(*impl_, inputs);
+  impl_->exec->run();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorView& got = impl_->exec->output(i);
+    if (got.shape != outputs[i].shape || got.dtype != outputs[i].dtype)
+      fail(ErrorCode::kInvalidArgument, "output '" + impl_->outputs[i].name + "' is " + dtype_name(got.dtype) +
+                                            shape_str(got.shape) + ", the buffer given is " +
+                                            dtype_name(outputs[i].dtype) + shape_str(outputs[i].shape));
+    copy_tensor_data(got, outputs[i]);
+  }
+}
+
+}  // namespace gec

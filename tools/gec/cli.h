@@ -1,0 +1,50 @@
+// Shared pieces of the `gec` command-line tool. Each subcommand lives in its
+// own file and registers itself on the CLI11 app; the logic they call lives in
+// the libraries (include/gec, src/), not here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+
+namespace gec::cli {
+
+/// A subcommand: adds its options to `app` and returns the action to run.
+using Action = std::function<int()>;
+struct Command {
+  CLI::App* app;
+  Action action;
+};
+
+Command add_compile(CLI::App& root);
+Command add_run(CLI::App& root);
+Command add_inspect(CLI::App& root);
+Command add_test(CLI::App& root);
+
+/// Options shared by commands that compile: -O, --input-shape, --disable-pass.
+struct CompileFlags {
+  int opt_level = 2;
+  std::vector<std::string> input_shapes;  // "name:1,3,224,224"
+  std::vector<std::string> disable_passes;
+  void add_to(CLI::App* app);
+  CompileOptions to_options() const;
+};
+
+/// Loads a .gom, or compiles a .onnx in memory first.
+std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags,
+                                    const SessionOptions& so);
+
+/// Reads the inputs given by --input-dir (input_K.pb) and --input NAME=FILE
+/// (.pb or .npy) in the session's input order.
+std::vector<Tensor> read_inputs(const Session& s, const std::string& input_dir,
+                                const std::vector<std::string>& named);
+
+/// True when stderr is a terminal (progress bars).
+bool stderr_is_tty();
+
+}  // namespace gec::cli

@@ -1,0 +1,67 @@
+// gec compile MODEL.onnx -o MODEL.gom [-O0..-O3] [--report R.json] [--verbose]
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tools/gec/cli.h"
+
+namespace gec::cli {
+
+namespace {
+struct CompileArgs {
+  std::string model, output, report;
+  bool verbose = false;
+  CompileFlags flags;
+};
+
+void print_table(const nlohmann::json& r) {
+  std::printf("%-12s %10s\n", "stage", "ms");
+  for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "serialize"})
+    if (r["stages"].contains(s)) std::printf("%-12s %10.2f\n", s, r["stages"][s].get<double>());
+  std::printf("\n%-26s %9s %8s %8s %8s\n", "pass", "ms", "before", "after", "changes");
+  for (const auto& p : r["passes"])
+    std::printf("%-26s %9.2f %8lld %8lld %8lld\n", p["name"].get<std::string>().c_str(), p["ms"].get<double>(),
+                p["nodes_before"].get<long long>(), p["nodes_after"].get<long long>(), p["changes"].get<long long>());
+  const auto& m = r["memory"];
+  std::printf("\nnodes: %lld in the ONNX file, %lld after optimization\n", r["nodes"]["onnx"].get<long long>(),
+              r["nodes"]["final"].get<long long>());
+  std::printf("memory: arena %lld bytes (lower bound %lld, no reuse %lld, reuse rate %.1f%%), weights %lld bytes\n",
+              m["arena_bytes"].get<long long>(), m["lower_bound_bytes"].get<long long>(),
+              m["no_reuse_bytes"].get<long long>(), 100 * m["reuse_rate"].get<double>(),
+              m["weights_bytes"].get<long long>());
+}
+}  // namespace
+
+Command add_compile(CLI::App& root) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* app = root.add_subcommand("compile", "compile an ONNX model into an offline model (.gom)");
+  app->add_option("model", args->model, "the ONNX model")->required();
+  app->add_option("-o,--output", args->output, "the .gom file to write (default: MODEL with .gom)");
+  app->add_option("--report", args->report, "write the compile report (JSON) here");
+  app->add_flag("-v,--verbose", args->verbose, "print the compile report as a table");
+  args->flags.add_to(app);
+  return {app, [args]() {
+            std::string out = args->output;
+            if (out.empty()) {
+              out = args->model;
+              auto dot = out.rfind(".onnx");
+              out = (dot != std::string::npos ? out.substr(0, dot) : out) + ".gom";
+            }
+            CompiledModel m = compile_onnx_file(args->model, args->flags.to_options());
+            save_gom(m, out);
+            if (!args->report.empty()) {
+              std::ofstream f(args->report);
+              if (!f) fail(ErrorCode::kIo, args->report + ": cannot write");
+              f << m.report_json << "\n";
+            }
+            auto r = nlohmann::json::parse(m.report_json);
+            if (args->verbose) print_table(r);
+            double total = 0;
+            for (auto& [k, v] : r["stages"].items()) total += v.get<double>();
+            std::printf("compiled %s -> %s (%zu bytes, %lld nodes, %.1f ms)\n", args->model.c_str(), out.c_str(),
+                        m.gom->size(), r["nodes"]["final"].get<long long>(), total);
+            return 0;
+          }};
+}
+
+}  // namespace gec::cli

@@ -1,0 +1,105 @@
+// Helpers shared by the gec subcommands.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "frontend/onnx/tensor_proto.h"
+#include "support/npy.h"
+#include "tools/gec/cli.h"
+
+namespace fs = std::filesystem;
+
+namespace gec::cli {
+
+void CompileFlags::add_to(CLI::App* app) {
+  app->add_option("-O", opt_level, "optimization level 0..3 (-O0 none, -O1 cleanup, -O2 fusion, -O3 all)")
+      ->check(CLI::Range(0, 3));
+  app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)");
+  app->add_option("--disable-pass", disable_passes, "skip a pass by name (repeatable)");
+}
+
+CompileOptions CompileFlags::to_options() const {
+  CompileOptions o;
+  o.opt_level = opt_level;
+  o.disabled_passes = disable_passes;
+  for (const auto& spec : input_shapes) {
+    auto colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      fail(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': expected NAME:D1,D2,...");
+    Shape s;
+    std::string dims = spec.substr(colon + 1);
+    size_t pos = 0;
+    while (pos <= dims.size() && !dims.empty()) {
+      size_t comma = dims.find(',', pos);
+      std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        size_t used = 0;
+        long long v = std::stoll(d, &used);
+        if (used != d.size() || v < 0) throw std::invalid_argument(d);
+        s.push_back(v);
+      } catch (const std::exception&) {
+        fail(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': '" + d + "' is not a dimension");
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    o.input_shapes[spec.substr(0, colon)] = s;
+  }
+  return o;
+}
+
+static bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags, const SessionOptions& so) {
+  if (ends_with(path, ".onnx")) return Session::load_from_bytes(compile_onnx_file(path, flags.to_options()).gom, so);
+  return Session::load(path, so);
+}
+
+static Tensor read_tensor_file(const std::string& file, std::string* name) {
+  if (ends_with(file, ".npy")) return read_npy(file);
+  return frontend::read_tensor_proto_file(file, name);
+}
+
+std::vector<Tensor> read_inputs(const Session& s, const std::string& input_dir, const std::vector<std::string>& named) {
+  const auto& ios = s.inputs();
+  std::vector<Tensor> inputs(ios.size());
+  if (!input_dir.empty()) {
+    if (!fs::is_directory(input_dir)) fail(ErrorCode::kIo, input_dir + ": not a directory");
+    for (size_t k = 0; k < ios.size(); ++k) {
+      fs::path p = fs::path(input_dir) / ("input_" + std::to_string(k) + ".pb");
+      if (!fs::exists(p)) continue;
+      std::string name;
+      Tensor t = read_tensor_file(p.string(), &name);
+      size_t slot = k;
+      for (size_t j = 0; j < ios.size(); ++j)
+        if (!name.empty() && ios[j].name == name) slot = j;
+      inputs[slot] = std::move(t);
+    }
+  }
+  for (const auto& spec : named) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) fail(ErrorCode::kInvalidArgument, "--input '" + spec + "': expected NAME=FILE");
+    const std::string name = spec.substr(0, eq);
+    size_t slot = ios.size();
+    for (size_t j = 0; j < ios.size(); ++j)
+      if (ios[j].name == name) slot = j;
+    if (slot == ios.size()) {
+      std::string known;
+      for (const auto& io : ios) known += (known.empty() ? "" : ", ") + io.name;
+      fail(ErrorCode::kInvalidArgument, "--input: the model has no input '" + name + "' (inputs: " + known + ")");
+    }
+    inputs[slot] = read_tensor_file(spec.substr(eq + 1), nullptr);
+  }
+  for (size_t j = 0; j < ios.size(); ++j)
+    if (!inputs[j].defined())
+      fail(ErrorCode::kInvalidArgument, "missing input '" + ios[j].name + "' (" + ios[j].str() +
+                                            "): give --input-dir with input_" + std::to_string(j) +
+                                            ".pb or --input " + ios[j].name + "=FILE");
+  return inputs;
+}
+
+bool stderr_is_tty() { return isatty(2) != 0; }
+
+}  // namespace gec::cli
