@@ -1,0 +1,111 @@
+// Concat-13 and Split-13/18. Both see the tensors as [outer, axis * inner]:
+// each input (output) owns one contiguous block per outer index, so the
+// kernels are block copies, spread over threads by (outer, tensor) pairs.
+#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/strided_copy.h"
+#include "kernels/kernel.h"
+#include "ops/tensor_ops.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+/// Product of dims before and from `axis + 1` on.
+void outer_inner(const Shape& s, int64_t axis, int64_t& outer, int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(s.size()); ++i) {
+    if (i < axis) outer *= s[i];
+    if (i > axis) inner *= s[i];
+  }
+}
+
+/// The parts of a concatenation: part p has block `blocks[p]` elements per
+/// outer index at `offsets[p]` within each row of `row` elements.
+struct Parts {
+  int64_t outer = 1, row = 0;
+  std::vector<int64_t> blocks, offsets;
+};
+
+Parts make_parts(const std::vector<const Shape*>& shapes, int64_t axis) {
+  Parts p;
+  for (const Shape* s : shapes) {
+    int64_t inner;
+    outer_inner(*s, axis, p.outer, inner);
+    p.offsets.push_back(p.row);
+    p.blocks.push_back((*s)[axis] * inner);
+    p.row += p.blocks.back();
+  }
+  return p;
+}
+
+/// Copies every (outer, part) block; `to_row` true gathers parts into rows
+/// (Concat), false scatters rows into parts (Split).
+template <typename T>
+void move_blocks(const Parts& p, std::vector<T*> parts, T* rows, bool to_row, int threads) {
+  const int64_t n = static_cast<int64_t>(parts.size());
+  parallel_chunks(p.outer * n, p.outer * p.row, threads, [&](int64_t b, int64_t e) {
+    for (int64_t w = b; w < e; ++w) {
+      const int64_t o = w / n, k = w % n, len = p.blocks[k];
+      T* part = parts[k] + o * len;
+      T* row = rows + o * p.row + p.offsets[k];
+      if (to_row) std::copy_n(part, len, row);
+      else std::copy_n(row, len, part);
+    }
+  });
+}
+
+class ConcatKernel final : public Kernel {
+ public:
+  explicit ConcatKernel(const ir::Node& n) : what_(n.describe()), axis_(n.get_int("axis")) {}
+  void run(KernelContext& ctx) override {
+    const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    std::vector<const Shape*> shapes;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) shapes.push_back(&ctx.in(i).shape);
+    const Parts p = make_parts(shapes, axis);
+    dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T*> parts;
+      for (size_t i = 0; i < ctx.inputs.size(); ++i) parts.push_back(const_cast<T*>(ctx.in(i).as<const T>()));
+      move_blocks<T>(p, parts, ctx.out(0).as<T>(), true, ctx.num_threads);
+    });
+  }
+  std::string impl_name() const override { return "native.concat"; }
+
+ private:
+  std::string what_;
+  int64_t axis_;
+};
+
+class SplitKernel final : public Kernel {
+ public:
+  explicit SplitKernel(const ir::Node& n) : what_(n.describe()), axis_(n.get_int("axis", 0)) {}
+  void run(KernelContext& ctx) override {
+    const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    std::vector<const Shape*> shapes;
+    for (TensorView* o : ctx.outputs) shapes.push_back(&o->shape);
+    const Parts p = make_parts(shapes, axis);
+    dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T*> parts;
+      for (TensorView* o : ctx.outputs) parts.push_back(o->as<T>());
+      move_blocks<T>(p, parts, const_cast<T*>(ctx.in(0).as<const T>()), false, ctx.num_threads);
+    });
+  }
+  std::string impl_name() const override { return "native.split"; }
+
+ private:
+  std::string what_;
+  int64_t axis_;
+};
+
+GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const std::vector<DType>&) {
+  return std::make_unique<ConcatKernel>(n);
+});
+GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const std::vector<DType>&) {
+  return std::make_unique<SplitKernel>(n);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu
