@@ -1,0 +1,357 @@
+// Rewrites of older ONNX operator forms into the canonical IR forms (see
+// canonicalize.h and the operator changelog, onnx/docs/Changelog.md). Each
+// rule says which op versions it applies to; `kRules` is the whole list.
+//
+// Ops not listed need no rewrite for opsets 7..17: their older versions are
+// subsets of the newest one (Conv-1, MaxPool-8/10/11, AveragePool-7/10, Gemm-7/9,
+// Reshape-5/13, Concat-4, Flatten-9, TopK-10/11, Clip-11/12, ...). Forms that
+// exist only before opset 7 (Mul/Add broadcast+axis, Gemm broadcast, Reshape-1
+// shape attribute, Cast-1 string `to`) are refused earlier by the opset check,
+// except the Cast string form, which costs one line to accept.
+#include "frontend/onnx/canonicalize.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "gec/error.h"
+
+namespace gec::frontend {
+
+using ir::Attribute;
+using ir::Graph;
+using ir::TensorType;
+using ir::Value;
+
+// ---- NodeDraft ------------------------------------------------------------------
+
+const Attribute* NodeDraft::attr(const std::string& n) const {
+  for (const auto& a : attrs)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+void NodeDraft::drop_attr(const std::string& n) {
+  attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [&](const Attribute& a) { return a.name == n; }),
+              attrs.end());
+}
+
+void NodeDraft::set_attr(Attribute a) {
+  drop_attr(a.name);
+  attrs.push_back(std::move(a));
+}
+
+void NodeDraft::set_input(size_t i, Value* v) {
+  if (i >= inputs.size()) inputs.resize(i + 1, nullptr);
+  inputs[i] = v;
+}
+
+std::string NodeDraft::describe() const {
+  std::string op = (domain.empty() ? "" : domain + "::") + op_type;
+  if (since_version > 0) op += "-" + std::to_string(since_version);
+  return "node '" + name + "' (" + op + ")";
+}
+
+namespace {
+
+// ---- helpers ----------------------------------------------------------------------
+
+[[noreturn]] void unsupported(const NodeDraft& d, const std::string& why) {
+  fail(ErrorCode::kUnsupported, d.describe() + ": " + why);
+}
+
+ir::Node* emit_node(Graph& g, const std::string& op, const std::vector<Value*>& ins,
+                    const std::vector<Value*>& outs, const std::string& name, std::vector<Attribute> attrs = {}) {
+  ir::Node* n = g.add_node_with_outputs(op, ins, outs, name, "");
+  n->attrs = std::move(attrs);
+  return n;
+}
+
+// The draft as one node. Omitted outputs before the last present one become
+// unnamed placeholder values, since IR nodes have no null outputs.
+void emit_plain(Graph& g, NodeDraft& d) {
+  std::vector<Value*> outs = d.outputs;
+  while (!outs.empty() && outs.back() == nullptr) outs.pop_back();
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (!outs[i]) outs[i] = g.add_value(d.name + "/unused_output" + std::to_string(i));
+  ir::Node* n = g.add_node_with_outputs(d.op_type, d.inputs, outs, d.name, d.domain);
+  n->attrs = std::move(d.attrs);
+}
+
+Value* const_i64(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
+  Tensor t(DType::kInt64, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.as<int64_t>());
+  return g.add_constant(name, std::move(t));
+}
+
+// A scalar constant with the dtype of `like` (float32 when unknown). Old
+// Clip/Pad forms only take float16/float/double; 16-bit floats go through a
+// Cast from float32 that constant folding removes.
+Value* scalar_like(Graph& g, const NodeDraft& d, const Value* like, float x, const std::string& name) {
+  const DType dt = like && like->type.dtype != DType::kUndefined ? like->type.dtype : DType::kFloat32;
+  if (dt == DType::kFloat64) {
+    Tensor t(DType::kFloat64, {});
+    *t.as<double>() = x;
+    return g.add_constant(name, std::move(t));
+  }
+  Tensor t(DType::kFloat32, {});
+  *t.as<float>() = x;
+  Value* f = g.add_constant(name, std::move(t));
+  if (dt == DType::kFloat32) return f;
+  if (dt != DType::kFloat16 && dt != DType::kBFloat16)
+    unsupported(d, std::string("old form with input dtype ") + dtype_name(dt));
+  Value* c = g.add_value(name + "/cast", TensorType::of(dt, {}));
+  emit_node(g, "Cast", {f}, {c}, d.name + "/cast_" + name.substr(name.rfind('/') + 1),
+            {Attribute::Int("to", static_cast<int64_t>(dt))});
+  return c;
+}
+
+// Moves an ints attribute into input `idx` as a 1-D int64 constant.
+void ints_attr_to_input(Graph& g, NodeDraft& d, const std::string& attr, size_t idx) {
+  const Attribute* a = d.attr(attr);
+  if (!a) return;
+  Value* v = const_i64(g, d.name + "/" + attr, a->ints);
+  d.drop_attr(attr);
+  d.set_input(idx, v);
+}
+
+// Fails when any output past `keep` is read; those outputs are then dropped.
+void drop_outputs_after(NodeDraft& d, size_t keep, const std::string& what) {
+  for (size_t i = keep; i < d.outputs.size(); ++i)
+    if (d.outputs[i] && d.output_used[i]) unsupported(d, what + " (output " + std::to_string(i) + ") is not supported");
+  if (d.outputs.size() > keep) {
+    d.outputs.resize(keep);
+    d.output_used.resize(keep);
+  }
+}
+
+bool is_empty_constant(const Value* v) { return v && v->is_constant() && v->constant->numel() == 0; }
+
+// ---- rules ------------------------------------------------------------------------
+
+// Squeeze-1/11, Unsqueeze-1/11, Reduce*-1/11/13, ReduceSum-1/11: `axes`
+// attribute -> optional input 1 (int64), the Squeeze-13 / ReduceSum-13 form.
+void axes_to_input(Graph& g, NodeDraft& d) { ints_attr_to_input(g, d, "axes", 1); }
+
+// Split-2/11: `split` attribute -> input 1 (Split-13).
+void split_to_input(Graph& g, NodeDraft& d) { ints_attr_to_input(g, d, "split", 1); }
+
+// Slice-1: starts/ends/axes attributes -> inputs 1/2/3 (Slice-10); no steps.
+void slice_attrs_to_inputs(Graph& g, NodeDraft& d) {
+  ints_attr_to_input(g, d, "starts", 1);
+  ints_attr_to_input(g, d, "ends", 2);
+  ints_attr_to_input(g, d, "axes", 3);
+}
+
+// TopK-1: `k` attribute -> input 1, an int64 tensor of shape [1] (TopK-10).
+void topk_k_to_input(Graph& g, NodeDraft& d) {
+  const Attribute* k = d.attr("k");
+  if (!k) return;
+  Value* v = const_i64(g, d.name + "/k", {k->i});
+  d.drop_attr("k");
+  d.set_input(1, v);
+}
+
+// Clip-6: min/max attributes -> scalar inputs 1/2 (Clip-11). An absent
+// attribute stays an omitted input, which means "no bound" in Clip-11 too.
+void clip_attrs_to_inputs(Graph& g, NodeDraft& d) {
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string n = i == 0 ? "min" : "max";
+    const Attribute* a = d.attr(n);
+    if (!a) continue;
+    Value* v = scalar_like(g, d, d.input(0), a->f, d.name + "/" + n);
+    d.drop_attr(n);
+    d.set_input(1 + i, v);
+  }
+}
+
+// Pad-2: `pads` attribute -> input 1, `value` -> scalar input 2 (Pad-11).
+void pad_attrs_to_inputs(Graph& g, NodeDraft& d) {
+  ints_attr_to_input(g, d, "pads", 1);
+  const Attribute* value = d.attr("value");
+  if (!value) return;
+  const float x = value->f;
+  d.drop_attr("value");
+  const std::string mode = d.attr("mode") ? d.attr("mode")->s : "constant";
+  if (mode == "constant") d.set_input(2, scalar_like(g, d, d.input(0), x, d.name + "/value"));
+}
+
+// Softmax/LogSoftmax/Hardmax-1/11 normalize over the input flattened to 2-D at
+// `axis` (default 1). Opset 13 normalizes along one axis, so:
+//   y = Reshape(Op-13(Flatten(x, axis), axis=-1), Shape(x)).
+// When `axis` is known to be the last one, the two agree and no helpers are needed.
+void flatten_softmax(Graph& g, NodeDraft& d) {
+  const int64_t axis = d.attr("axis") ? d.attr("axis")->i : 1;
+  Value* x = d.input(0);
+  Value* y = d.outputs.empty() ? nullptr : d.outputs[0];
+  const bool ranked = x && x->type.has_shape;
+  const int64_t rank = ranked ? static_cast<int64_t>(x->type.dims.size()) : -1;
+  if (!x || !y || (ranked && (axis == rank - 1 || axis == -1))) {
+    d.set_attr(Attribute::Int("axis", -1));
+    return emit_plain(g, d);
+  }
+  TensorType flat;
+  flat.dtype = x->type.dtype;
+  if (ranked) {
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t& p = i < a ? outer : inner;
+      const ir::Dim& dim = x->type.dims[static_cast<size_t>(i)];
+      p = (p < 0 || !dim.is_static()) ? -1 : p * dim.value;
+    }
+    flat.has_shape = true;
+    flat.dims = {ir::Dim{outer, ""}, ir::Dim{inner, ""}};
+  }
+  Value* f = g.add_value(d.name + "/flat", flat);
+  emit_node(g, "Flatten", {x}, {f}, d.name + "/flatten", {Attribute::Int("axis", axis)});
+  Value* s = g.add_value(d.name + "/flat_out", flat);
+  emit_node(g, d.op_type, {f}, {s}, d.name, {Attribute::Int("axis", -1)});
+  TensorType shape_t;
+  shape_t.dtype = DType::kInt64;
+  if (ranked) shape_t = TensorType::of(DType::kInt64, {rank});
+  Value* shp = g.add_value(d.name + "/shape", shape_t);
+  emit_node(g, "Shape", {x}, {shp}, d.name + "/shape");
+  emit_node(g, "Reshape", {s, shp}, {y}, d.name + "/reshape");
+}
+
+// BatchNormalization-7/9/14/15: inference form only. spatial=0 (BN-7 per
+// activation statistics) and training_mode=1 have other semantics; the
+// running mean/var outputs exist only in training.
+void batchnorm_inference(Graph& g, NodeDraft& d) {
+  if (const Attribute* s = d.attr("spatial"); s && s->i == 0) unsupported(d, "spatial=0 is not supported");
+  if (const Attribute* t = d.attr("training_mode"); t && t->i != 0)
+    unsupported(d, "training_mode=1 is not supported (inference only)");
+  for (const char* a : {"spatial", "training_mode", "momentum", "is_test", "consumed_inputs"}) d.drop_attr(a);
+  drop_outputs_after(d, 1, "training statistics");
+  emit_plain(g, d);
+}
+
+// Dropout-7/10/12/13 at inference: y = x; a read mask is all true, built as
+// ConstantOfShape(Shape(x), value=true).
+void dropout_to_identity(Graph& g, NodeDraft& d) {
+  if (Value* training = d.input(2)) {
+    const bool known_false = training->is_constant() && training->constant->numel() == 1 &&
+                             training->constant->as<uint8_t>()[0] == 0;
+    if (!known_false) unsupported(d, "training_mode must be a constant false (inference only)");
+  }
+  Value* x = d.input(0);
+  if (!d.outputs.empty() && d.outputs[0]) emit_node(g, "Identity", {x}, {d.outputs[0]}, d.name);
+  if (d.outputs.size() < 2 || !d.outputs[1] || !d.output_used[1]) return;
+  TensorType shape_t;
+  shape_t.dtype = DType::kInt64;
+  if (x->type.has_shape) shape_t = TensorType::of(DType::kInt64, {static_cast<int64_t>(x->type.dims.size())});
+  Value* shp = g.add_value(d.name + "/mask_shape", shape_t);
+  emit_node(g, "Shape", {x}, {shp}, d.name + "/mask_shape");
+  Tensor one(DType::kBool, {1});
+  one.as<uint8_t>()[0] = 1;
+  emit_node(g, "ConstantOfShape", {shp}, {d.outputs[1]}, d.name + "/mask",
+            {Attribute::TensorAttr("value", std::move(one))});
+}
+
+// Upsample-7/9/10 and Resize-10 -> Resize-13(X, roi=none, scales) with
+// asymmetric coordinates; nearest mode floors, as those versions did.
+void upsample_to_resize(Graph& g, NodeDraft& d) {
+  const std::string mode = d.attr("mode") ? d.attr("mode")->s : "nearest";
+  if (mode != "nearest" && mode != "linear") unsupported(d, "mode '" + mode + "' is not supported");
+  Value* scales = d.input(1);
+  if (const Attribute* s = d.attr("scales")) {  // Upsample-7
+    Tensor t(DType::kFloat32, {static_cast<int64_t>(s->floats.size())});
+    std::copy(s->floats.begin(), s->floats.end(), t.as<float>());
+    scales = g.add_constant(d.name + "/scales", std::move(t));
+  }
+  d.op_type = "Resize";
+  d.inputs = {d.input(0), nullptr, scales};
+  d.attrs = {Attribute::String("mode", mode),
+             Attribute::String("coordinate_transformation_mode", "asymmetric")};
+  if (mode == "nearest") d.attrs.push_back(Attribute::String("nearest_mode", "floor"));
+  emit_plain(g, d);
+}
+
+// Resize-11/13: an empty constant roi or scales means "not given"; make it
+// an omitted input, as the canonical form spells absence.
+void resize_empty_inputs(Graph& g, NodeDraft& d) {
+  for (size_t i : {size_t{1}, size_t{2}})
+    if (is_empty_constant(d.input(i))) d.set_input(i, nullptr);
+  emit_plain(g, d);
+}
+
+// Cast-1 spelled `to` as a string ("FLOAT"); Cast-6+ uses the dtype code.
+void cast_string_to(Graph& g, NodeDraft& d) {
+  if (const Attribute* to = d.attr("to"); to && to->kind == Attribute::Kind::kString) {
+    std::string lower = to->s;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const DType dt = dtype_from_name(lower);
+    if (dt == DType::kUndefined) unsupported(d, "unknown Cast target '" + to->s + "'");
+    d.set_attr(Attribute::Int("to", static_cast<int64_t>(dt)));
+  }
+  emit_plain(g, d);
+}
+
+// Scatter-9 is ScatterElements-11 under its old name.
+void scatter_to_scatter_elements(Graph& g, NodeDraft& d) {
+  d.op_type = "ScatterElements";
+  emit_plain(g, d);
+}
+
+void scan8_unsupported(Graph&, NodeDraft& d) {
+  unsupported(d, "Scan-8 (batch axis, sequence_lens) is not supported; re-export with opset >= 9");
+}
+
+// A rule applies to `op` when the op's since-version is < `below`. Rules that
+// only move attributes fall through to emit_plain().
+struct Rule {
+  const char* op;
+  int below;
+  void (*fn)(Graph&, NodeDraft&);
+  bool emits;  // the rule appends the nodes itself
+};
+
+constexpr int kAll = 1000;
+
+const Rule kRules[] = {
+    {"Squeeze", 13, axes_to_input, false},
+    {"Unsqueeze", 13, axes_to_input, false},
+    {"ReduceSum", 13, axes_to_input, false},
+    {"ReduceMean", 18, axes_to_input, false},
+    {"ReduceMax", 18, axes_to_input, false},
+    {"ReduceMin", 18, axes_to_input, false},
+    {"ReduceProd", 18, axes_to_input, false},
+    {"ReduceL1", 18, axes_to_input, false},
+    {"ReduceL2", 18, axes_to_input, false},
+    {"ReduceLogSum", 18, axes_to_input, false},
+    {"ReduceLogSumExp", 18, axes_to_input, false},
+    {"ReduceSumSquare", 18, axes_to_input, false},
+    {"Split", 13, split_to_input, false},
+    {"Slice", 10, slice_attrs_to_inputs, false},
+    {"TopK", 10, topk_k_to_input, false},
+    {"Clip", 11, clip_attrs_to_inputs, false},
+    {"Pad", 11, pad_attrs_to_inputs, false},
+    {"Softmax", 13, flatten_softmax, true},
+    {"LogSoftmax", 13, flatten_softmax, true},
+    {"Hardmax", 13, flatten_softmax, true},
+    {"BatchNormalization", kAll, batchnorm_inference, true},
+    {"Dropout", kAll, dropout_to_identity, true},
+    {"Upsample", kAll, upsample_to_resize, true},
+    {"Resize", 11, upsample_to_resize, true},
+    {"Resize", kAll, resize_empty_inputs, true},
+    {"Cast", kAll, cast_string_to, true},
+    {"Scatter", kAll, scatter_to_scatter_elements, true},
+    {"Scan", 9, scan8_unsupported, true},
+};
+
+}  // namespace
+
+void emit_canonical(Graph& g, NodeDraft& d) {
+  if (d.output_used.size() < d.outputs.size()) d.output_used.resize(d.outputs.size(), true);
+  if (d.domain.empty() && d.since_version > 0) {
+    for (const Rule& r : kRules) {
+      if (d.op_type != r.op || d.since_version >= r.below) continue;
+      r.fn(g, d);
+      if (r.emits) return;
+      break;
+    }
+  }
+  emit_plain(g, d);
+}
+
+}  // namespace gec::frontend

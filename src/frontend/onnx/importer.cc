@@ -1,0 +1,448 @@
+// ONNX model import: bytes -> checked, shape-inferred ModelProto -> ir::Graph.
+//
+// Steps, in order (each names the file or node when it fails):
+//  1. parse the ModelProto;
+//  2. opset check (ai.onnx 7..17) before the checker, so that a too-new model
+//     is reported as unsupported rather than as malformed;
+//  3. onnx::checker with the model folder (external data files must exist);
+//  4. ImportOptions::input_shapes written into the graph inputs;
+//  5. ONNX shape inference, non-strict: whatever it cannot infer stays
+//     unknown (the IR's own infer functions run later);
+//  6. graph by graph: initializers -> constants, inputs, then nodes in file
+//     order; Constant nodes -> constants; other nodes -> canonicalize.cc.
+//     Subgraphs see the enclosing graph's values as they were at their node;
+//  7. topological sort, dead values dropped, IR verify, support check.
+#include "frontend/onnx/importer.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/onnx/canonicalize.h"
+#include "frontend/onnx/tensor_proto.h"
+#include "gec/error.h"
+#include "kernels/kernel.h"
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+#include "ops/op_schema.h"
+
+namespace onnx::checker {
+// Defined and exported by libonnx 1.12 (checker.cc) but not declared in its
+// header; the only overload that takes a model folder for external data.
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}  // namespace onnx::checker
+
+namespace gec::frontend {
+
+namespace {
+
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+
+using ir::Graph;
+using ir::TensorType;
+using ir::Value;
+
+std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+
+// "unsupported op: node 'n' op Foo (domain ai.onnx, opset 13), inputs float32[1,3], int64[2]"
+std::string unsupported_message(const std::string& name, const std::string& op, const std::string& domain,
+                                int64_t opset, const std::vector<Value*>& inputs) {
+  std::string m = "unsupported op: node '" + name + "' op " + op + " (domain " + domain_label(domain) + ", opset " +
+                  std::to_string(opset) + "), inputs ";
+  if (inputs.empty()) m += "(none)";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    m += (i ? ", " : "") + (inputs[i] ? inputs[i]->type.str() : std::string("(omitted)"));
+  return m;
+}
+
+// ---- types --------------------------------------------------------------------------
+
+TensorType type_from_proto(const onnx::TypeProto& t) {
+  TensorType r;
+  if (!t.has_tensor_type()) return r;
+  const auto& tt = t.tensor_type();
+  if (dtype_is_valid(tt.elem_type())) r.dtype = static_cast<DType>(tt.elem_type());
+  if (!tt.has_shape()) return r;
+  r.has_shape = true;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) r.dims.push_back(ir::Dim{d.dim_value(), ""});
+    else r.dims.push_back(ir::Dim{-1, d.has_dim_param() ? d.dim_param() : ""});
+  }
+  return r;
+}
+
+using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
+
+TypeMap collect_types(const onnx::GraphProto& gp) {
+  TypeMap m;
+  for (const auto& vi : gp.input()) m[vi.name()] = &vi.type();
+  for (const auto& vi : gp.output()) m[vi.name()] = &vi.type();
+  for (const auto& vi : gp.value_info()) m[vi.name()] = &vi.type();
+  return m;
+}
+
+// ---- whole-model scans ----------------------------------------------------------------
+
+// Calls f on every graph of the model: the main graph, then subgraphs depth first.
+void walk_graphs(onnx::GraphProto& gp, const std::function<void(onnx::GraphProto&)>& f) {
+  f(gp);
+  for (auto& n : *gp.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) walk_graphs(*a.mutable_g(), f);
+      for (auto& sg : *a.mutable_graphs()) walk_graphs(sg, f);
+    }
+}
+
+struct ModelFacts {
+  size_t nodes = 0;
+  std::unordered_set<std::string> read_names;  // node inputs and graph outputs, any graph
+  std::unordered_set<std::string> node_names;  // names given in the file
+};
+
+ModelFacts scan_model(onnx::GraphProto& main) {
+  ModelFacts f;
+  walk_graphs(main, [&](onnx::GraphProto& gp) {
+    for (const auto& o : gp.output()) f.read_names.insert(o.name());
+    for (const auto& n : gp.node()) {
+      ++f.nodes;
+      if (!n.name().empty()) f.node_names.insert(n.name());
+      for (const auto& in : n.input()) f.read_names.insert(in);
+    }
+  });
+  return f;
+}
+
+// ---- the steps before the IR ----------------------------------------------------------
+
+onnx::ModelProto parse_model(const std::string& bytes, const std::string& where) {
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes))
+    fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (protobuf parsing failed after " +
+                                       std::to_string(bytes.size()) + " bytes; truncated or not a ModelProto)");
+  if (!m.has_graph())
+    fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no graph)");
+  return m;
+}
+
+// Returns the ai.onnx opset; kUnsupported outside kMinOpset..kMaxOpset.
+int64_t check_opset(const onnx::ModelProto& m, const std::string& where) {
+  int64_t opset = -1;
+  for (const auto& imp : m.opset_import())
+    if (normalize_domain(imp.domain()).empty()) opset = imp.version();
+  if (opset < 0) fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no opset_import for ai.onnx)");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    fail(ErrorCode::kUnsupported, where + ": model uses ai.onnx opset " + std::to_string(opset) + "; supported " +
+                                      std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset));
+  return opset;
+}
+
+// The checker's message on one line (it appends the offending node's proto text).
+std::string one_line(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    const char ch = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+    if (ch == ' ' && (r.empty() || r.back() == ' ')) continue;
+    r += ch;
+  }
+  while (!r.empty() && r.back() == ' ') r.pop_back();
+  return r;
+}
+
+void run_checker(const onnx::ModelProto& m, const std::string& model_dir, const std::string& where) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_model_dir(model_dir.empty() ? "./" : model_dir + "/");
+  try {
+    onnx::checker::check_model(m, ctx);
+  } catch (const std::exception& e) {
+    fail(ErrorCode::kInvalidModel, where + ": rejected by the ONNX checker: " + one_line(e.what()));
+  }
+}
+
+std::string type_str(const onnx::ValueInfoProto& vi) { return type_from_proto(vi.type()).str(); }
+
+void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>& shapes) {
+  std::unordered_set<std::string> inits;
+  for (const auto& t : gp.initializer()) inits.insert(t.name());
+  for (const auto& [name, shape] : shapes) {
+    onnx::ValueInfoProto* in = nullptr;
+    std::string known;
+    for (auto& vi : *gp.mutable_input()) {
+      if (inits.count(vi.name())) continue;
+      known += (known.empty() ? "" : ", ") + vi.name();
+      if (vi.name() == name) in = &vi;
+    }
+    const std::string what = "input shape " + name + ":" + shape_str(shape);
+    if (!in) fail(ErrorCode::kInvalidArgument, what + ": the model has no input '" + name + "' (inputs: " + known + ")");
+    if (!in->type().has_tensor_type()) fail(ErrorCode::kInvalidArgument, what + ": input '" + name + "' is not a tensor");
+    for (int64_t d : shape)
+      if (d < 0) fail(ErrorCode::kInvalidArgument, what + ": dims must be >= 0");
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    if (tt->has_shape()) {
+      const auto& dims = tt->shape().dim();
+      bool ok = dims.size() == static_cast<int>(shape.size());
+      for (int i = 0; ok && i < dims.size(); ++i)
+        ok = !dims[i].has_dim_value() || dims[i].dim_value() == shape[static_cast<size_t>(i)];
+      if (!ok) fail(ErrorCode::kInvalidArgument, what + ": conflicts with the model's declaration " + type_str(*in));
+    }
+    auto* s = tt->mutable_shape();
+    s->clear_dim();
+    for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+  }
+}
+
+// Non-strict ONNX shape inference. Data propagation lets shapes computed by
+// Shape/Gather/Concat chains reach Reshape; when it trips over a node, the
+// plain pass still runs.
+void infer_shapes(onnx::ModelProto& m) {
+  for (bool propagate : {true, false}) {
+    try {
+      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 0, propagate));
+      return;
+    } catch (const std::exception&) {
+      // keep what was inferred; try once more without data propagation
+    }
+  }
+}
+
+// ---- ONNX graph -> IR ----------------------------------------------------------------
+
+struct Scope {
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, Value*> names;
+  Value* find(const std::string& n) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      auto it = s->names.find(n);
+      if (it != s->names.end()) return it->second;
+    }
+    return nullptr;
+  }
+};
+
+class GraphImporter {
+ public:
+  GraphImporter(std::string model_dir, std::unordered_map<std::string, int64_t> opsets, ModelFacts facts)
+      : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)), facts_(std::move(facts)) {
+    for (const auto& [dom, op] : ops::registered_ops()) known_domains_.insert(dom);
+    known_domains_.insert("");
+  }
+
+  void import_graph(onnx::GraphProto& gp, Graph& g, const Scope* outer);
+
+ private:
+  void import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
+                   std::unordered_map<std::string, Value*>& pending);
+  void import_constant(const onnx::NodeProto& n, const std::string& name, Value* out);
+  ir::Attribute convert_attr(onnx::AttributeProto& a, const NodeDraft& d, Graph& g, const Scope& scope);
+  std::string node_name(const onnx::NodeProto& n);
+  int since_version(const std::string& op, const std::string& domain) const;
+
+  std::string model_dir_;
+  std::unordered_map<std::string, int64_t> opsets_;
+  ModelFacts facts_;
+  std::set<std::string> known_domains_;
+  size_t node_index_ = 0;
+};
+
+void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* outer) {
+  g.name = gp.name();
+  if (gp.sparse_initializer_size() > 0)
+    fail(ErrorCode::kUnsupported, "graph '" + gp.name() + "': sparse initializers are not supported");
+  const TypeMap types = collect_types(gp);
+  Scope scope{outer, {}};
+  for (auto& init : *gp.mutable_initializer()) {
+    scope.names[init.name()] = g.add_constant(init.name(), tensor_from_proto(init, model_dir_));
+    std::string().swap(*init.mutable_raw_data());  // the IR has its own copy now
+  }
+  for (const auto& in : gp.input()) {
+    if (scope.names.count(in.name())) continue;  // an initializer: a constant with a default (IR >= 4)
+    Value* v = g.add_value(in.name(), type_from_proto(in.type()));
+    g.inputs().push_back(v);
+    scope.names[in.name()] = v;
+  }
+  // Node outputs are created up front so that they keep their ONNX names even
+  // when a rewrite's helper value would have wanted the same name.
+  std::unordered_map<std::string, Value*> pending;
+  for (const auto& n : gp.node())
+    for (const auto& o : n.output()) {
+      if (o.empty() || pending.count(o)) continue;
+      auto t = types.find(o);
+      pending[o] = g.add_value(o, t == types.end() ? TensorType{} : type_from_proto(*t->second));
+    }
+  for (auto& n : *gp.mutable_node()) import_node(n, g, scope, pending);
+  for (const auto& o : gp.output()) {
+    Value* v = scope.find(o.name());
+    if (!v) fail(ErrorCode::kInvalidModel, "graph '" + gp.name() + "': output '" + o.name() + "' is never defined");
+    g.outputs().push_back(v);
+  }
+}
+
+std::string GraphImporter::node_name(const onnx::NodeProto& n) {
+  const size_t index = node_index_++;
+  if (!n.name().empty()) return n.name();
+  std::string name = n.op_type() + "_" + std::to_string(index);
+  while (facts_.node_names.count(name)) name += "_";
+  return name;
+}
+
+int GraphImporter::since_version(const std::string& op, const std::string& domain) const {
+  auto it = opsets_.find(domain);
+  if (it == opsets_.end()) return 0;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, static_cast<int>(it->second), domain);
+  return s ? s->SinceVersion() : 0;
+}
+
+void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
+                                std::unordered_map<std::string, Value*>& pending) {
+  NodeDraft d;
+  d.name = node_name(n);
+  d.op_type = n.op_type();
+  d.domain = normalize_domain(n.domain());
+  d.opset = opsets_.count(d.domain) ? opsets_.at(d.domain) : 0;
+  d.since_version = since_version(d.op_type, d.domain);
+  for (const auto& in : n.input()) {
+    Value* v = in.empty() ? nullptr : scope.find(in);
+    if (!in.empty() && !v)
+      fail(ErrorCode::kInvalidModel, d.describe() + ": input '" + in + "' is not defined before the node");
+    d.inputs.push_back(v);
+  }
+  if (!known_domains_.count(d.domain))
+    fail(ErrorCode::kUnsupported, unsupported_message(d.name, d.op_type, d.domain, d.opset, d.inputs) +
+                                      "; GraphEngine has no ops in this domain");
+  auto take_output = [&](const std::string& o) -> Value* {
+    if (o.empty()) return nullptr;
+    Value* v = pending.at(o);
+    scope.names[o] = v;
+    return v;
+  };
+  if (d.domain.empty() && d.op_type == "Constant") {
+    import_constant(n, d.name, take_output(n.output(0)));
+    return;
+  }
+  for (auto& a : *n.mutable_attribute()) d.attrs.push_back(convert_attr(a, d, g, scope));
+  for (const auto& o : n.output()) {
+    d.outputs.push_back(take_output(o));
+    d.output_used.push_back(!o.empty() && facts_.read_names.count(o) > 0);
+  }
+  emit_canonical(g, d);
+}
+
+// Constant-1/9/11/12/13: exactly one of value, value_float(s), value_int(s),
+// value_string(s); sparse_value is not supported.
+void GraphImporter::import_constant(const onnx::NodeProto& n, const std::string& name, Value* out) {
+  if (n.attribute_size() != 1 || !out)
+    fail(ErrorCode::kInvalidModel, "node '" + name + "' (Constant): needs exactly one value attribute and one output");
+  const onnx::AttributeProto& a = n.attribute(0);
+  auto vec = [](DType dt, int64_t size) { return Tensor(dt, Shape{size}); };
+  Tensor t;
+  if (a.name() == "value") {
+    t = tensor_from_proto(a.t(), model_dir_);
+  } else if (a.name() == "value_float") {
+    t = Tensor(DType::kFloat32, {});
+    *t.as<float>() = a.f();
+  } else if (a.name() == "value_floats") {
+    t = vec(DType::kFloat32, a.floats_size());
+    std::copy(a.floats().begin(), a.floats().end(), t.as<float>());
+  } else if (a.name() == "value_int") {
+    t = Tensor(DType::kInt64, {});
+    *t.as<int64_t>() = a.i();
+  } else if (a.name() == "value_ints") {
+    t = vec(DType::kInt64, a.ints_size());
+    std::copy(a.ints().begin(), a.ints().end(), t.as<int64_t>());
+  } else if (a.name() == "value_string") {
+    t = Tensor(DType::kString, {});
+    *t.as<std::string>() = a.s();
+  } else if (a.name() == "value_strings") {
+    t = vec(DType::kString, a.strings_size());
+    std::copy(a.strings().begin(), a.strings().end(), t.as<std::string>());
+  } else {
+    fail(ErrorCode::kUnsupported, "node '" + name + "' (Constant): attribute '" + a.name() + "' is not supported");
+  }
+  out->type = TensorType::of(t.dtype(), t.shape());
+  out->constant = std::make_shared<Tensor>(std::move(t));
+}
+
+ir::Attribute GraphImporter::convert_attr(onnx::AttributeProto& a, const NodeDraft& d, Graph& g,
+                                          const Scope& scope) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::FLOAT: return ir::Attribute::Float(a.name(), a.f());
+    case A::INT: return ir::Attribute::Int(a.name(), a.i());
+    case A::STRING: return ir::Attribute::String(a.name(), a.s());
+    case A::FLOATS: return ir::Attribute::Floats(a.name(), {a.floats().begin(), a.floats().end()});
+    case A::INTS: return ir::Attribute::Ints(a.name(), {a.ints().begin(), a.ints().end()});
+    case A::STRINGS: return ir::Attribute::Strings(a.name(), {a.strings().begin(), a.strings().end()});
+    case A::TENSOR: return ir::Attribute::TensorAttr(a.name(), tensor_from_proto(a.t(), model_dir_));
+    case A::GRAPH: {
+      auto sub = std::make_shared<Graph>();
+      sub->parent = &g;
+      import_graph(*a.mutable_g(), *sub, &scope);
+      return ir::Attribute::GraphAttr(a.name(), std::move(sub));
+    }
+    default:
+      fail(ErrorCode::kUnsupported, d.describe() + ": attribute '" + a.name() + "' of type " +
+                                        A::AttributeType_Name(a.type()) + " is not supported");
+  }
+}
+
+// ---- after import -----------------------------------------------------------------
+
+void check_support(Graph& main, const std::unordered_map<std::string, int64_t>& opsets) {
+  ir::for_each_graph(main, [&](Graph& g) {
+    for (const auto& n : g.nodes()) {
+      if (ops::find_schema(n->domain, n->op_type) && kernels::find_kernel(n->domain, n->op_type)) continue;
+      auto it = opsets.find(n->domain);
+      fail(ErrorCode::kUnsupported, unsupported_message(n->name, n->op_type, n->domain,
+                                                        it == opsets.end() ? 0 : it->second, n->inputs()));
+    }
+  });
+}
+
+ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, const std::string& where,
+                          const ImportOptions& options) {
+  ImportResult r;
+  r.opset = check_opset(m, where);
+  run_checker(m, model_dir, where);
+  apply_input_shapes(*m.mutable_graph(), options.input_shapes);
+  infer_shapes(m);
+  r.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
+  std::unordered_map<std::string, int64_t> opsets;
+  for (const auto& imp : m.opset_import()) opsets[normalize_domain(imp.domain())] = imp.version();
+  ModelFacts facts = scan_model(*m.mutable_graph());
+  r.onnx_nodes = facts.nodes;
+  r.graph = std::make_unique<Graph>();
+  GraphImporter(model_dir, opsets, std::move(facts)).import_graph(*m.mutable_graph(), *r.graph, nullptr);
+  ir::for_each_graph(*r.graph, [](Graph& g) {
+    g.topo_sort();
+    g.remove_dead_values();
+  });
+  r.graph->verify();
+  if (options.check_support) check_support(*r.graph, opsets);
+  return r;
+}
+
+std::string folder_of(const std::string& path) {
+  const size_t pos = path.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  return pos == 0 ? "/" : path.substr(0, pos);
+}
+
+}  // namespace
+
+ImportResult import_onnx_file(const std::string& path, const ImportOptions& options) {
+  const std::string bytes = read_file_bytes(path);
+  return import_model(parse_model(bytes, path), folder_of(path), path, options);
+}
+
+ImportResult import_onnx_bytes(const std::string& bytes, const std::string& model_dir, const ImportOptions& options) {
+  const std::string where = "model in memory (folder " + (model_dir.empty() ? std::string(".") : model_dir) + ")";
+  return import_model(parse_model(bytes, where), model_dir, where, options);
+}
+
+}  // namespace gec::frontend

@@ -1,0 +1,58 @@
+// ONNX ModelProto -> ir::Graph. The only entry into the compiler from ONNX:
+// parses the model, runs the ONNX checker and ONNX shape inference, converts
+// initializers and Constant nodes into constant values, imports If/Loop/Scan
+// bodies as subgraphs, rewrites older opset forms into canonical ones
+// (canonicalize.h), and refuses ops GraphEngine cannot run, with one line
+// naming the node.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "gec/tensor.h"
+#include "ir/graph.h"
+
+namespace gec::frontend {
+
+struct ImportOptions {
+  /// Fixes the dims of graph inputs by name (e.g. {"input", {1,3,224,224}}),
+  /// applied before ONNX shape inference. Rank and static dims must agree
+  /// with the model's declaration.
+  std::map<std::string, Shape> input_shapes;
+  /// When false, ops without a GraphEngine schema or kernel are imported
+  /// anyway (for inspecting a model, and tests of the frontend alone).
+  bool check_support = true;
+};
+
+struct ImportResult {
+  /// Main graph: nodes topologically sorted, verify() passes.
+  std::unique_ptr<ir::Graph> graph;
+  /// ai.onnx opset the model imports.
+  int64_t opset = 0;
+  /// producer_name, a space and producer_version ("pytorch 1.13.0").
+  std::string producer;
+  /// Nodes in the ONNX file, including those in subgraphs (Constant nodes too).
+  size_t onnx_nodes = 0;
+};
+
+/// Imports a model file; external data resolves relative to its folder.
+/// Errors (gec::Error):
+///  - kIo: the file cannot be read;
+///  - kInvalidModel: "<path>: not a valid ONNX model (...)" when it does not
+///    parse, or the ONNX checker's message when the checker rejects it;
+///  - kUnsupported: ai.onnx opset outside 7..17, an op without a GraphEngine
+///    schema or kernel ("unsupported op: node 'n' op Foo (domain ai.onnx,
+///    opset 13), inputs float32[1,3], int64[2]"), or an old form with no
+///    inference meaning;
+///  - kInvalidArgument: ImportOptions::input_shapes names an unknown input or
+///    conflicts with the declared shape.
+ImportResult import_onnx_file(const std::string& path, const ImportOptions& options = {});
+
+/// Same, from serialized ModelProto bytes; `model_dir` is where external data
+/// files are looked up.
+ImportResult import_onnx_bytes(const std::string& bytes, const std::string& model_dir,
+                               const ImportOptions& options = {});
+
+}  // namespace gec::frontend
