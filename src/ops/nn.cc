@@ -28,8 +28,8 @@ void infer_conv(InferContext& ctx) {
     ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
               std::to_string(group));
   std::vector<int64_t> wk(w.begin() + 2, w.end());
-  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, &wk);
-  WindowGeom g = window_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  WindowAttrs a = resolve_window_attrs(read_window_attrs(*ctx.node), x.size() - 2, &wk, ctx.node->describe());
+  WindowGeom g = window_geometry(ctx.node->describe(), a, Shape(x.begin() + 2, x.end()));
   Shape out{x[0], w[0]};
   out.insert(out.end(), g.out.begin(), g.out.end());
   ctx.set_output(0, ctx.dtype(0), out);
@@ -45,8 +45,8 @@ void infer_conv_transpose(InferContext& ctx) {
     ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
               std::to_string(group));
   std::vector<int64_t> wk(w.begin() + 2, w.end());
-  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, &wk);
-  WindowGeom g = conv_transpose_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  WindowAttrs a = resolve_window_attrs(read_window_attrs(*ctx.node), x.size() - 2, &wk, ctx.node->describe());
+  WindowGeom g = conv_transpose_geometry(ctx.node->describe(), a, Shape(x.begin() + 2, x.end()));
   Shape out{x[0], w[1] * group};
   out.insert(out.end(), g.out.begin(), g.out.end());
   ctx.set_output(0, ctx.dtype(0), out);
@@ -86,8 +86,8 @@ void infer_gemm(InferContext& ctx) {
 void infer_pool(InferContext& ctx) {
   require_rank_at_least(ctx, 0, 3);
   const Shape& x = ctx.shape(0);
-  WindowAttrs a = read_window_attrs(*ctx.node, x.size() - 2, nullptr);
-  WindowGeom g = window_geometry(*ctx.node, a, Shape(x.begin() + 2, x.end()));
+  WindowAttrs a = resolve_window_attrs(read_window_attrs(*ctx.node), x.size() - 2, nullptr, ctx.node->describe());
+  WindowGeom g = window_geometry(ctx.node->describe(), a, Shape(x.begin() + 2, x.end()));
   Shape out{x[0], x[1]};
   out.insert(out.end(), g.out.begin(), g.out.end());
   ctx.set_output(0, ctx.dtype(0), out);

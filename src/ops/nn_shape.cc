@@ -7,16 +7,15 @@ namespace gec::ops {
 
 namespace {
 
-[[noreturn]] void bad(const ir::Node& n, const std::string& msg) {
-  fail(ErrorCode::kInvalidModel, n.describe() + ": " + msg);
+[[noreturn]] void bad(const std::string& who, const std::string& msg) {
+  fail(ErrorCode::kInvalidModel, who + ": " + msg);
 }
 
-std::vector<int64_t> ints_or(const ir::Node& n, const char* name, size_t len, int64_t def) {
-  std::vector<int64_t> v = n.get_ints(name, std::vector<int64_t>(len, def));
+void default_len(std::vector<int64_t>& v, const char* name, size_t len, int64_t def, const std::string& who) {
+  if (v.empty()) v.assign(len, def);
   if (v.size() != len)
-    bad(n, std::string("attribute ") + name + " has " + std::to_string(v.size()) +
-               " entries, expected " + std::to_string(len));
-  return v;
+    bad(who, std::string("attribute ") + name + " has " + std::to_string(v.size()) +
+                 " entries, expected " + std::to_string(len));
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -24,38 +23,49 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1)
 
 }  // namespace
 
-WindowAttrs read_window_attrs(const ir::Node& n, size_t sp, const std::vector<int64_t>* wk) {
+WindowAttrs read_window_attrs(const ir::Node& n) {
   WindowAttrs a;
-  if (n.has_attr("kernel_shape")) a.kernel = n.get_ints("kernel_shape");
-  else if (wk) a.kernel = *wk;
-  else bad(n, "attribute kernel_shape is required");
-  if (a.kernel.size() != sp)
-    bad(n, "kernel_shape has " + std::to_string(a.kernel.size()) + " entries for " +
-               std::to_string(sp) + " spatial dims");
-  a.strides = ints_or(n, "strides", sp, 1);
-  a.dilations = ints_or(n, "dilations", sp, 1);
-  a.pads = ints_or(n, "pads", 2 * sp, 0);
-  a.output_padding = ints_or(n, "output_padding", sp, 0);
+  a.kernel = n.get_ints("kernel_shape");
+  a.strides = n.get_ints("strides");
+  a.dilations = n.get_ints("dilations");
+  a.pads = n.get_ints("pads");
+  a.output_padding = n.get_ints("output_padding");
   a.output_shape = n.get_ints("output_shape");
-  if (a.output_shape.size() == sp + 2)  // some exporters write N and C too
-    a.output_shape.erase(a.output_shape.begin(), a.output_shape.begin() + 2);
-  if (!a.output_shape.empty() && a.output_shape.size() != sp) bad(n, "output_shape has the wrong length");
   a.ceil_mode = n.get_int("ceil_mode", 0) != 0;
   const std::string ap = n.get_string("auto_pad", "NOTSET");
   if (ap == "NOTSET" || ap.empty()) a.auto_pad = AutoPad::kNotSet;
   else if (ap == "SAME_UPPER") a.auto_pad = AutoPad::kSameUpper;
   else if (ap == "SAME_LOWER") a.auto_pad = AutoPad::kSameLower;
   else if (ap == "VALID") a.auto_pad = AutoPad::kValid;
-  else bad(n, "unknown auto_pad '" + ap + "'");
+  else bad(n.describe(), "unknown auto_pad '" + ap + "'");
+  return a;
+}
+
+WindowAttrs resolve_window_attrs(WindowAttrs a, size_t sp, const std::vector<int64_t>* wk,
+                                 const std::string& who) {
+  if (a.kernel.empty()) {
+    if (!wk) bad(who, "attribute kernel_shape is required");
+    a.kernel = *wk;
+  }
+  if (a.kernel.size() != sp)
+    bad(who, "kernel_shape has " + std::to_string(a.kernel.size()) + " entries for " +
+                 std::to_string(sp) + " spatial dims");
+  default_len(a.strides, "strides", sp, 1, who);
+  default_len(a.dilations, "dilations", sp, 1, who);
+  default_len(a.pads, "pads", 2 * sp, 0, who);
+  default_len(a.output_padding, "output_padding", sp, 0, who);
+  if (a.output_shape.size() == sp + 2)  // some exporters write N and C too
+    a.output_shape.erase(a.output_shape.begin(), a.output_shape.begin() + 2);
+  if (!a.output_shape.empty() && a.output_shape.size() != sp) bad(who, "output_shape has the wrong length");
   for (size_t i = 0; i < sp; ++i) {
     if (a.kernel[i] < 1 || a.strides[i] < 1 || a.dilations[i] < 1)
-      bad(n, "kernel_shape, strides and dilations must be positive");
-    if (a.pads[i] < 0 || a.pads[i + sp] < 0) bad(n, "pads must be non-negative");
+      bad(who, "kernel_shape, strides and dilations must be positive");
+    if (a.pads[i] < 0 || a.pads[i + sp] < 0) bad(who, "pads must be non-negative");
   }
   return a;
 }
 
-WindowGeom window_geometry(const ir::Node& n, const WindowAttrs& a, const Shape& in) {
+WindowGeom window_geometry(const std::string& n, const WindowAttrs& a, const Shape& in) {
   const size_t sp = in.size();
   WindowGeom g;
   g.out.resize(sp);
@@ -91,7 +101,7 @@ WindowGeom window_geometry(const ir::Node& n, const WindowAttrs& a, const Shape&
   return g;
 }
 
-WindowGeom conv_transpose_geometry(const ir::Node& n, const WindowAttrs& a, const Shape& in) {
+WindowGeom conv_transpose_geometry(const std::string& n, const WindowAttrs& a, const Shape& in) {
   const size_t sp = in.size();
   WindowGeom g;
   g.out.resize(sp);

@@ -27,13 +27,17 @@ struct WindowAttrs {
   std::vector<int64_t> output_padding, output_shape;
 };
 
-/// Reads kernel_shape (or `weights_kernel` when the attribute is absent, as
-/// Conv allows), strides, dilations, pads, auto_pad, ceil_mode,
-/// output_padding and output_shape for `spatial` spatial dims; defaults per
-/// ONNX. Throws gec::Error(kInvalidModel) naming the node on bad lengths or
-/// non-positive strides/dilations/kernel sizes.
-WindowAttrs read_window_attrs(const ir::Node& node, size_t spatial,
-                              const std::vector<int64_t>* weights_kernel);
+/// Reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode,
+/// output_padding and output_shape as written (absent lists stay empty).
+/// Throws gec::Error(kInvalidModel) naming the node on an unknown auto_pad.
+WindowAttrs read_window_attrs(const ir::Node& node);
+
+/// Fills defaults for `spatial` spatial dims (kernel from `weights_kernel`
+/// when kernel_shape is absent, as Conv allows; strides/dilations 1, pads 0)
+/// and validates lengths and signs. `who` names the node in errors
+/// (gec::Error kInvalidModel).
+WindowAttrs resolve_window_attrs(WindowAttrs a, size_t spatial, const std::vector<int64_t>* weights_kernel,
+                                 const std::string& who);
 
 /// Output spatial dims and the padding actually used, per spatial dim.
 /// pad_end is the ONNX end padding (explicit, or derived from auto_pad);
@@ -45,11 +49,11 @@ struct WindowGeom {
 
 /// Conv / pooling: out = floor-or-ceil((in + pb + pe - ((k-1)*d+1)) / s) + 1,
 /// SAME_*: out = ceil(in / s) with the total padding split as the text says.
-WindowGeom window_geometry(const ir::Node& node, const WindowAttrs& a, const Shape& in_spatial);
+WindowGeom window_geometry(const std::string& who, const WindowAttrs& a, const Shape& in_spatial);
 
 /// ConvTranspose-11: out = s*(in-1) + output_padding + ((k-1)*d+1) - pb - pe,
 /// or output_shape / SAME_* (out = in*s) with derived pads.
-WindowGeom conv_transpose_geometry(const ir::Node& node, const WindowAttrs& a,
+WindowGeom conv_transpose_geometry(const std::string& who, const WindowAttrs& a,
                                    const Shape& in_spatial);
 
 /// End padding that makes a window op produce exactly `out` from `in`:

@@ -49,4 +49,25 @@ bool any_empty(const std::vector<Shape>& shapes) {
   return false;
 }
 
+void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted) {
+  plain_ = user == wanted;
+  user_ = unbound_memory(user);
+  packed_from_ = nullptr;
+  if (!plain_) {
+    packed_ = dnnl::memory(wanted, cpu_engine());  // owns its buffer
+    reorder_ = dnnl::reorder(user_, packed_);
+  }
+}
+
+dnnl::memory& PackedWeights::get(void* data) {
+  bind(user_, data);
+  if (plain_) return user_;
+  if (data != packed_from_) {
+    reorder_.execute(cpu_stream(), user_, packed_);
+    cpu_stream().wait();
+    packed_from_ = data;
+  }
+  return packed_;
+}
+
 }  // namespace gec::kernels::cpu

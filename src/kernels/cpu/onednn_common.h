@@ -64,4 +64,30 @@ struct ShapeKey {
   }
 };
 
+/// Weights held in the layout a primitive asked for (format_tag::any). The
+/// reorder runs only when the user's weight pointer changes (weights are
+/// constants in practice, so once per session); when the primitive accepts
+/// the plain layout the user's buffer is used directly.
+class PackedWeights {
+ public:
+  /// Sets the user (plain) and wanted layouts; forgets any packed copy.
+  void reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted);
+  /// The memory to bind as DNNL_ARG_WEIGHTS for user data at `data`.
+  dnnl::memory& get(void* data);
+
+ private:
+  dnnl::memory user_, packed_;
+  dnnl::reorder reorder_;
+  bool plain_ = true;
+  const void* packed_from_ = nullptr;
+};
+
+/// Binds `m` to `data` (const_cast: oneDNN takes void* for inputs too).
+inline void bind(dnnl::memory& m, const void* data) { m.set_data_handle(const_cast<void*>(data)); }
+
+/// A memory object on cpu_engine() with no buffer yet (bind() sets it per run).
+inline dnnl::memory unbound_memory(const dnnl::memory::desc& md) {
+  return dnnl::memory(md, cpu_engine(), DNNL_MEMORY_NONE);
+}
+
 }  // namespace gec::kernels::cpu

@@ -1,0 +1,154 @@
+// Conv and ConvTranspose kernels: hand-computed small cases (ONNX Conv-11,
+// ConvTranspose-11).
+#include "kernels_nn_util.h"
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+std::vector<float> iota(int n, float start = 1) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = start + i;
+  return v;
+}
+
+// 3x3 kernel (ones, centre 2) over 1..16 in 4x4, pads 1, stride 2, bias 1.
+// Windows centred at (0,0),(0,2),(2,0),(2,2): sums 14,30,57,99 plus the
+// centre values 1,3,9,11 plus bias.
+TEST(NnConv, Pad1Stride2WithBias) {
+  std::vector<float> w(9, 1.f);
+  w[4] = 2.f;
+  auto out = run_op("Conv", {make<float>({1, 1, 4, 4}, iota(16)), make<float>({1, 1, 3, 3}, w), make<float>({1}, {1})},
+                    {ais("pads", {1, 1, 1, 1}), ais("strides", {2, 2})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close(values<float>(out[0]), {16, 34, 67, 111});
+}
+
+TEST(NnConv, TwoGroupsDoNotMixChannels) {
+  // X channels (over 2 pixels): [1,2], [3,4], [5,6], [7,8]; group 0 sees
+  // channels 0,1, group 1 channels 2,3.
+  auto out = run_op("Conv",
+                    {make<float>({1, 4, 1, 2}, iota(8)), make<float>({2, 2, 1, 1}, {1, 10, 100, 1000})},
+                    {ai("group", 2)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 2, 1, 2}));
+  expect_close(values<float>(out[0]), {1 + 30, 2 + 40, 500 + 7000, 600 + 8000});
+}
+
+TEST(NnConv, Depthwise) {
+  // ch0: 1..9, kernel [[1,0],[0,1]] -> x[i][j] + x[i+1][j+1];
+  // ch1: 10..18, kernel [[0,1],[0,0]] -> x[i][j+1].
+  auto out = run_op("Conv",
+                    {make<float>({1, 2, 3, 3}, iota(18)), make<float>({2, 1, 2, 2}, {1, 0, 0, 1, 0, 1, 0, 0})},
+                    {ai("group", 2)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 2, 2, 2}));
+  expect_close(values<float>(out[0]), {6, 8, 12, 14, 11, 12, 14, 15});
+}
+
+TEST(NnConv, AutoPadSameUpperAndLower1D) {
+  auto x = make<float>({1, 1, 5}, iota(5));
+  auto w = make<float>({1, 1, 2}, {1, 1});
+  auto up = run_op("Conv", {x, w}, {as("auto_pad", "SAME_UPPER")});
+  auto lo = run_op("Conv", {x, w}, {as("auto_pad", "SAME_LOWER")});
+  EXPECT_EQ(up[0].shape(), (Shape{1, 1, 5}));
+  expect_close(values<float>(up[0]), {3, 5, 7, 9, 5});  // pad at the end
+  expect_close(values<float>(lo[0]), {1, 3, 5, 7, 9});  // pad at the start
+}
+
+TEST(NnConv, SameUpperStride2AndValid) {
+  auto x = make<float>({1, 1, 5}, iota(5));
+  auto w = make<float>({1, 1, 3}, {1, 1, 1});
+  auto same = run_op("Conv", {x, w}, {as("auto_pad", "SAME_UPPER"), ais("strides", {2})});
+  expect_close(values<float>(same[0]), {3, 9, 9});
+  auto valid = run_op("Conv", {x, w}, {as("auto_pad", "VALID"), ais("strides", {2})});
+  expect_close(values<float>(valid[0]), {6, 12});
+}
+
+TEST(NnConv, Dilation) {
+  auto out = run_op("Conv", {make<float>({1, 1, 5}, iota(5)), make<float>({1, 1, 2}, {1, 1})}, {ais("dilations", {2})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 3}));
+  expect_close(values<float>(out[0]), {4, 6, 8});
+}
+
+TEST(NnConv, ThreeD) {
+  auto out = run_op("Conv", {make<float>({1, 1, 2, 2, 2}, iota(8)), make<float>({1, 1, 2, 2, 2}, std::vector<float>(8, 1))});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 1, 1, 1}));
+  expect_close(values<float>(out[0]), {36});
+}
+
+TEST(NnConv, MultiChannelBatch) {
+  // N=2, C=2, 1x1 conv to M=3 with W[m][c] = m*10 + c + 1, bias 0.5.
+  auto out = run_op("Conv",
+                    {make<float>({2, 2, 1, 1}, {1, 2, 3, 4}), make<float>({3, 2, 1, 1}, {1, 2, 11, 12, 21, 22}),
+                     make<float>({3}, {0.5f, 0.5f, 0.5f})});
+  expect_close(values<float>(out[0]), {5.5f, 35.5f, 65.5f, 11.5f, 81.5f, 151.5f});
+}
+
+TEST(NnConv, ShapeChangeAndNewWeightsRebuild) {
+  KernelHarness h("Conv", 2, {});
+  auto w1 = make<float>({1, 1, 2, 2}, {1, 1, 1, 1});
+  auto w2 = make<float>({1, 1, 2, 2}, {1, 0, 0, 0});
+  expect_close(values<float>(h.run({make<float>({1, 1, 2, 2}, iota(4)), w1}, {1, 1, 1, 1})), {10});
+  expect_close(values<float>(h.run({make<float>({1, 1, 3, 3}, iota(9)), w1}, {1, 1, 2, 2})), {12, 16, 24, 28});
+  expect_close(values<float>(h.run({make<float>({1, 1, 3, 3}, iota(9)), w2}, {1, 1, 2, 2})), {1, 2, 4, 5});
+}
+
+TEST(NnConv, NonFloatIsUnsupported) {
+  try {
+    run_op("Conv", {make<int32_t>({1, 1, 2, 2}, {1, 2, 3, 4}), make<int32_t>({1, 1, 1, 1}, {1})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("test_Conv"), std::string::npos);
+  }
+}
+
+TEST(NnConvTranspose, Stride1FullAndPadded) {
+  auto x = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  auto w = make<float>({1, 1, 2, 2}, {1, 1, 1, 1});
+  auto full = run_op("ConvTranspose", {x, w});
+  EXPECT_EQ(full[0].shape(), (Shape{1, 1, 3, 3}));
+  expect_close(values<float>(full[0]), {1, 3, 2, 4, 10, 6, 3, 7, 4});
+  auto cropped = run_op("ConvTranspose", {x, w}, {ais("pads", {1, 1, 1, 1})});
+  EXPECT_EQ(cropped[0].shape(), (Shape{1, 1, 1, 1}));
+  expect_close(values<float>(cropped[0]), {10});
+}
+
+TEST(NnConvTranspose, Stride2StampsBlocksWithBias) {
+  auto out = run_op("ConvTranspose",
+                    {make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), make<float>({1, 1, 2, 2}, {1, 1, 1, 1}), make<float>({1}, {0.5f})},
+                    {ais("strides", {2, 2})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 4, 4}));
+  std::vector<float> e = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  for (float& v : e) v += 0.5f;
+  expect_close(values<float>(out[0]), e);
+}
+
+TEST(NnConvTranspose, WeightsAreInputMajor) {
+  // W[ic][oc] = [[1,2,3],[4,5,6]]; out[oc] = sum_ic x[ic] * W[ic][oc].
+  auto out = run_op("ConvTranspose", {make<float>({1, 2, 1, 1}, {1, 2}), make<float>({2, 3, 1, 1}, {1, 2, 3, 4, 5, 6})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 3, 1, 1}));
+  expect_close(values<float>(out[0]), {9, 12, 15});
+}
+
+TEST(NnConvTranspose, Groups) {
+  auto out = run_op("ConvTranspose", {make<float>({1, 2, 1, 1}, {2, 3}), make<float>({2, 1, 1, 1}, {10, 100})},
+                    {ai("group", 2)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 2, 1, 1}));
+  expect_close(values<float>(out[0]), {20, 300});
+}
+
+TEST(NnConvTranspose, OutputPaddingAndOutputShape1D) {
+  auto x = make<float>({1, 1, 2}, {1, 2});
+  auto op = run_op("ConvTranspose", {x, make<float>({1, 1, 2}, {1, 1})}, {ais("strides", {2}), ais("output_padding", {1})});
+  EXPECT_EQ(op[0].shape(), (Shape{1, 1, 5}));
+  expect_close(values<float>(op[0]), {1, 1, 2, 2, 0});
+  // Full result [1,1,3,2,2]; output_shape 4 -> total padding 1, put at the
+  // start (NOTSET takes the larger half first).
+  auto os = run_op("ConvTranspose", {x, make<float>({1, 1, 3}, {1, 1, 1})}, {ais("strides", {2}), ais("output_shape", {4})});
+  EXPECT_EQ(os[0].shape(), (Shape{1, 1, 4}));
+  expect_close(values<float>(os[0]), {1, 3, 2, 2});
+}
+
+}  // namespace
+}  // namespace gec

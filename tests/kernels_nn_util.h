@@ -1,0 +1,45 @@
+// Helpers for the NN kernel tests: attribute shorthands and a kernel that is
+// kept across runs (to exercise the shape-keyed primitive cache).
+#pragma once
+
+#include "test_util.h"
+
+namespace gec::testing {
+
+inline ir::Attribute ai(const std::string& n, int64_t v) { return ir::Attribute::Int(n, v); }
+inline ir::Attribute af(const std::string& n, float v) { return ir::Attribute::Float(n, v); }
+inline ir::Attribute as(const std::string& n, const std::string& v) { return ir::Attribute::String(n, v); }
+inline ir::Attribute ais(const std::string& n, std::vector<int64_t> v) { return ir::Attribute::Ints(n, std::move(v)); }
+inline ir::Attribute afs(const std::string& n, std::vector<float> v) { return ir::Attribute::Floats(n, std::move(v)); }
+
+/// One node and its kernel, run repeatedly with outputs of given shapes.
+class KernelHarness {
+ public:
+  KernelHarness(const std::string& op, size_t num_inputs, std::vector<ir::Attribute> attrs) {
+    std::vector<ir::Value*> ins;
+    for (size_t i = 0; i < num_inputs; ++i)
+      ins.push_back(g_.add_value("in" + std::to_string(i), ir::TensorType{DType::kFloat32, false, {}}));
+    node_ = g_.add_node(op, ins, {"out0"}, "h_" + op);
+    node_->attrs = std::move(attrs);
+    kernel_ = kernels::create_kernel(*node_);
+  }
+  Tensor run(const std::vector<Tensor>& inputs, const Shape& out_shape) {
+    std::vector<TensorView> views;
+    for (const Tensor& t : inputs) views.push_back(t.view());
+    kernels::KernelContext ctx;
+    for (auto& v : views) ctx.inputs.push_back(v.data ? &v : nullptr);
+    Tensor out(DType::kFloat32, out_shape);
+    TensorView ov = out.view();
+    ctx.outputs.push_back(&ov);
+    ctx.num_threads = 2;
+    kernel_->run(ctx);
+    return out;
+  }
+
+ private:
+  ir::Graph g_;
+  ir::Node* node_;
+  std::unique_ptr<kernels::Kernel> kernel_;
+};
+
+}  // namespace gec::testing
