@@ -51,7 +51,10 @@ class ConvKernel final : public Kernel {
       strides[i] = a.strides[i];
       dil[i] = a.dilations[i] - 1;  // oneDNN counts the gaps
       pl[i] = g.pad_begin[i];
-      pr[i] = ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]);
+      // The ONNX end padding already gives oneDNN's floor formula the right
+      // size; the effective one can only be smaller (a dropped partial window).
+      pr[i] = std::max<int64_t>(
+          g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
     }
     Shape wdims = ws;
     if (group_ > 1) {

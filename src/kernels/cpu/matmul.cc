@@ -1,0 +1,217 @@
+// MatMul (ONNX MatMul-13, numpy.matmul semantics) and Gemm (ONNX Gemm-13) on
+// CPU through the oneDNN matmul primitive.
+//
+// MatMul: 1-D operands are promoted ([K] -> [1,K] for A, [K,1] for B) and the
+// batch dims of both are left-padded with 1s to one rank; oneDNN broadcasts
+// size-1 batch dims itself. The output buffer is the promoted result with the
+// unit dims dropped, so the same bytes serve both. Integer and float64 MatMul
+// use a plain loop (rare in models; correctness over speed).
+//
+// Gemm: Y = alpha * op(A) op(B) + beta * C. Transposes are strided views of
+// the inputs; C is first broadcast into Y, then the primitive adds
+// alpha * AB on top with a sum post-op scaled by beta.
+#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+using dnnl::memory;
+
+/// Shapes of a numpy matmul after promotion: a = [..., M, K], b = [..., K, N],
+/// batch dims left-padded to the same rank, out = broadcast batch + [M, N].
+struct MatmulDims {
+  Shape a, b, out;
+  int64_t m = 0, k = 0, n = 0;
+};
+
+MatmulDims promote(const Shape& as, const Shape& bs) {
+  MatmulDims d;
+  d.a = as;
+  d.b = bs;
+  if (d.a.size() == 1) d.a.insert(d.a.begin(), 1);
+  if (d.b.size() == 1) d.b.push_back(1);
+  const size_t r = std::max(d.a.size(), d.b.size());
+  d.a.insert(d.a.begin(), r - d.a.size(), 1);
+  d.b.insert(d.b.begin(), r - d.b.size(), 1);
+  d.out.resize(r);
+  for (size_t i = 0; i + 2 < r; ++i) d.out[i] = d.a[i] == 1 ? d.b[i] : d.a[i];
+  d.m = d.a[r - 2];
+  d.k = d.a[r - 1];
+  d.n = d.b[r - 1];
+  d.out[r - 2] = d.m;
+  d.out[r - 1] = d.n;
+  return d;
+}
+
+/// Reference loop for non-float32 dtypes: out[b,i,j] = sum_k a[b',i,k] * b[b'',k,j].
+template <typename T>
+void matmul_loop(const MatmulDims& d, const T* a, const T* b, T* y) {
+  const size_t r = d.out.size();
+  int64_t batches = 1;
+  for (size_t i = 0; i + 2 < r; ++i) batches *= d.out[i];
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t rem = bi, aoff = 0, boff = 0, astride = d.m * d.k, bstride = d.k * d.n;
+    for (int i = static_cast<int>(r) - 3; i >= 0; --i) {
+      const int64_t idx = rem % d.out[i];
+      rem /= d.out[i];
+      if (d.a[i] != 1) aoff += idx * astride;
+      if (d.b[i] != 1) boff += idx * bstride;
+      astride *= d.a[i];
+      bstride *= d.b[i];
+    }
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j) {
+        T acc{};
+        for (int64_t k = 0; k < d.k; ++k) acc += a[aoff + i * d.k + k] * b[boff + k * d.n + j];
+        y[bi * d.m * d.n + i * d.n + j] = acc;
+      }
+  }
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& a = ctx.in(0);
+    const TensorView& b = ctx.in(1);
+    TensorView& y = ctx.out(0);
+    if (a.dtype != b.dtype) fail(ErrorCode::kInvalidArgument, desc_ + ": A and B dtypes differ");
+    if (y.numel() == 0) return;
+    if (a.dtype != DType::kFloat32) {
+      MatmulDims d = promote(a.shape, b.shape);
+      dispatch_arith(a.dtype, desc_, [&](auto t) {
+        using T = decltype(t);
+        matmul_loop<T>(d, a.as<T>(), b.as<T>(), y.as<T>());
+      });
+      return;
+    }
+    if (key_.update({a.shape, b.shape})) build(a.shape, b.shape);
+    if (dims_.k == 0) {
+      std::fill(y.as<float>(), y.as<float>() + y.numel(), 0.f);
+      return;
+    }
+    bind(src_, a.data);
+    bind(wei_, b.data);
+    bind(dst_, y.data);
+    mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}});
+    cpu_stream().wait();
+  }
+
+  std::string impl_name() const override { return "onednn.matmul"; }
+
+ private:
+  void build(const Shape& as, const Shape& bs) {
+    dims_ = promote(as, bs);
+    if (dims_.k == 0) return;
+    const memory::desc src = plain_md(dims_.a), wei = plain_md(dims_.b), dst = plain_md(dims_.out);
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), cpu_engine());
+      mm_ = dnnl::matmul(pd);
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a matmul for " + shape_str(as) + " x " + shape_str(bs), e);
+    }
+    src_ = unbound_memory(src);
+    wei_ = unbound_memory(wei);
+    dst_ = unbound_memory(dst);
+  }
+
+  std::string desc_;
+  ShapeKey key_;
+  MatmulDims dims_;
+  dnnl::matmul mm_;
+  memory src_, wei_, dst_;
+};
+
+class GemmKernel final : public Kernel {
+ public:
+  explicit GemmKernel(const ir::Node& n)
+      : desc_(n.describe()),
+        alpha_(n.get_float("alpha", 1.f)),
+        beta_(n.get_float("beta", 1.f)),
+        trans_a_(n.get_int("transA", 0) != 0),
+        trans_b_(n.get_int("transB", 0) != 0) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& a = ctx.in(0);
+    const TensorView& b = ctx.in(1);
+    const TensorView* c = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
+    TensorView& y = ctx.out(0);
+    require_f32(desc_, a.dtype);
+    require_f32(desc_, b.dtype);
+    if (y.numel() == 0) return;
+    const bool use_c = c && beta_ != 0.f;
+    if (use_c) broadcast_c(*c, y);
+    const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    if (k == 0) {  // Y = beta * C
+      float* out = y.as<float>();
+      for (int64_t i = 0; i < y.numel(); ++i) out[i] = use_c ? beta_ * out[i] : 0.f;
+      return;
+    }
+    if (key_.update({a.shape, b.shape, use_c ? Shape{1} : Shape{0}})) build(a.shape, b.shape, use_c);
+    bind(src_, a.data);
+    bind(wei_, b.data);
+    bind(dst_, y.data);
+    mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}});
+    cpu_stream().wait();
+  }
+
+  std::string impl_name() const override { return "onednn.matmul"; }
+
+ private:
+  void build(const Shape& as, const Shape& bs, bool use_c) {
+    const int64_t m = trans_a_ ? as[1] : as[0], k = trans_a_ ? as[0] : as[1];
+    const int64_t n = trans_b_ ? bs[0] : bs[1];
+    const memory::desc src = trans_a_ ? strided_md({m, k}, {1, m}) : plain_md({m, k});
+    const memory::desc wei = trans_b_ ? strided_md({k, n}, {1, k}) : plain_md({k, n});
+    const memory::desc dst = plain_md({m, n});
+    dnnl::primitive_attr attr;
+    if (alpha_ != 1.f) attr.set_output_scales(0, {alpha_});
+    if (use_c) {
+      dnnl::post_ops po;
+      po.append_sum(beta_);
+      attr.set_post_ops(po);
+    }
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+      mm_ = dnnl::matmul(pd);
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a matmul for A " + shape_str(as) + ", B " + shape_str(bs), e);
+    }
+    src_ = unbound_memory(src);
+    wei_ = unbound_memory(wei);
+    dst_ = unbound_memory(dst);
+  }
+
+  /// Y[i,j] = C broadcast (C is [], [1], [N], [1,N], [M,1], [M,N]).
+  static void broadcast_c(const TensorView& c, TensorView& y) {
+    const int64_t m = y.shape[0], n = y.shape[1];
+    Shape cs = c.shape;
+    cs.insert(cs.begin(), 2 - std::min<size_t>(cs.size(), 2), 1);
+    const int64_t rs = cs[0] == 1 ? 0 : cs[1], cstr = cs[1] == 1 ? 0 : 1;
+    const float* src = c.as<float>();
+    float* out = y.as<float>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = src[i * rs + j * cstr];
+  }
+
+  std::string desc_;
+  float alpha_, beta_;
+  bool trans_a_, trans_b_;
+  ShapeKey key_;
+  dnnl::matmul mm_;
+  memory src_, wei_, dst_;
+};
+
+GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return std::make_unique<MatMulKernel>(n);
+});
+GEC_REGISTER_KERNEL("", "Gemm", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+  for (DType d : dts) require_f32(n, d);
+  return std::make_unique<GemmKernel>(n);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu
