@@ -1,0 +1,103 @@
+// MaxPool / AveragePool / global pools: hand-computed small cases (ONNX
+// MaxPool-12, AveragePool-11; ceil_mode divisors as in ONNX Runtime).
+#include "kernels_nn_util.h"
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+std::vector<float> iota(int n) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i + 1.f;
+  return v;
+}
+
+TEST(NnMaxPool, TwoByTwoStride2) {
+  auto out = run_op("MaxPool", {make<float>({1, 1, 4, 4}, iota(16))}, {ais("kernel_shape", {2, 2}), ais("strides", {2, 2})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close(values<float>(out[0]), {6, 8, 14, 16});
+}
+
+TEST(NnMaxPool, CeilModeKeepsPartialWindows) {
+  auto x = make<float>({1, 1, 3, 3}, iota(9));
+  auto ceil = run_op("MaxPool", {x}, {ais("kernel_shape", {2, 2}), ais("strides", {2, 2}), ai("ceil_mode", 1)});
+  EXPECT_EQ(ceil[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close(values<float>(ceil[0]), {5, 6, 8, 9});
+  auto floor = run_op("MaxPool", {x}, {ais("kernel_shape", {2, 2}), ais("strides", {2, 2})});
+  EXPECT_EQ(floor[0].shape(), (Shape{1, 1, 1, 1}));
+  expect_close(values<float>(floor[0]), {5});
+}
+
+TEST(NnMaxPool, PaddingNeverWinsOverNegatives) {
+  auto out = run_op("MaxPool", {make<float>({1, 1, 1, 3}, {-1, -2, -3})},
+                    {ais("kernel_shape", {1, 2}), ais("pads", {0, 1, 0, 1})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 1, 4}));
+  expect_close(values<float>(out[0]), {-1, -1, -2, -3});
+}
+
+TEST(NnMaxPool, Dilation1D) {
+  auto out = run_op("MaxPool", {make<float>({1, 1, 5}, {1, 5, 2, 4, 3})}, {ais("kernel_shape", {2}), ais("dilations", {2})});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 3}));
+  expect_close(values<float>(out[0]), {2, 5, 3});
+}
+
+TEST(NnMaxPool, SameUpper) {
+  // in 5, k 2, s 2 -> out 3, total pad 1 at the end: windows [1,2],[3,4],[5].
+  auto out = run_op("MaxPool", {make<float>({1, 1, 5}, {1, 2, 3, 4, 5})},
+                    {ais("kernel_shape", {2}), ais("strides", {2}), as("auto_pad", "SAME_UPPER")});
+  expect_close(values<float>(out[0]), {2, 4, 5});
+}
+
+TEST(NnMaxPool, IndicesOutputIsUnsupported) {
+  try {
+    run_op("MaxPool", {make<float>({1, 1, 2, 2}, {1, 2, 3, 4})}, {ais("kernel_shape", {2, 2})}, 2);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("Indices"), std::string::npos);
+  }
+}
+
+TEST(NnAveragePool, CountIncludePad) {
+  auto x = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  std::vector<ir::Attribute> at = {ais("kernel_shape", {2, 2}), ais("pads", {1, 1, 1, 1}), ais("strides", {2, 2})};
+  auto excl = run_op("AveragePool", {x}, at);
+  EXPECT_EQ(excl[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close(values<float>(excl[0]), {1, 2, 3, 4});
+  at.push_back(ai("count_include_pad", 1));
+  auto incl = run_op("AveragePool", {x}, at);
+  expect_close(values<float>(incl[0]), {0.25f, 0.5f, 0.75f, 1.f});
+}
+
+TEST(NnAveragePool, CeilMode) {
+  // ONNX test averagepool_2d_ceil.
+  auto out = run_op("AveragePool", {make<float>({1, 1, 4, 4}, iota(16))},
+                    {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ai("ceil_mode", 1)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close(values<float>(out[0]), {6, 7.5f, 12, 13.5f});
+}
+
+TEST(NnAveragePool, CeilModeWithIncludedPadCountsOnlyRealPadding) {
+  // Windows start at -1, 1, 3: (pad+1+2)/3, (2+3+4)/3, (4+pad)/2 (the ceil
+  // cell beyond pad_end is not counted).
+  auto out = run_op("AveragePool", {make<float>({1, 1, 4}, {1, 2, 3, 4})},
+                    {ais("kernel_shape", {3}), ais("strides", {2}), ais("pads", {1, 1}), ai("ceil_mode", 1),
+                     ai("count_include_pad", 1)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 3}));
+  expect_close(values<float>(out[0]), {1, 3, 2});
+}
+
+TEST(NnGlobalPool, AverageAndMax) {
+  auto x = make<float>({1, 2, 2, 2}, iota(8));
+  auto avg = run_op("GlobalAveragePool", {x});
+  EXPECT_EQ(avg[0].shape(), (Shape{1, 2, 1, 1}));
+  expect_close(values<float>(avg[0]), {2.5f, 6.5f});
+  auto mx = run_op("GlobalMaxPool", {x});
+  expect_close(values<float>(mx[0]), {4, 8});
+  auto one_d = run_op("GlobalAveragePool", {make<float>({2, 1, 3}, {1, 2, 3, -3, 0, 0})});
+  EXPECT_EQ(one_d[0].shape(), (Shape{2, 1, 1}));
+  expect_close(values<float>(one_d[0]), {2, -1});
+}
+
+}  // namespace
+}  // namespace gec
