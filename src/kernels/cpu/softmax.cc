@@ -1,0 +1,65 @@
+// Softmax and LogSoftmax along one axis (ONNX Softmax-13 / LogSoftmax-13)
+// through oneDNN softmax_v2 (softmax_accurate subtracts the row max, so large
+// inputs do not overflow). X is viewed as [outer, dim(axis), inner].
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+using dnnl::memory;
+
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(const ir::Node& n, bool log) : desc_(n.describe()), axis_(n.get_int("axis", -1)), log_(log) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    require_f32(desc_, x.dtype);
+    if (y.numel() == 0) return;
+    if (key_.update({x.shape})) build(x.shape);
+    bind(src_, x.data);
+    bind(dst_, y.data);
+    sm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    cpu_stream().wait();
+  }
+
+  std::string impl_name() const override { return "onednn.softmax"; }
+
+ private:
+  void build(const Shape& xs) {
+    const int64_t r = static_cast<int64_t>(xs.size());
+    const int64_t axis = axis_ < 0 ? axis_ + std::max<int64_t>(r, 1) : axis_;
+    int64_t outer = 1, mid = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : i == axis ? mid : inner) *= xs[i];
+    const memory::desc md = plain_md({outer, mid, inner});
+    using sf = dnnl::softmax_v2_forward;
+    const auto alg = log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+    try {
+      sm_ = sf(sf::primitive_desc(sf::desc(dnnl::prop_kind::forward_inference, alg, md, md, 1), cpu_engine()));
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a softmax for X " + shape_str(xs), e);
+    }
+    src_ = unbound_memory(md);
+    dst_ = unbound_memory(md);
+  }
+
+  std::string desc_;
+  int64_t axis_;
+  bool log_;
+  ShapeKey key_;
+  dnnl::softmax_v2_forward sm_;
+  memory src_, dst_;
+};
+
+std::unique_ptr<Kernel> make_softmax(const ir::Node& n, const std::vector<DType>& dts, bool log) {
+  for (DType d : dts) require_f32(n, d);
+  return std::make_unique<SoftmaxKernel>(n, log);
+}
+
+GEC_REGISTER_KERNEL("", "Softmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, false); });
+GEC_REGISTER_KERNEL("", "LogSoftmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, true); });
+
+}  // namespace
+}  // namespace gec::kernels::cpu

@@ -1,0 +1,52 @@
+// BatchNormalization, Softmax / LogSoftmax, LayerNormalization,
+// InstanceNormalization and LRN kernels: hand-computed small cases.
+#include "kernels_nn_util.h"
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+TEST(NnBatchNorm, PerChannelAffine) {
+  // ch0: (x-1)/2*1+0; ch1: (x-3)/1*2+1.
+  std::vector<Tensor> p = {make<float>({2}, {1, 2}), make<float>({2}, {0, 1}), make<float>({2}, {1, 3}),
+                           make<float>({2}, {4, 1})};
+  auto out = run_op("BatchNormalization", {make<float>({1, 2, 1, 2}, {1, 2, 3, 4}), p[0], p[1], p[2], p[3]},
+                    {af("epsilon", 0.f)});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 2, 1, 2}));
+  expect_close(values<float>(out[0]), {0, 0.5f, 1, 3});
+  auto rank2 = run_op("BatchNormalization", {make<float>({2, 2}, {1, 3, 3, 4}), p[0], p[1], p[2], p[3]},
+                      {af("epsilon", 0.f)});
+  expect_close(values<float>(rank2[0]), {0, 1, 1, 3});
+}
+
+TEST(NnBatchNorm, EpsilonIsAddedToVariance) {
+  // var 0, eps 0.25 -> divide by 0.5.
+  auto out = run_op("BatchNormalization",
+                    {make<float>({1, 1, 2}, {1, 2}), make<float>({1}, {1}), make<float>({1}, {0}),
+                     make<float>({1}, {0}), make<float>({1}, {0})},
+                    {af("epsilon", 0.25f)});
+  expect_close(values<float>(out[0]), {2, 4});
+}
+
+TEST(NnSoftmax, LargeValuesAreStable) {
+  auto out = run_op("Softmax", {make<float>({1, 3}, {1000, 1001, 1002})});
+  expect_close(values<float>(out[0]), {0.090030573f, 0.244728471f, 0.665240956f});
+  auto lg = run_op("LogSoftmax", {make<float>({1, 3}, {1000, 1001, 1002})});
+  expect_close(values<float>(lg[0]), {-2.407605964f, -1.407605964f, -0.407605964f}, 1e-5f, 1e-5f);
+}
+
+TEST(NnSoftmax, Axis0) {
+  // Columns [0,0] -> [.5,.5]; [1,3] -> [1/(1+e^2), e^2/(1+e^2)].
+  auto out = run_op("Softmax", {make<float>({2, 2}, {0, 1, 0, 3})}, {ai("axis", 0)});
+  expect_close(values<float>(out[0]), {0.5f, 0.119202922f, 0.5f, 0.880797078f});
+}
+
+TEST(NnSoftmax, MiddleAxisOfRank3) {
+  // [1,2,2]: along axis 1 pairs (0,ln3) and (ln3,0) -> [.25,.75] and [.75,.25].
+  const float l3 = std::log(3.f);
+  auto out = run_op("Softmax", {make<float>({1, 2, 2}, {0, l3, l3, 0})}, {ai("axis", 1)});
+  expect_close(values<float>(out[0]), {0.25f, 0.75f, 0.75f, 0.25f});
+}
+
+}  // namespace
+}  // namespace gec
