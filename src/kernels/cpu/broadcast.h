@@ -37,10 +37,11 @@ inline int threads_for(int64_t work, int num_threads) {
 }
 
 /// Calls f(begin, end) over disjoint subranges covering [0, n), in parallel
-/// when n >= kParallelMinElements. Each call gets one contiguous range.
+/// when the work (elements touched; n when not given) is at least
+/// kParallelMinElements. Each call gets one contiguous range.
 template <typename F>
-void parallel_ranges(int64_t n, int num_threads, F&& f) {
-  const int nt = threads_for(n, num_threads);
+void parallel_ranges(int64_t n, int num_threads, F&& f, int64_t work = -1) {
+  const int nt = n > 1 ? threads_for(work < 0 ? n : work, num_threads) : 1;
   if (nt == 1) {
     if (n > 0) f(int64_t{0}, n);
     return;
