@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 
 #include "gec/error.h"
 #include "gom.pb.h"
@@ -52,8 +53,10 @@ bool in_bounds(const PartitionEntry& p, size_t n) { return p.offset <= n && p.si
 
 // Checks header fields that must hold before anything else can be trusted.
 FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
+  // Check the magic on what there is, so that a short foreign file is "not a
+  // model" while a short prefix of a model is "truncated".
   const size_t magic_len = n < sizeof(kMagic) ? n : sizeof(kMagic);
-  if (magic_len == 0 || std::memcmp(d, kMagic, magic_len) != 0)
+  if (magic_len > 0 && std::memcmp(d, kMagic, magic_len) != 0)
     corrupt(file, "not a GraphEngine offline model (bad magic)");
   if (n < kHeaderSize)
     corrupt(file, "truncated (" + std::to_string(n) + " bytes, shorter than the " +
@@ -82,7 +85,7 @@ FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
 std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l) {
   for (const PartitionEntry& p : l.parts)
     if (in_bounds(p, n) && XXH64(d + p.offset, p.size, 0) != p.xxh64) return kind_label(p.kind);
-  return "partition table";
+  return "partition table or padding";
 }
 
 // Parses the container. With `strict`, checksum mismatches throw; otherwise
@@ -165,6 +168,8 @@ class GraphBuilder {
     for (int gi = 0; gi < m_.graphs_size(); ++gi) bind_io(gi);
     for (size_t gi = 1; gi < graphs_.size(); ++gi)
       if (!claimed_[gi]) bad("subgraph " + std::to_string(gi) + " is not attached to any node");
+    std::unordered_set<const ir::Value*> defined;
+    check_order(*main_, defined);
     try {
       main_->verify();
     } catch (const Error& e) {
@@ -345,6 +350,24 @@ class GraphBuilder {
       for (const gom::Attribute& pa : pn.attrs())
         n->attrs.push_back(make_attr(pa, gi, what + " attribute '" + pa.name() + "'"));
     }
+  }
+
+  // Every value must be defined before the node that reads it runs, also when
+  // a subgraph reads it from an enclosing graph (ir::Graph::verify checks only
+  // a graph's own values). Depth is bounded by kMaxGraphDepth.
+  void check_order(const ir::Graph& g, std::unordered_set<const ir::Value*>& defined) const {
+    for (const ir::Value* v : g.inputs()) defined.insert(v);
+    for (const auto& v : g.values())
+      if (v->is_constant()) defined.insert(v.get());
+    for (const auto& n : g.nodes()) {
+      for (const ir::Value* v : n->inputs())
+        if (v && !defined.count(v)) bad(n->describe() + " in graph '" + g.name + "' reads '" + v->name() + "' before it is defined");
+      for (const auto& a : n->attrs)
+        if (a.kind == ir::Attribute::Kind::kGraph && a.g) check_order(*a.g, defined);
+      for (const ir::Value* v : n->outputs()) defined.insert(v);
+    }
+    for (const ir::Value* v : g.outputs())
+      if (!defined.count(v)) bad("graph '" + g.name + "' outputs '" + v->name() + "', which is never defined");
   }
 
   void bind_io(int gi) {

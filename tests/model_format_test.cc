@@ -1,0 +1,630 @@
+// .gom offline model file: byte layout (from docs/DESIGN.md and
+// src/model/format.h), full IR round trip, and refusal of truncated,
+// corrupted, newer-version and garbage files without crashing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "gec/error.h"
+#include "gom.pb.h"
+#include "model/format.h"
+#include "model/reader.h"
+#include "model/writer.h"
+
+namespace gec::model {
+namespace {
+
+using ir::Attribute;
+using ir::Dim;
+using ir::Graph;
+using ir::Node;
+using ir::TensorType;
+using ir::Value;
+
+// Every dtype with byte data (string handled separately).
+const DType kByteDtypes[] = {DType::kFloat32, DType::kUInt8,  DType::kInt8,      DType::kUInt16,
+                             DType::kInt16,   DType::kInt32,  DType::kInt64,     DType::kBool,
+                             DType::kFloat16, DType::kFloat64, DType::kUInt32,   DType::kUInt64,
+                             DType::kComplex64, DType::kComplex128, DType::kBFloat16};
+
+Tensor patterned(DType dt, Shape shape, int seed) {
+  Tensor t(dt, std::move(shape));
+  auto* b = static_cast<uint8_t*>(t.data());
+  for (size_t i = 0; i < t.bytes(); ++i) b[i] = static_cast<uint8_t>(dt == DType::kBool ? (i + seed) % 2 : i * 13 + seed);
+  return t;
+}
+
+Tensor strings(Shape shape, std::vector<std::string> v) {
+  Tensor t(DType::kString, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) t.as<std::string>()[i] = v[i];
+  return t;
+}
+
+// main:  x[N,3] -> Add(x, c_float32) -> a ; If(cond) { then: Mul(a, k) ; else: Loop-ish
+//        body with a nested subgraph reading `a` from two levels up } -> y
+// plus one constant of every dtype consumed by a Concat-like node, an omitted
+// optional input, every attribute kind, kernels and fused_from.
+std::unique_ptr<Graph> make_graph() {
+  auto g = std::make_unique<Graph>();
+  g->name = "main";
+  TensorType xt;
+  xt.dtype = DType::kFloat32;
+  xt.has_shape = true;
+  xt.dims = {Dim{-1, "N"}, Dim{3, ""}};
+  Value* x = g->add_value("x", xt);
+  x->storage = ir::Storage::kGraphInput;
+  g->inputs().push_back(x);
+  Value* cond = g->add_value("cond", TensorType::of(DType::kBool, {}));
+  cond->storage = ir::Storage::kGraphInput;
+  g->inputs().push_back(cond);
+
+  Value* c = g->add_constant("c_f32", patterned(DType::kFloat32, {3}, 1));
+  Node* add = g->add_node("Add", {x, c}, {"a"}, "add0");
+  add->kernel = "cpu.binary";
+  add->fused_from = {"onnx_add", "onnx_relu"};
+  add->output(0)->type = xt;
+  add->output(0)->storage = ir::Storage::kDynamic;
+
+  // One constant per dtype, plus scalar, empty and string constants.
+  std::vector<Value*> consts;
+  int seed = 3;
+  for (DType dt : kByteDtypes) consts.push_back(g->add_constant(std::string("k_") + dtype_name(dt), patterned(dt, {2, 3}, seed++)));
+  consts.push_back(g->add_constant("k_scalar", patterned(DType::kInt64, {}, 9)));
+  consts.push_back(g->add_constant("k_empty", Tensor(DType::kFloat32, {0, 4})));
+  consts.push_back(g->add_constant("k_str", strings({3}, {"", "hello", std::string("a\0b", 3)})));
+  std::vector<Value*> pack_in = consts;
+  pack_in.insert(pack_in.begin() + 2, nullptr);  // omitted optional input
+  Node* pack = g->add_node("PackAll", pack_in, {"packed", "packed2"}, "pack", "com.graphengine");
+  pack->output(0)->type = TensorType::of(DType::kUInt8, {64});
+  pack->output(0)->storage = ir::Storage::kArena;
+  pack->output(0)->offset = 128;
+  pack->output(1)->storage = ir::Storage::kArena;
+  pack->output(1)->offset = 0;
+  pack->attrs.push_back(Attribute::Int("i", -7));
+  pack->attrs.push_back(Attribute::Float("f", 2.5f));
+  pack->attrs.push_back(Attribute::String("s", std::string("x\0y", 3)));
+  pack->attrs.push_back(Attribute::Ints("ints", {1, -2, 1LL << 40}));
+  pack->attrs.push_back(Attribute::Floats("floats", {0.25f, -1.f}));
+  pack->attrs.push_back(Attribute::Strings("strings", {"p", "", "q"}));
+  pack->attrs.push_back(Attribute::TensorAttr("t", patterned(DType::kFloat16, {2, 2}, 5)));
+  pack->attrs.push_back(Attribute::TensorAttr("ts", strings({2, 1}, {"u", "vw"})));
+
+  // If with two branches; the else branch nests one more subgraph that reads
+  // `a` (two scopes up) and `x`.
+  auto then_g = std::make_shared<Graph>();
+  then_g->name = "then";
+  then_g->parent = g.get();
+  Value* k = then_g->add_constant("k", patterned(DType::kFloat32, {1}, 2));
+  Node* mul = then_g->add_node("Mul", {add->output(0), k}, {"t_out"}, "mul");
+  then_g->outputs().push_back(mul->output(0));
+
+  auto else_g = std::make_shared<Graph>();
+  else_g->name = "else";
+  else_g->parent = g.get();
+  Value* iter = else_g->add_value("iter", TensorType::of(DType::kInt64, {}));
+  else_g->inputs().push_back(iter);
+  auto inner = std::make_shared<Graph>();
+  inner->name = "inner";
+  inner->parent = else_g.get();
+  // Names need not be UTF-8 (ONNX does not enforce it).
+  Node* neg = inner->add_node("Neg", {add->output(0)}, {"n_out\xff"}, "neg\xc3");
+  inner->outputs().push_back(neg->output(0));
+  inner->outputs().push_back(x);  // outer-scope value as a subgraph output
+  Node* wrap = else_g->add_node("Scope", {iter}, {"e_out", "e_x"}, "wrap");
+  wrap->attrs.push_back(Attribute::GraphAttr("body", inner));
+  else_g->outputs().push_back(wrap->output(0));
+
+  Node* iff = g->add_node("If", {cond}, {"y"}, "if0");
+  iff->attrs.push_back(Attribute::GraphAttr("then_branch", then_g));
+  iff->attrs.push_back(Attribute::GraphAttr("else_branch", else_g));
+  g->outputs().push_back(iff->output(0));
+  g->outputs().push_back(pack->output(0));
+  return g;
+}
+
+const std::string kMeta = R"({"compiler":"gec 0.1","opt":"O2"})";
+
+std::vector<uint8_t> write_test_model() {
+  auto g = make_graph();
+  return write_gom(*g, 4096, 17, kMeta);
+}
+
+// ---- structural comparison ----------------------------------------------------
+
+void expect_same_tensor(const Tensor& a, const Tensor& b, const std::string& where) {
+  ASSERT_EQ(a.dtype(), b.dtype()) << where;
+  ASSERT_EQ(a.shape(), b.shape()) << where;
+  if (a.dtype() == DType::kString) {
+    for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(a.as<std::string>()[i], b.as<std::string>()[i]) << where;
+  } else if (a.bytes() > 0) {
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0) << where;
+  }
+}
+
+int32_t id_or(const Value* v) { return v ? v->id : -1; }
+
+void expect_same_graph(const Graph& a, const Graph& b) {
+  EXPECT_EQ(a.name, b.name);
+  ASSERT_EQ(a.values().size(), b.values().size()) << a.name;
+  for (size_t i = 0; i < a.values().size(); ++i) {
+    const Value& va = *a.values()[i];
+    const Value& vb = *b.values()[i];
+    const std::string where = a.name + "/" + va.name();
+    EXPECT_EQ(va.name(), vb.name());
+    EXPECT_EQ(va.type, vb.type) << where;
+    EXPECT_EQ(va.storage, vb.storage) << where;
+    EXPECT_EQ(va.offset, vb.offset) << where;
+    EXPECT_EQ(va.id, vb.id) << where;
+    ASSERT_EQ(va.is_constant(), vb.is_constant()) << where;
+    if (va.is_constant()) expect_same_tensor(*va.constant, *vb.constant, where);
+  }
+  ASSERT_EQ(a.nodes().size(), b.nodes().size()) << a.name;
+  auto na = a.node_list(), nb = b.node_list();
+  for (size_t i = 0; i < na.size(); ++i) {
+    const Node& x = *na[i];
+    const Node& y = *nb[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.op_type, y.op_type);
+    EXPECT_EQ(x.domain, y.domain);
+    EXPECT_EQ(x.kernel, y.kernel);
+    EXPECT_EQ(x.fused_from, y.fused_from);
+    ASSERT_EQ(x.inputs().size(), y.inputs().size()) << x.name;
+    for (size_t j = 0; j < x.inputs().size(); ++j) EXPECT_EQ(id_or(x.input(j)), id_or(y.input(j))) << x.name;
+    ASSERT_EQ(x.outputs().size(), y.outputs().size()) << x.name;
+    for (size_t j = 0; j < x.outputs().size(); ++j) EXPECT_EQ(x.output(j)->id, y.output(j)->id) << x.name;
+    ASSERT_EQ(x.attrs.size(), y.attrs.size()) << x.name;
+    for (size_t j = 0; j < x.attrs.size(); ++j) {
+      const Attribute& p = x.attrs[j];
+      const Attribute& q = y.attrs[j];
+      const std::string where = x.name + "." + p.name;
+      EXPECT_EQ(p.name, q.name);
+      EXPECT_EQ(p.kind, q.kind) << where;
+      EXPECT_EQ(p.i, q.i) << where;
+      EXPECT_EQ(p.f, q.f) << where;
+      EXPECT_EQ(p.s, q.s) << where;
+      EXPECT_EQ(p.ints, q.ints) << where;
+      EXPECT_EQ(p.floats, q.floats) << where;
+      EXPECT_EQ(p.strings, q.strings) << where;
+      ASSERT_EQ(p.t != nullptr, q.t != nullptr) << where;
+      if (p.t) expect_same_tensor(*p.t, *q.t, where);
+      ASSERT_EQ(p.g != nullptr, q.g != nullptr) << where;
+      if (p.g) {
+        EXPECT_EQ(q.g->parent, &b) << where;
+        expect_same_graph(*p.g, *q.g);
+      }
+    }
+  }
+  ASSERT_EQ(a.inputs().size(), b.inputs().size());
+  for (size_t i = 0; i < a.inputs().size(); ++i) EXPECT_EQ(a.inputs()[i]->id, b.inputs()[i]->id);
+  ASSERT_EQ(a.outputs().size(), b.outputs().size());
+  for (size_t i = 0; i < a.outputs().size(); ++i) EXPECT_EQ(a.outputs()[i]->id, b.outputs()[i]->id);
+}
+
+// ---- byte-level helpers (written from the format spec, not from writer.cc) ----
+
+template <typename T>
+T get(const std::vector<uint8_t>& b, size_t at) {
+  T x;
+  std::memcpy(&x, b.data() + at, sizeof(T));
+  return x;
+}
+template <typename T>
+void set(std::vector<uint8_t>& b, size_t at, T x) {
+  std::memcpy(b.data() + at, &x, sizeof(T));
+}
+
+struct Entry { uint32_t kind; uint64_t offset, size, hash; };
+
+std::vector<Entry> entries(const std::vector<uint8_t>& b) {
+  std::vector<Entry> r;
+  const uint32_t count = get<uint32_t>(b, 24);
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t at = 40 + 32 * i;
+    r.push_back({get<uint32_t>(b, at), get<uint64_t>(b, at + 8), get<uint64_t>(b, at + 16), get<uint64_t>(b, at + 24)});
+  }
+  return r;
+}
+
+Entry entry_of(const std::vector<uint8_t>& b, uint32_t kind) {
+  for (const Entry& e : entries(b))
+    if (e.kind == kind) return e;
+  ADD_FAILURE() << "no partition of kind " << kind;
+  return {};
+}
+
+// Recomputes every checksum, so a test can make content changes that only the
+// semantic checks can catch.
+void reseal(std::vector<uint8_t>& b) {
+  const uint32_t count = get<uint32_t>(b, 24);
+  for (uint32_t i = 0; i < count && 40 + 32 * uint64_t{i} + 32 <= b.size(); ++i) {
+    const size_t at = 40 + 32 * i;
+    const uint64_t off = get<uint64_t>(b, at + 8), size = get<uint64_t>(b, at + 16);
+    if (off <= b.size() && size <= b.size() - off) set<uint64_t>(b, at + 24, XXH64(b.data() + off, size, 0));
+  }
+  set<uint64_t>(b, 32, XXH64(b.data() + 40, b.size() - 40, 0));
+}
+
+// Replaces MODEL_DEF with `m` (MODEL_DEF is not the last partition, so the
+// file is re-assembled: MODEL_DEF, METADATA, WEIGHTS at a 64-aligned offset).
+std::vector<uint8_t> with_model_def(const std::vector<uint8_t>& b, const gom::Model& m) {
+  const Entry meta = entry_of(b, 3), w = entry_of(b, 2);
+  std::string def;
+  m.SerializeToString(&def);
+  std::vector<uint8_t> out(40 + 3 * 32, 0);
+  std::memcpy(out.data(), b.data(), 40);
+  auto append = [&](uint32_t kind, const uint8_t* p, size_t n, int slot, bool align) {
+    if (align) out.resize((out.size() + 63) / 64 * 64, 0);
+    const size_t at = 40 + 32 * slot;
+    set<uint32_t>(out, at, kind);
+    set<uint64_t>(out, at + 8, out.size());
+    set<uint64_t>(out, at + 16, n);
+    out.insert(out.end(), p, p + n);
+  };
+  append(1, reinterpret_cast<const uint8_t*>(def.data()), def.size(), 0, false);
+  append(3, b.data() + meta.offset, meta.size, 1, false);
+  append(2, b.data() + w.offset, w.size, 2, true);
+  set<uint64_t>(out, 16, out.size());
+  reseal(out);
+  return out;
+}
+
+gom::Model model_def_of(const std::vector<uint8_t>& b) {
+  const Entry e = entry_of(b, 1);
+  gom::Model m;
+  EXPECT_TRUE(m.ParseFromArray(b.data() + e.offset, static_cast<int>(e.size)));
+  return m;
+}
+
+// The error read_gom_bytes raises; fails the test if it returns or raises
+// anything other than kCorruptFile.
+std::string load_error(const std::vector<uint8_t>& b) {
+  try {
+    read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorruptFile) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "file of " << b.size() << " bytes was accepted";
+  return "";
+}
+
+std::string temp_gom(const std::string& name) {
+  return ::testing::TempDir() + "/gec_model_" + std::to_string(::getpid()) + "_" + name + ".gom";
+}
+
+// ---- tests ----------------------------------------------------------------------
+
+TEST(ModelFormat, HeaderAndPartitionTableFollowTheSpec) {
+  const std::vector<uint8_t> b = write_test_model();
+  ASSERT_GE(b.size(), 40u + 3 * 32u);
+  EXPECT_EQ(std::memcmp(b.data(), "GECOM\0\0\0", 8), 0);
+  EXPECT_EQ(get<uint32_t>(b, 8), 1u);            // format_version
+  EXPECT_EQ(get<uint32_t>(b, 12), 40u);          // header_size
+  EXPECT_EQ(get<uint64_t>(b, 16), b.size());     // file_size
+  EXPECT_EQ(get<uint32_t>(b, 24), 3u);           // partition_count
+  EXPECT_EQ(get<uint32_t>(b, 28), 0u);           // flags
+  EXPECT_EQ(get<uint64_t>(b, 32), XXH64(b.data() + 40, b.size() - 40, 0));
+  std::set<uint32_t> kinds;
+  for (const Entry& e : entries(b)) {
+    kinds.insert(e.kind);
+    ASSERT_LE(e.offset + e.size, b.size());
+    EXPECT_GE(e.offset, 40u + 3 * 32u);
+    EXPECT_EQ(e.hash, XXH64(b.data() + e.offset, e.size, 0));
+  }
+  EXPECT_EQ(kinds, (std::set<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(entry_of(b, 2).offset % 64, 0u);
+  const Entry meta = entry_of(b, 3);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data() + meta.offset), meta.size), kMeta);
+}
+
+TEST(ModelFormat, WriterAssignsAlignedWeightOffsets) {
+  auto g = make_graph();
+  const std::vector<uint8_t> b = write_gom(*g, 4096, 17, kMeta);
+  const uint64_t wsize = entry_of(b, 2).size;
+  int constants = 0;
+  for (const auto& v : g->values()) {
+    if (!v->is_constant()) continue;
+    ++constants;
+    EXPECT_EQ(v->storage, ir::Storage::kWeight) << v->name();
+    EXPECT_EQ(v->offset % 64, 0) << v->name();
+    EXPECT_LE(static_cast<uint64_t>(v->offset) + (v->constant->dtype() == DType::kString ? 0 : v->constant->bytes()),
+              wsize);
+  }
+  EXPECT_EQ(constants, 19);
+  // Ids are dense over all graphs: main's values first.
+  EXPECT_EQ(g->values().front()->id, 0);
+}
+
+TEST(ModelFormat, RoundTripsTheWholeIr) {
+  auto original = make_graph();
+  const std::vector<uint8_t> b = write_gom(*original, 4096, 17, kMeta);
+  const std::string path = temp_gom("roundtrip");
+  write_file(path, b);
+  for (int from_file = 0; from_file < 2; ++from_file) {
+    SCOPED_TRACE(from_file ? "read_gom_file" : "read_gom_bytes");
+    LoadedModel m = from_file ? read_gom_file(path)
+                              : read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
+    ASSERT_TRUE(m.graph);
+    EXPECT_EQ(m.arena_bytes, 4096);
+    EXPECT_EQ(m.opset, 17);
+    EXPECT_EQ(m.format_version, 1u);
+    EXPECT_EQ(m.metadata_json, kMeta);
+    EXPECT_EQ(static_cast<uint64_t>(m.weights_bytes), entry_of(b, 2).size);
+    EXPECT_TRUE(m.keepalive);
+    m.graph->verify();
+    expect_same_graph(*original, *m.graph);
+
+    // Outer-scope references resolve to the enclosing graphs' own values.
+    Graph* else_g = m.graph->node_list().back()->get_graph("else_branch");
+    ASSERT_NE(else_g, nullptr);
+    Graph* inner = else_g->node_list().front()->get_graph("body");
+    ASSERT_NE(inner, nullptr);
+    EXPECT_EQ(inner->parent, else_g);
+    EXPECT_EQ(inner->node_list().front()->input(0), m.graph->find_value("a"));
+    EXPECT_EQ(inner->outputs()[1], m.graph->find_value("x"));
+
+    // Numeric constants point into one contiguous, 64-byte aligned blob.
+    const Value* c0 = m.graph->find_value("c_f32");
+    for (const auto& v : m.graph->values()) {
+      if (!v->is_constant() || v->constant->dtype() == DType::kString) continue;
+      const auto addr = reinterpret_cast<uintptr_t>(v->constant->data());
+      EXPECT_EQ(addr % 64, 0u) << v->name();
+      EXPECT_EQ(addr - reinterpret_cast<uintptr_t>(c0->constant->data()), static_cast<uintptr_t>(v->offset - c0->offset))
+          << v->name();
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(ModelFormat, ConstantsOutliveTheCallersBuffer) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(write_test_model());
+  LoadedModel m = read_gom_bytes(bytes);
+  bytes.reset();
+  const Value* k = m.graph->find_value("k_int64");
+  ASSERT_NE(k, nullptr);
+  // patterned(kInt64, {2,3}, seed 9): byte i = i*13 + 9 (k_int64 is the 7th dtype, seed 3+6).
+  EXPECT_EQ(static_cast<const uint8_t*>(k->constant->data())[1], 13 + 9);
+}
+
+TEST(ModelFormat, SharedConstantDataIsStoredOnce) {
+  Graph g;
+  Tensor t = patterned(DType::kFloat32, {16}, 1);
+  Value* a = g.add_constant("a", t);
+  Value* b = g.add_constant("b", t);  // same storage
+  Node* n = g.add_node("Add", {a, b}, {"y"});
+  g.outputs().push_back(n->output(0));
+  const std::vector<uint8_t> bytes = write_gom(g, 0, 17, "{}");
+  EXPECT_EQ(a->offset, b->offset);
+  EXPECT_EQ(entry_of(bytes, 2).size, 64u);
+}
+
+TEST(ModelFormat, EmptyGraphRoundTrips) {
+  Graph g;
+  g.name = "empty";
+  const std::vector<uint8_t> b = write_gom(g, 0, 13, "");
+  LoadedModel m = read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
+  EXPECT_EQ(m.graph->name, "empty");
+  EXPECT_TRUE(m.graph->nodes().empty());
+  EXPECT_EQ(m.weights_bytes, 0);
+  EXPECT_EQ(m.opset, 13);
+}
+
+TEST(ModelFormat, RefusesEveryTruncation) {
+  const std::vector<uint8_t> b = write_test_model();
+  for (size_t n = 0; n < b.size(); ++n) {
+    const std::vector<uint8_t> cut(b.begin(), b.begin() + n);
+    const std::string msg = load_error(cut);
+    EXPECT_NE(msg.find("truncated"), std::string::npos) << n << ": " << msg;
+  }
+  const std::string msg = load_error(std::vector<uint8_t>(b.begin(), b.begin() + 100));
+  EXPECT_NE(msg.find("expected " + std::to_string(b.size()) + " bytes, found 100"), std::string::npos) << msg;
+}
+
+TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
+  const std::vector<uint8_t> b = write_test_model();
+  for (const char* kind : {"MODEL_DEF", "WEIGHTS", "METADATA"}) {
+    const uint32_t code = std::string(kind) == "MODEL_DEF" ? 1 : std::string(kind) == "WEIGHTS" ? 2 : 3;
+    const Entry e = entry_of(b, code);
+    ASSERT_GT(e.size, 2u);
+    for (uint64_t at : {e.offset, e.offset + e.size / 2, e.offset + e.size - 1}) {
+      std::vector<uint8_t> bad = b;
+      bad[at] ^= 0x40;
+      const std::string msg = load_error(bad);
+      EXPECT_NE(msg.find(std::string("corrupted: checksum mismatch in ") + kind), std::string::npos) << msg;
+    }
+  }
+  std::vector<uint8_t> bad = b;
+  bad[40 + 4] ^= 1;  // partition table, reserved field
+  EXPECT_NE(load_error(bad).find("checksum mismatch in partition table"), std::string::npos);
+  bad = b;
+  bad[33] ^= 1;  // the stored whole-file hash itself
+  EXPECT_NE(load_error(bad).find("checksum mismatch"), std::string::npos);
+}
+
+TEST(ModelFormat, RefusesNewerVersionsAndForeignFiles) {
+  std::vector<uint8_t> b = write_test_model();
+  set<uint32_t>(b, 8, 2);
+  EXPECT_NE(load_error(b).find("written by a newer GraphEngine (format version 2; this build reads 1)"),
+            std::string::npos);
+
+  std::mt19937 rng(1234);
+  std::vector<uint8_t> garbage(5000);
+  for (auto& x : garbage) x = static_cast<uint8_t>(rng());
+  garbage[0] = 'X';
+  EXPECT_NE(load_error(garbage).find("not a GraphEngine offline model"), std::string::npos);
+  std::memcpy(garbage.data(), "GECOM\0\0\0", 8);
+  load_error(garbage);  // valid magic, garbage after it: some kCorruptFile error
+  EXPECT_NE(load_error({'{', '}'}).find("not a GraphEngine offline model"), std::string::npos);
+
+  b = write_test_model();
+  b.push_back(0);
+  EXPECT_NE(load_error(b).find("file size mismatch"), std::string::npos);
+}
+
+TEST(ModelFormat, RefusesStructurallyBadContainers) {
+  const std::vector<uint8_t> good = write_test_model();
+  std::vector<uint8_t> b = good;
+  set<uint64_t>(b, 40 + 8, uint64_t{1} << 62);  // MODEL_DEF offset far past the end
+  reseal(b);
+  EXPECT_NE(load_error(b).find("outside the file"), std::string::npos);
+
+  b = good;
+  set<uint32_t>(b, 24, 1u << 30);  // more entries than the file can hold
+  reseal(b);
+  EXPECT_NE(load_error(b).find("partition table"), std::string::npos);
+
+  b = good;
+  for (int i = 0; i < 3; ++i)
+    if (get<uint32_t>(b, 40 + 32 * i) == 1) set<uint32_t>(b, 40 + 32 * i, 3);  // MODEL_DEF -> METADATA
+  reseal(b);
+  EXPECT_NE(load_error(b).find("corrupted"), std::string::npos);
+
+  b = good;
+  const Entry def = entry_of(b, 1);
+  for (uint64_t i = 0; i < def.size; ++i) b[def.offset + i] = 0xff;  // not protobuf
+  reseal(b);
+  EXPECT_NE(load_error(b).find("MODEL_DEF does not parse"), std::string::npos);
+}
+
+TEST(ModelFormat, RefusesInconsistentModelDefs) {
+  const std::vector<uint8_t> good = write_test_model();
+  const gom::Model base = model_def_of(good);
+  // Sanity: re-assembling the unchanged MODEL_DEF loads fine.
+  EXPECT_NO_THROW(read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(with_model_def(good, base))));
+
+  auto value_index = [&](const std::string& name) {
+    for (int i = 0; i < base.values_size(); ++i)
+      if (base.values(i).name() == name) return i;
+    ADD_FAILURE() << name;
+    return 0;
+  };
+  struct Case { const char* what; std::function<void(gom::Model&)> edit; const char* expect; };
+  const std::vector<Case> cases = {
+      {"node input id past the end", [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(0)->set_inputs(0, 99999); },
+       "out of range"},
+      {"negative id", [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(0)->set_inputs(0, -5); }, "out of range"},
+      {"graph output id", [](gom::Model& m) { m.mutable_graphs(0)->set_outputs(0, 1 << 30); }, "out of range"},
+      {"weight past WEIGHTS", [&](gom::Model& m) { m.mutable_values(value_index("k_float64"))->set_offset(1 << 20); },
+       "outside WEIGHTS"},
+      {"weight size lies", [&](gom::Model& m) { m.mutable_values(value_index("k_float64"))->set_bytes(8); },
+       "byte size"},
+      {"bad const dtype", [&](gom::Model& m) { m.mutable_values(value_index("k_int8"))->set_const_dtype(99); },
+       "invalid dtype code 99"},
+      {"bad type dtype", [&](gom::Model& m) { m.mutable_values(value_index("x"))->mutable_type()->set_dtype(-3); },
+       "invalid dtype code -3"},
+      {"bad storage", [&](gom::Model& m) { m.mutable_values(value_index("x"))->set_storage(17); }, "storage code"},
+      {"string count", [&](gom::Model& m) { m.mutable_values(value_index("k_str"))->add_strings("extra"); },
+       "string count"},
+      {"arena slot past arena", [&](gom::Model& m) { m.mutable_values(value_index("packed"))->set_offset(4090); },
+       "arena"},
+      {"bad attribute kind", [](gom::Model& m) {
+         for (auto& n : *m.mutable_graphs(0)->mutable_nodes())
+           if (n.attrs_size()) { n.mutable_attrs(0)->set_kind(42); return; }
+       }, "invalid kind"},
+      {"bad subgraph index", [](gom::Model& m) {
+         for (auto& n : *m.mutable_graphs(0)->mutable_nodes())
+           if (n.op_type() == "If") n.mutable_attrs(0)->set_g(77);
+       }, "invalid subgraph"},
+      {"subgraph used twice", [](gom::Model& m) {
+         for (auto& n : *m.mutable_graphs(0)->mutable_nodes())
+           if (n.op_type() == "If") n.mutable_attrs(1)->set_g(n.attrs(0).g());
+       }, "invalid subgraph"},
+      {"parent cycle", [](gom::Model& m) { m.mutable_graphs(1)->set_parent(2); }, "invalid parent"},
+      {"no graphs", [](gom::Model& m) { m.clear_graphs(); }, "no graph"},
+      {"value read from an unrelated graph", [&](gom::Model& m) {
+         // main's Add reads the then-branch constant `k`.
+         m.mutable_graphs(0)->mutable_nodes(0)->set_inputs(1, value_index("k"));
+       }, "unrelated graph"},
+      {"output defined twice", [](gom::Model& m) {
+         auto* g = m.mutable_graphs(0);
+         g->mutable_nodes(1)->set_outputs(0, g->nodes(0).outputs(0));
+       }, "cannot own"},
+      {"use before definition", [](gom::Model& m) {
+         auto* nodes = m.mutable_graphs(0)->mutable_nodes();
+         nodes->SwapElements(0, nodes->size() - 1);  // If (reads `a`) before Add
+       }, "before it is defined"},
+      {"inline tensor size", [](gom::Model& m) {
+         for (auto& n : *m.mutable_graphs(0)->mutable_nodes())
+           for (auto& a : *n.mutable_attrs())
+             if (a.name() == "t") a.mutable_t()->add_shape(1000);
+       }, "data size"},
+      {"weights_bytes disagrees", [](gom::Model& m) { m.set_weights_bytes(m.weights_bytes() + 64); }, "weight bytes"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    gom::Model m = base;
+    c.edit(m);
+    const std::string msg = load_error(with_model_def(good, m));
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.what << ": " << msg;
+    EXPECT_NE(msg.find("corrupted"), std::string::npos) << c.what << ": " << msg;
+  }
+}
+
+TEST(ModelFormat, SurvivesRandomDamageToModelDef) {
+  // Flip bytes inside MODEL_DEF and re-seal the checksums, so that the
+  // protobuf and IR checks (not the hash) must stop every bad file.
+  const std::vector<uint8_t> good = write_test_model();
+  const Entry def = entry_of(good, 1);
+  std::mt19937 rng(42);
+  int accepted = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::vector<uint8_t> b = good;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) b[def.offset + rng() % def.size] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    reseal(b);
+    try {
+      LoadedModel m = read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
+      m.graph->verify();
+      ++accepted;  // e.g. a changed name or float: still a consistent model
+    } catch (const Error& e) {
+      ASSERT_EQ(e.code(), ErrorCode::kCorruptFile) << e.what();
+    }
+  }
+  EXPECT_LT(accepted, 3000);
+}
+
+TEST(ModelFormat, InspectSummarizesAndReportsDamage) {
+  std::vector<uint8_t> b = write_test_model();
+  const std::string path = temp_gom("inspect");
+  write_file(path, b);
+  GomSummary s = inspect_gom_file(path);
+  EXPECT_EQ(s.format_version, 1u);
+  EXPECT_EQ(s.header_size, 40u);
+  EXPECT_EQ(s.file_size, b.size());
+  EXPECT_TRUE(s.checksum_ok);
+  ASSERT_EQ(s.partitions.size(), 3u);
+  std::set<std::string> names;
+  for (const auto& p : s.partitions) {
+    names.insert(p.kind);
+    EXPECT_TRUE(p.checksum_ok) << p.kind;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"MODEL_DEF", "WEIGHTS", "METADATA"}));
+  EXPECT_EQ(s.opset, 17);
+  EXPECT_EQ(s.arena_bytes, 4096);
+  EXPECT_EQ(s.graph_count, 4);
+  EXPECT_EQ(s.node_count, 6);  // Add, PackAll, If, Mul, Scope, Neg
+  EXPECT_EQ(s.constant_count, 20);  // 19 in main, `k` in then_branch
+  EXPECT_EQ(s.metadata_json, kMeta);
+
+  b[entry_of(b, 2).offset + 3] ^= 1;
+  write_file(path, b);
+  s = inspect_gom_file(path);
+  EXPECT_FALSE(s.checksum_ok);
+  for (const auto& p : s.partitions) EXPECT_EQ(p.checksum_ok, p.kind != "WEIGHTS") << p.kind;
+  std::remove(path.c_str());
+
+  try {
+    read_gom_file(temp_gom("missing"));
+    FAIL() << "missing file accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+  }
+}
+
+}  // namespace
+}  // namespace gec::model
