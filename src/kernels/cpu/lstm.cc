@@ -1,0 +1,213 @@
+// LSTM (ONNX LSTM-14) on CPU: forward, reverse and bidirectional, optional
+// B, sequence_lens, initial_h, initial_c and peepholes P, layout 0 and 1,
+// input_forget, clip, and the activation functions of the operator text.
+//
+// Per direction, the input projection of all steps is one dnnl_sgemm
+// (X [T*B, I] x W^T [I, 4H]) plus both biases; each step then adds
+// H_{t-1} x R^T (a second sgemm) and applies the gate equations
+//   i = f(xi + hi + Pi*C),  f = f(xf + hf + Pf*C),  c = g(xc + hc),
+//   C' = f*C + i*c,  o = f(xo + ho + Po*C'),  H' = o*h(C')
+// with gate order i, o, f, c in W, R and B, as ONNX defines it. Batch
+// entries whose sequence_lens is shorter keep their state and write zeros to
+// Y after their last step (for reverse, they start at step len-1).
+#include <dnnl.h>
+
+#include <cmath>
+
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+/// One activation function with its alpha/beta (ONNX RNN activation list).
+struct Activation {
+  enum Kind { kSigmoid, kTanh, kRelu, kHardSigmoid, kLeakyRelu, kThresholdedRelu, kScaledTanh, kAffine, kElu,
+              kSoftsign, kSoftplus } kind = kSigmoid;
+  float alpha = 0, beta = 0;
+
+  float operator()(float x) const {
+    switch (kind) {
+      case kSigmoid: return 1.f / (1.f + std::exp(-x));
+      case kTanh: return std::tanh(x);
+      case kRelu: return x > 0 ? x : 0.f;
+      case kHardSigmoid: return std::min(1.f, std::max(0.f, alpha * x + beta));
+      case kLeakyRelu: return x >= 0 ? x : alpha * x;
+      case kThresholdedRelu: return x > alpha ? x : 0.f;
+      case kScaledTanh: return alpha * std::tanh(beta * x);
+      case kAffine: return alpha * x + beta;
+      case kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1.f);
+      case kSoftsign: return x / (1.f + std::fabs(x));
+      case kSoftplus: return std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+/// Parses activations/activation_alpha/activation_beta; alphas and betas are
+/// consumed in order by the activations that take them.
+std::vector<Activation> parse_activations(const ir::Node& n, int num_dirs) {
+  std::vector<std::string> names = n.has_attr("activations") ? n.find_attr("activations")->strings
+                                                             : std::vector<std::string>{};
+  if (names.empty())
+    for (int d = 0; d < num_dirs; ++d) names.insert(names.end(), {"Sigmoid", "Tanh", "Tanh"});
+  if (static_cast<int>(names.size()) != 3 * num_dirs)
+    fail(ErrorCode::kInvalidModel, n.describe() + ": expected " + std::to_string(3 * num_dirs) + " activations");
+  const std::vector<float> alphas = n.get_floats("activation_alpha"), betas = n.get_floats("activation_beta");
+  size_t ai = 0, bi = 0;
+  auto next = [](const std::vector<float>& v, size_t& i, float def) { return i < v.size() ? v[i++] : def; };
+  std::vector<Activation> r;
+  for (const std::string& s : names) {
+    Activation a;
+    if (s == "Sigmoid") a.kind = Activation::kSigmoid;
+    else if (s == "Tanh") a.kind = Activation::kTanh;
+    else if (s == "Relu") a.kind = Activation::kRelu;
+    else if (s == "HardSigmoid") a = {Activation::kHardSigmoid, next(alphas, ai, 0.2f), next(betas, bi, 0.5f)};
+    else if (s == "LeakyRelu") a = {Activation::kLeakyRelu, next(alphas, ai, 0.01f), 0};
+    else if (s == "ThresholdedRelu") a = {Activation::kThresholdedRelu, next(alphas, ai, 1.f), 0};
+    else if (s == "ScaledTanh") a = {Activation::kScaledTanh, next(alphas, ai, 1.f), next(betas, bi, 1.f)};
+    else if (s == "Affine") a = {Activation::kAffine, next(alphas, ai, 1.f), next(betas, bi, 0.f)};
+    else if (s == "Elu") a = {Activation::kElu, next(alphas, ai, 1.f), 0};
+    else if (s == "Softsign") a.kind = Activation::kSoftsign;
+    else if (s == "Softplus") a.kind = Activation::kSoftplus;
+    else fail(ErrorCode::kUnsupported, n.describe() + ": LSTM activation '" + s + "' is not supported");
+    r.push_back(a);
+  }
+  return r;
+}
+
+class LstmKernel final : public Kernel {
+ public:
+  explicit LstmKernel(const ir::Node& n)
+      : desc_(n.describe()),
+        layout_(n.get_int("layout", 0)),
+        input_forget_(n.get_int("input_forget", 0) != 0),
+        clip_(n.get_float("clip", 0.f)) {
+    const std::string dir = n.get_string("direction", "forward");
+    num_dirs_ = dir == "bidirectional" ? 2 : 1;
+    reverse_only_ = dir == "reverse";
+    acts_ = parse_activations(n, num_dirs_);
+  }
+
+  void run(KernelContext& ctx) override {
+    for (size_t i : {0, 1, 2}) require_f32(desc_, ctx.in(i).dtype);
+    const Shape& xs = ctx.in(0).shape;
+    seq_ = layout_ == 0 ? xs[0] : xs[1];
+    batch_ = layout_ == 0 ? xs[1] : xs[0];
+    input_ = xs[2];
+    hidden_ = ctx.in(2).shape[2];
+    read_lengths(ctx);
+    if (!ctx.outputs.empty() && ctx.outputs[0] && ctx.outputs[0]->data)  // steps past sequence_lens stay 0
+      std::fill(ctx.out(0).as<float>(), ctx.out(0).as<float>() + ctx.out(0).numel(), 0.f);
+    for (int d = 0; d < num_dirs_; ++d) run_direction(ctx, d, reverse_only_ || d == 1);
+  }
+
+  std::string impl_name() const override { return "native.lstm+dnnl_sgemm"; }
+
+ private:
+  void read_lengths(const KernelContext& ctx) {
+    lens_.assign(batch_, seq_);
+    if (!ctx.has_input(4)) return;
+    const TensorView& sl = ctx.in(4);
+    for (int64_t b = 0; b < batch_; ++b) {
+      const int64_t v = sl.dtype == DType::kInt64 ? sl.as<int64_t>()[b] : sl.as<int32_t>()[b];
+      if (v < 0 || v > seq_) fail(ErrorCode::kInvalidArgument, desc_ + ": sequence_lens entry out of range");
+      lens_[b] = v;
+    }
+  }
+
+  /// Offset of state [dir, b, :] in initial_h/c, Y_h, Y_c for the layout.
+  int64_t state_off(int d, int64_t b) const {
+    return (layout_ == 0 ? d * batch_ + b : b * num_dirs_ + d) * hidden_;
+  }
+
+  void run_direction(KernelContext& ctx, int d, bool reverse) {
+    const int64_t H = hidden_, G = 4 * H, T = seq_, B = batch_, I = input_;
+    const float* x = ctx.in(0).as<float>();
+    const float* w = ctx.in(1).as<float>() + d * G * I;
+    const float* r = ctx.in(2).as<float>() + d * G * H;
+    // Input projection for all (t, b): rows in X's own order.
+    xw_.resize(static_cast<size_t>(T * B * G));
+    if (T * B > 0 && I > 0)
+      dnnl_sgemm('N', 'T', T * B, G, I, 1.f, x, I, w, I, 0.f, xw_.data(), G);
+    else
+      std::fill(xw_.begin(), xw_.end(), 0.f);
+    if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G);
+    const float* p = ctx.has_input(7) ? ctx.in(7).as<float>() + d * 3 * H : nullptr;
+    // State, batch-major [B, H].
+    h_.assign(static_cast<size_t>(B * H), 0.f);
+    c_.assign(static_cast<size_t>(B * H), 0.f);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < H; ++j) {
+        if (ctx.has_input(5)) h_[b * H + j] = ctx.in(5).as<float>()[state_off(d, b) + j];
+        if (ctx.has_input(6)) c_[b * H + j] = ctx.in(6).as<float>()[state_off(d, b) + j];
+      }
+    gates_.resize(static_cast<size_t>(B * G));
+    const Activation* act = &acts_[3 * d];
+    float* y = !ctx.outputs.empty() && ctx.outputs[0] ? ctx.out(0).as<float>() : nullptr;
+    for (int64_t s = 0; s < T; ++s) {
+      const int64_t t = reverse ? T - 1 - s : s;
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
+        std::copy(&xw_[row * G], &xw_[row * G] + G, &gates_[b * G]);
+      }
+      if (H > 0) dnnl_sgemm('N', 'T', B, G, H, 1.f, h_.data(), H, r, H, 1.f, gates_.data(), G);
+      for (int64_t b = 0; b < B; ++b) {
+        if (t >= lens_[b]) continue;  // past this sequence's end: keep state, Y stays 0
+        step(&gates_[b * G], p, act, &h_[b * H], &c_[b * H]);
+        if (y) {
+          const int64_t yoff = layout_ == 0 ? ((t * num_dirs_ + d) * B + b) * H : ((b * T + t) * num_dirs_ + d) * H;
+          std::copy(&h_[b * H], &h_[b * H] + H, y + yoff);
+        }
+      }
+    }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < H; ++j) {
+        if (ctx.outputs.size() > 1 && ctx.outputs[1] && ctx.outputs[1]->data) ctx.out(1).as<float>()[state_off(d, b) + j] = h_[b * H + j];
+        if (ctx.outputs.size() > 2 && ctx.outputs[2] && ctx.outputs[2]->data) ctx.out(2).as<float>()[state_off(d, b) + j] = c_[b * H + j];
+      }
+  }
+
+  void add_bias(const float* bias) {
+    const int64_t G = 4 * hidden_;
+    for (int64_t row = 0; row < seq_ * batch_; ++row)
+      for (int64_t k = 0; k < G; ++k) xw_[row * G + k] += bias[k] + bias[G + k];
+  }
+
+  float clip(float v) const { return clip_ > 0 ? std::min(clip_, std::max(-clip_, v)) : v; }
+
+  /// One cell update for one batch entry; g = pre-activations [i, o, f, c].
+  void step(const float* g, const float* p, const Activation* act, float* h, float* c) const {
+    const int64_t H = hidden_;
+    for (int64_t j = 0; j < H; ++j) {
+      const float cprev = c[j];
+      const float it = act[0](clip(g[j] + (p ? p[j] * cprev : 0.f)));
+      const float ft = input_forget_ ? 1.f - it : act[0](clip(g[2 * H + j] + (p ? p[2 * H + j] * cprev : 0.f)));
+      const float ct = act[1](clip(g[3 * H + j]));
+      const float cnew = ft * cprev + it * ct;
+      const float ot = act[0](clip(g[H + j] + (p ? p[H + j] * cnew : 0.f)));
+      c[j] = cnew;
+      h[j] = ot * act[2](cnew);
+    }
+  }
+
+  std::string desc_;
+  int64_t layout_;
+  bool input_forget_;
+  float clip_;
+  int num_dirs_ = 1;
+  bool reverse_only_ = false;
+  std::vector<Activation> acts_;
+  int64_t seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0;
+  std::vector<int64_t> lens_;
+  std::vector<float> xw_, gates_, h_, c_;  // reused across runs
+};
+
+GEC_REGISTER_KERNEL("", "LSTM", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+  for (size_t i = 0; i < dts.size(); ++i)
+    if (i != 4) require_f32(n, dts[i]);
+  return std::make_unique<LstmKernel>(n);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu

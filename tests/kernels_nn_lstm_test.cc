@@ -1,0 +1,108 @@
+// LSTM kernel (ONNX LSTM-14), hidden size 2, input size 1. The weights make
+// the equations easy to follow by hand: W and R are zero except the cell
+// gate (Wc = [1,-1], Rc = identity), so i = f = o = sigmoid(0) = 0.5 unless a
+// peephole is set, and with initial_c = [2,4]:
+//   step x=1: c~ = tanh([1,-1]) = [.7615942,-.7615942],
+//             C1 = .5*[2,4] + .5*c~ = [1.3807971, 1.6192029],
+//             H1 = .5*tanh(C1) = [.4405648, .4622543]
+//   step x=2: c~ = tanh([2,-2] + H1), C2 = .5*C1 + .5*c~ = [1.1828673, .3537311],
+//             H2 = .5*tanh(C2) = [.4141768, .1698401]
+// (values evaluated with a calculator from these formulas).
+#include "kernels_nn_util.h"
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+std::vector<float> weights_w(int dirs) {
+  std::vector<float> w;
+  for (int d = 0; d < dirs; ++d) w.insert(w.end(), {0, 0, 0, 0, 0, 0, 1, -1});
+  return w;
+}
+std::vector<float> weights_r(int dirs) {
+  std::vector<float> r;
+  for (int d = 0; d < dirs; ++d) {
+    r.insert(r.end(), 12, 0.f);
+    r.insert(r.end(), {1, 0, 0, 1});
+  }
+  return r;
+}
+
+TEST(NnLstm, ForwardTwoSteps) {
+  auto out = run_op("LSTM",
+                    {make<float>({2, 1, 1}, {1, 2}), make<float>({1, 8, 1}, weights_w(1)), make<float>({1, 8, 2}, weights_r(1)),
+                     Tensor(), Tensor(), Tensor(), make<float>({1, 1, 2}, {2, 4})},
+                    {ai("hidden_size", 2)}, 3);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 1, 1, 2}));
+  expect_close(values<float>(out[0]), {0.4405648f, 0.4622543f, 0.4141768f, 0.1698401f});
+  expect_close(values<float>(out[1]), {0.4141768f, 0.1698401f});
+  expect_close(values<float>(out[2]), {1.1828673f, 0.3537311f});
+}
+
+TEST(NnLstm, BiasShiftsGates) {
+  // Wb_f = Rb_f = -100 shuts the forget gate: C1 = 0.5 * c~ (x=1), so
+  // H1 = .5*tanh(.5*tanh(1)) = .5*tanh(.3807971) = .1816997 (and negated).
+  std::vector<float> b(16, 0.f);
+  b[4] = b[5] = b[12] = b[13] = -100.f;
+  auto out = run_op("LSTM",
+                    {make<float>({1, 1, 1}, {1}), make<float>({1, 8, 1}, weights_w(1)), make<float>({1, 8, 2}, weights_r(1)),
+                     make<float>({1, 16}, b), Tensor(), Tensor(), make<float>({1, 1, 2}, {2, 4})},
+                    {ai("hidden_size", 2)}, 2);
+  expect_close(values<float>(out[1]), {0.1816997f, -0.1816997f});
+}
+
+TEST(NnLstm, InputPeephole) {
+  // P = [pi, po, pf] = [[1,1],[0,0],[0,0]]: i = sigmoid(C_{t-1}).
+  auto out = run_op("LSTM",
+                    {make<float>({2, 1, 1}, {1, 2}), make<float>({1, 8, 1}, weights_w(1)), make<float>({1, 8, 2}, weights_r(1)),
+                     Tensor(), Tensor(), Tensor(), make<float>({1, 1, 2}, {2, 4}), make<float>({1, 6}, {1, 1, 0, 0, 0, 0})},
+                    {}, 3);
+  expect_close(values<float>(out[0]), {0.4658293f, 0.4244363f, 0.4654458f, -0.0437729f});
+  expect_close(values<float>(out[2]), {1.6650310f, -0.0877705f});
+}
+
+TEST(NnLstm, InitialHFeedsTheRecurrence) {
+  // initial_h = [1,-1] and x = 0: c~ = tanh(Rc h0) = tanh([1,-1]), the same
+  // as the x=1 step above, so H1 = [.4405648, .4622543].
+  auto out = run_op("LSTM",
+                    {make<float>({1, 1, 1}, {0}), make<float>({1, 8, 1}, weights_w(1)), make<float>({1, 8, 2}, weights_r(1)),
+                     Tensor(), Tensor(), make<float>({1, 1, 2}, {1, -1}), make<float>({1, 1, 2}, {2, 4})},
+                    {}, 2);
+  expect_close(values<float>(out[1]), {0.4405648f, 0.4622543f});
+}
+
+// Bidirectional, batch 2: batch 0 runs x = [1,2], batch 1 has length 1 (x =
+// [1, ignored]). Reverse over [1,2] processes x=2 first: H = [.4509223,
+// .4541730] at t=1, then [.4151256, .2350895] at t=0.
+TEST(NnLstm, BidirectionalWithSequenceLens) {
+  auto out = run_op("LSTM",
+                    {make<float>({2, 2, 1}, {1, 1, 2, 99}), make<float>({2, 8, 1}, weights_w(2)),
+                     make<float>({2, 8, 2}, weights_r(2)), Tensor(), make<int32_t>({2}, {2, 1}), Tensor(),
+                     make<float>({2, 2, 2}, {2, 4, 2, 4, 2, 4, 2, 4})},
+                    {as("direction", "bidirectional"), ai("hidden_size", 2)}, 3);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 2, 2, 2}));
+  const float a0 = 0.4405648f, a1 = 0.4622543f;
+  expect_close(values<float>(out[0]), {a0, a1, a0, a1, 0.4151256f, 0.2350895f, a0, a1,  // t=0: fwd b0,b1; rev b0,b1
+                                       0.4141768f, 0.1698401f, 0, 0, 0.4509223f, 0.4541730f, 0, 0});
+  expect_close(values<float>(out[1]), {0.4141768f, 0.1698401f, a0, a1, 0.4151256f, 0.2350895f, a0, a1});
+  expect_close(values<float>(out[2]), {1.1828673f, 0.3537311f, 1.3807971f, 1.6192029f, 1.1889444f, 0.5103001f,
+                                       1.3807971f, 1.6192029f});
+}
+
+TEST(NnLstm, Layout1BatchMajor) {
+  // Same case as above with X [B, T, I], Y [B, T, dirs, H], Y_h [B, dirs, H].
+  auto out = run_op("LSTM",
+                    {make<float>({2, 2, 1}, {1, 2, 1, 99}), make<float>({2, 8, 1}, weights_w(2)),
+                     make<float>({2, 8, 2}, weights_r(2)), Tensor(), make<int64_t>({2}, {2, 1}), Tensor(),
+                     make<float>({2, 2, 2}, {2, 4, 2, 4, 2, 4, 2, 4})},
+                    {as("direction", "bidirectional"), ai("layout", 1)}, 2);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 2, 2, 2}));
+  const float a0 = 0.4405648f, a1 = 0.4622543f;
+  expect_close(values<float>(out[0]), {a0, a1, 0.4151256f, 0.2350895f, 0.4141768f, 0.1698401f, 0.4509223f, 0.4541730f,
+                                       a0, a1, a0, a1, 0, 0, 0, 0});
+  EXPECT_EQ(out[1].shape(), (Shape{2, 2, 2}));
+  expect_close(values<float>(out[1]), {0.4141768f, 0.1698401f, 0.4151256f, 0.2350895f, a0, a1, a0, a1});
+}
+
+}  // namespace
+}  // namespace gec
