@@ -189,6 +189,7 @@ inline void for_each_offset(const std::vector<int64_t>& dims, const std::vector<
 /// is LogSumExp's max.
 template <R op, typename T>
 void reduce(const Geometry& geo, const T* x, T* out, const T* shift, int nt) {
+  if (geo.out_numel == 0) return;
   const int64_t work = geo.out_numel * geo.count;
   if (geo.inner_reduced) {  // shape A
     parallel_ranges(geo.out_numel, nt, [&](int64_t b, int64_t e) {
