@@ -1,0 +1,231 @@
+// Resize (ONNX Resize-13) on CPU, native: modes nearest (all nearest_mode
+// values), linear (multi-linear over every resized dim) and cubic
+// (cubic_coeff_a, exclude_outside); every coordinate_transformation_mode of
+// the operator text incl. tf_crop_and_resize with roi and
+// extrapolation_value. Scales come from `scales`, or out/in when `sizes` is
+// given.
+//
+// The op is separable: for each dim and output index we precompute the input
+// taps (index, weight), then each output element sums over the product of
+// its per-dim taps (1 for nearest, <= 2 for linear, <= 4 for cubic per
+// resized dim; untouched dims contribute a single tap).
+#include <cmath>
+
+#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+struct Tap {
+  int64_t index;
+  float weight;
+};
+
+/// Taps of every output index along one dim; `outside` marks outputs that
+/// tf_crop_and_resize maps outside the input (they get extrapolation_value).
+struct DimTaps {
+  std::vector<int64_t> begin;  // taps of output o are taps[begin[o] .. begin[o+1])
+  std::vector<Tap> taps;
+  std::vector<uint8_t> outside;
+};
+
+class ResizeKernel final : public Kernel {
+ public:
+  explicit ResizeKernel(const ir::Node& n)
+      : desc_(n.describe()),
+        cubic_a_(n.get_float("cubic_coeff_a", -0.75f)),
+        exclude_outside_(n.get_int("exclude_outside", 0) != 0),
+        extrapolation_(n.get_float("extrapolation_value", 0.f)) {
+    const std::string m = n.get_string("mode", "nearest");
+    if (m == "nearest") mode_ = Mode::kNearest;
+    else if (m == "linear") mode_ = Mode::kLinear;
+    else if (m == "cubic") mode_ = Mode::kCubic;
+    else fail(ErrorCode::kUnsupported, desc_ + ": Resize mode '" + m + "' is not supported");
+    const std::string c = n.get_string("coordinate_transformation_mode", "half_pixel");
+    if (c == "half_pixel") coord_ = Coord::kHalfPixel;
+    else if (c == "pytorch_half_pixel") coord_ = Coord::kPytorchHalfPixel;
+    else if (c == "align_corners") coord_ = Coord::kAlignCorners;
+    else if (c == "asymmetric") coord_ = Coord::kAsymmetric;
+    else if (c == "tf_half_pixel_for_nn") coord_ = Coord::kTfHalfPixelForNn;
+    else if (c == "tf_crop_and_resize") coord_ = Coord::kTfCropAndResize;
+    else fail(ErrorCode::kUnsupported, desc_ + ": coordinate_transformation_mode '" + c + "' is not supported");
+    const std::string nm = n.get_string("nearest_mode", "round_prefer_floor");
+    if (nm == "round_prefer_floor") nearest_ = Nearest::kRoundPreferFloor;
+    else if (nm == "round_prefer_ceil") nearest_ = Nearest::kRoundPreferCeil;
+    else if (nm == "floor") nearest_ = Nearest::kFloor;
+    else if (nm == "ceil") nearest_ = Nearest::kCeil;
+    else fail(ErrorCode::kUnsupported, desc_ + ": nearest_mode '" + nm + "' is not supported");
+  }
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    if (y.numel() == 0) return;
+    if (x.numel() == 0) fail(ErrorCode::kInvalidArgument, desc_ + ": cannot resize an empty input to a non-empty output");
+    if (mode_ != Mode::kNearest && x.dtype != DType::kFloat32)
+      fail(ErrorCode::kUnsupported, desc_ + ": dtype " + dtype_name(x.dtype) + " is not supported for linear/cubic");
+    build_taps(ctx, x.shape, y.shape);
+    dispatch_arith(x.dtype, desc_, [&](auto t) {
+      using T = decltype(t);
+      resample<T>(x.as<T>(), x.shape, y.as<T>(), y.shape, ctx.num_threads);
+    });
+  }
+
+  std::string impl_name() const override { return "native.resize"; }
+
+ private:
+  void build_taps(const KernelContext& ctx, const Shape& in, const Shape& out) {
+    const size_t r = in.size();
+    const bool has_scales = ctx.has_input(2) && ctx.in(2).numel() > 0;
+    std::vector<float> roi(2 * r, 0.f);
+    for (size_t i = 0; i < r; ++i) roi[r + i] = 1.f;
+    if (coord_ == Coord::kTfCropAndResize && ctx.has_input(1) && ctx.in(1).numel() == static_cast<int64_t>(2 * r)) {
+      const TensorView& rv = ctx.in(1);
+      for (size_t i = 0; i < 2 * r; ++i)
+        roi[i] = rv.dtype == DType::kFloat64 ? static_cast<float>(rv.as<double>()[i]) : rv.as<float>()[i];
+    }
+    dims_.resize(r);
+    for (size_t d = 0; d < r; ++d) {
+      const float scale = has_scales ? ctx.in(2).as<float>()[d] : static_cast<float>(out[d]) / static_cast<float>(in[d]);
+      dim_taps(dims_[d], in[d], out[d], scale, roi[d], roi[r + d]);
+    }
+  }
+
+  /// ONNX Resize-13 coordinate_transformation_mode: output index -> input coordinate.
+  float source_coord(int64_t o, int64_t in, int64_t out, float scale, float start, float end) const {
+    const float x = static_cast<float>(o);
+    switch (coord_) {
+      case Coord::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
+      case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
+      case Coord::kAlignCorners: return out == 1 ? 0.f : x * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+      case Coord::kAsymmetric: return x / scale;
+      case Coord::kTfHalfPixelForNn: return (x + 0.5f) / scale;
+      case Coord::kTfCropAndResize:
+        return out > 1 ? start * (in - 1) + x * (end - start) * (in - 1) / static_cast<float>(out - 1)
+                       : 0.5f * (start + end) * (in - 1);
+    }
+    return x;
+  }
+
+  int64_t nearest_index(float c) const {
+    switch (nearest_) {
+      case Nearest::kRoundPreferFloor: return c == std::floor(c) + 0.5f ? static_cast<int64_t>(std::floor(c)) : std::llround(c);
+      case Nearest::kRoundPreferCeil: return c == std::floor(c) + 0.5f ? static_cast<int64_t>(std::ceil(c)) : std::llround(c);
+      case Nearest::kFloor: return static_cast<int64_t>(std::floor(c));
+      case Nearest::kCeil: return static_cast<int64_t>(std::ceil(c));
+    }
+    return 0;
+  }
+
+  void dim_taps(DimTaps& dt, int64_t in, int64_t out, float scale, float start, float end) const {
+    dt.begin.assign(1, 0);
+    dt.taps.clear();
+    dt.outside.assign(out, 0);
+    auto clampi = [in](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
+    for (int64_t o = 0; o < out; ++o) {
+      float c = source_coord(o, in, out, scale, start, end);
+      if (coord_ == Coord::kTfCropAndResize && (c < 0 || c > static_cast<float>(in - 1))) dt.outside[o] = 1;
+      if (mode_ == Mode::kNearest) {
+        dt.taps.push_back({clampi(nearest_index(c)), 1.f});
+      } else if (mode_ == Mode::kLinear) {
+        c = std::min(std::max(c, 0.f), static_cast<float>(in - 1));
+        const int64_t i0 = static_cast<int64_t>(std::floor(c)), i1 = std::min(i0 + 1, in - 1);
+        const float t = c - static_cast<float>(i0);
+        push_nonzero(dt, i0, 1.f - t);
+        if (i1 != i0) push_nonzero(dt, i1, t);
+      } else {
+        cubic_taps(dt, c, in);
+      }
+      dt.begin.push_back(static_cast<int64_t>(dt.taps.size()));
+    }
+  }
+
+  static void push_nonzero(DimTaps& dt, int64_t i, float w) {
+    if (w != 0.f) dt.taps.push_back({i, w});
+  }
+
+  /// Keys cubic convolution with coefficient A over taps floor(c)-1..+2;
+  /// outside taps clamp to the edge, or (exclude_outside) drop and renormalize.
+  void cubic_taps(DimTaps& dt, float c, int64_t in) const {
+    const float A = cubic_a_;
+    const float fl = std::floor(c), t = c - fl;
+    const float w[4] = {((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A,
+                        ((A + 2) * t - (A + 3)) * t * t + 1,
+                        ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1,
+                        ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A};
+    float sum = 0;
+    const size_t first = dt.taps.size();
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = static_cast<int64_t>(fl) - 1 + k;
+      const bool out = i < 0 || i >= in;
+      if (exclude_outside_ && out) continue;
+      sum += w[k];
+      dt.taps.push_back({std::min(std::max<int64_t>(i, 0), in - 1), w[k]});
+    }
+    if (exclude_outside_ && sum != 0.f)
+      for (size_t k = first; k < dt.taps.size(); ++k) dt.taps[k].weight /= sum;
+  }
+
+  template <typename T>
+  void resample(const T* x, const Shape& in, T* y, const Shape& out, int threads) const {
+    const int64_t r = static_cast<int64_t>(in.size()), n = shape_numel(out);
+    std::vector<int64_t> in_strides(r, 1);
+    for (int64_t d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * in[d + 1];
+#pragma omp parallel for num_threads(threads) if (n > 32768)
+    for (int64_t e = 0; e < n; ++e) y[e] = element<T>(x, in_strides, out, e);
+  }
+
+  /// One output element: sum over the product of its per-dim taps.
+  template <typename T>
+  T element(const T* x, const std::vector<int64_t>& in_strides, const Shape& out, int64_t e) const {
+    const int64_t r = static_cast<int64_t>(out.size());
+    int64_t idx[12], cur[12];
+    if (r > 12) fail(ErrorCode::kUnsupported, desc_ + ": Resize of rank > 12");
+    for (int64_t d = r - 1, rem = e; d >= 0; --d) {
+      idx[d] = rem % out[d];
+      rem /= out[d];
+      if (dims_[d].outside[idx[d]]) return static_cast<T>(extrapolation_);
+      cur[d] = dims_[d].begin[idx[d]];
+    }
+    double acc = 0;
+    while (true) {
+      double w = 1;
+      int64_t off = 0;
+      for (int64_t d = 0; d < r; ++d) {
+        const Tap& t = dims_[d].taps[cur[d]];
+        w *= t.weight;
+        off += t.index * in_strides[d];
+      }
+      acc += w * static_cast<double>(x[off]);
+      int64_t d = r - 1;  // odometer over tap combinations
+      for (; d >= 0; --d) {
+        if (++cur[d] < dims_[d].begin[idx[d] + 1]) break;
+        cur[d] = dims_[d].begin[idx[d]];
+      }
+      if (d < 0) break;
+    }
+    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(acc);
+    else return static_cast<T>(std::llround(acc));
+  }
+
+  std::string desc_;
+  Mode mode_ = Mode::kNearest;
+  Coord coord_ = Coord::kHalfPixel;
+  Nearest nearest_ = Nearest::kRoundPreferFloor;
+  float cubic_a_;
+  bool exclude_outside_;
+  float extrapolation_;
+  std::vector<DimTaps> dims_;
+};
+
+GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ResizeKernel>(n);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu

@@ -1,0 +1,95 @@
+// Resize kernel (ONNX Resize-13): nearest modes, linear, cubic, coordinate
+// transformations; expected values worked out from the operator text (the
+// 2x2 linear cases are the ONNX backend tests resize_upsample_scales_linear*).
+#include "kernels_nn_util.h"
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+std::vector<Tensor> with_scales(const Tensor& x, std::vector<float> s) {
+  return {x, Tensor(), make<float>({static_cast<int64_t>(s.size())}, s)};
+}
+std::vector<Tensor> with_sizes(const Tensor& x, std::vector<int64_t> s) {
+  return {x, Tensor(), Tensor(), make<int64_t>({static_cast<int64_t>(s.size())}, s)};
+}
+
+TEST(NnResize, NearestAsymmetricUpsample) {
+  // x_orig = o/2 = 0, .5, 1, 1.5; round_prefer_floor -> 0,0,1,1.
+  auto x = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  auto out = run_op("Resize", with_scales(x, {1, 1, 2, 2}), {as("coordinate_transformation_mode", "asymmetric")});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 4, 4}));
+  expect_close(values<float>(out[0]), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  // round_prefer_ceil -> 0,1,1,2 (clamped to 1).
+  auto ceil = run_op("Resize", with_scales(x, {1, 1, 2, 2}),
+                     {as("coordinate_transformation_mode", "asymmetric"), as("nearest_mode", "round_prefer_ceil")});
+  expect_close(values<float>(ceil[0]), {1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4});
+}
+
+TEST(NnResize, NearestFloorAndCeilModes1D) {
+  // asymmetric, scale 1.5 on 2 -> 3: x_orig = 0, .667, 1.333.
+  auto x = make<float>({2}, {10, 20});
+  auto fl = run_op("Resize", with_scales(x, {1.5f}), {as("coordinate_transformation_mode", "asymmetric"), as("nearest_mode", "floor")});
+  expect_close(values<float>(fl[0]), {10, 10, 20});
+  auto ce = run_op("Resize", with_scales(x, {1.5f}), {as("coordinate_transformation_mode", "asymmetric"), as("nearest_mode", "ceil")});
+  expect_close(values<float>(ce[0]), {10, 20, 20});
+}
+
+TEST(NnResize, NearestDownsampleBySizes) {
+  // ONNX resize_downsample_sizes_nearest: half_pixel, x_orig = 0.5 and 2.5.
+  auto out = run_op("Resize", with_sizes(make<float>({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), {1, 1, 1, 2}), {});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 1, 2}));
+  expect_close(values<float>(out[0]), {1, 3});
+}
+
+TEST(NnResize, NearestOnUint8) {
+  auto out = run_op("Resize", with_scales(make<uint8_t>({2}, {7, 9}), {2}), {as("coordinate_transformation_mode", "asymmetric")});
+  EXPECT_EQ(values<uint8_t>(out[0]), (std::vector<uint8_t>{7, 7, 9, 9}));
+}
+
+TEST(NnResize, LinearHalfPixel) {
+  auto out = run_op("Resize", with_scales(make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), {1, 1, 2, 2}), {as("mode", "linear")});
+  expect_close(values<float>(out[0]), {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f,
+                                       3.75f, 4});
+}
+
+TEST(NnResize, LinearAlignCorners) {
+  auto out = run_op("Resize", with_scales(make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), {1, 1, 2, 2}),
+                    {as("mode", "linear"), as("coordinate_transformation_mode", "align_corners")});
+  const float t = 1.f / 3, s = 2.f / 3;
+  expect_close(values<float>(out[0]), {1, 1 + t, 1 + s, 2, 1 + s, 2, 2 + t, 2 + s, 2 + t, 2 + s, 3, 3 + t, 3, 3 + t,
+                                       3 + s, 4});
+}
+
+TEST(NnResize, PytorchHalfPixelSingleOutput) {
+  auto x = make<float>({1, 4}, {0, 1, 2, 3});
+  // half_pixel: x_orig = 0.5/0.25 - 0.5 = 1.5; pytorch_half_pixel: 0 for length 1.
+  auto hp = run_op("Resize", with_sizes(x, {1, 1}), {as("mode", "linear")});
+  expect_close(values<float>(hp[0]), {1.5f});
+  auto pt = run_op("Resize", with_sizes(x, {1, 1}), {as("mode", "linear"), as("coordinate_transformation_mode", "pytorch_half_pixel")});
+  expect_close(values<float>(pt[0]), {0});
+}
+
+TEST(NnResize, CubicAsymmetric) {
+  // A = -0.75; at t = .5 the weights are [-.09375, .59375, .59375, -.09375];
+  // integer positions copy; outside taps take the edge value.
+  auto x = make<float>({1, 4}, {0, 1, 2, 3});
+  auto out = run_op("Resize", with_scales(x, {1, 2}), {as("mode", "cubic"), as("coordinate_transformation_mode", "asymmetric")});
+  expect_close(values<float>(out[0]), {0, 0.40625f, 1, 1.5f, 2, 2.59375f, 3, 3.09375f});
+  auto ex = run_op("Resize", with_scales(x, {1, 2}),
+                   {as("mode", "cubic"), as("coordinate_transformation_mode", "asymmetric"), ai("exclude_outside", 1)});
+  EXPECT_NEAR(values<float>(ex[0])[1], 0.40625f / 1.09375f, 1e-5f);
+}
+
+TEST(NnResize, TfCropAndResizeExtrapolates) {
+  // roi on the last dim [0.5, 1.5]: x_orig = 1.5, 3, 4.5 (outside -> 10).
+  auto out = run_op("Resize",
+                    {make<float>({1, 4}, {0, 1, 2, 3}), make<float>({4}, {0, 0.5f, 1, 1.5f}), Tensor(),
+                     make<int64_t>({2}, {1, 3})},
+                    {as("mode", "linear"), as("coordinate_transformation_mode", "tf_crop_and_resize"),
+                     af("extrapolation_value", 10.f)});
+  expect_close(values<float>(out[0]), {1.5f, 3, 10});
+}
+
+}  // namespace
+}  // namespace gec
