@@ -48,5 +48,42 @@ TEST(NnSoftmax, MiddleAxisOfRank3) {
   expect_close(values<float>(out[0]), {0.25f, 0.75f, 0.75f, 0.25f});
 }
 
+TEST(NnLayerNorm, LastAxisWithStats) {
+  // eps 1. Row [1,2,3,4]: mean 2.5, var 1.25 -> inv 1/1.5 -> [-1,-1/3,1/3,1];
+  // row [2,2,2,2]: normalized 0 -> Y = B. Scale [1,2,1,1], B [0,0,0,1].
+  auto out = run_op("LayerNormalization",
+                    {make<float>({2, 4}, {1, 2, 3, 4, 2, 2, 2, 2}), make<float>({4}, {1, 2, 1, 1}), make<float>({4}, {0, 0, 0, 1})},
+                    {af("epsilon", 1.f)}, 3);
+  expect_close(values<float>(out[0]), {-1, -2.f / 3, 1.f / 3, 2, 0, 0, 0, 1});
+  EXPECT_EQ(out[1].shape(), (Shape{2, 1}));
+  expect_close(values<float>(out[1]), {2.5f, 2});
+  expect_close(values<float>(out[2]), {2.f / 3, 1});
+}
+
+TEST(NnLayerNorm, Axis0NoBias) {
+  // Whole tensor: mean 4, var 5, eps 4 -> inv 1/3.
+  auto out = run_op("LayerNormalization", {make<float>({2, 2}, {1, 3, 5, 7}), make<float>({2, 2}, {1, 1, 1, 1})},
+                    {ai("axis", 0), af("epsilon", 4.f)});
+  expect_close(values<float>(out[0]), {-1, -1.f / 3, 1.f / 3, 1});
+}
+
+TEST(NnInstanceNorm, PerPlane) {
+  // ch0 [1,3]: mean 2, var 1, eps 1 -> +-1/sqrt(2); ch1 constant -> bias.
+  auto out = run_op("InstanceNormalization",
+                    {make<float>({1, 2, 2}, {1, 3, 5, 5}), make<float>({2}, {1, 2}), make<float>({2}, {0, 1})},
+                    {af("epsilon", 1.f)});
+  expect_close(values<float>(out[0]), {-0.70710678f, 0.70710678f, 1, 1});
+}
+
+TEST(NnLrn, OddAndEvenSize) {
+  auto x = make<float>({1, 3, 1, 1}, {1, 2, 3});
+  // size 3, alpha/size = 1, beta 1, bias 1: windows {0,1}, {0,1,2}, {1,2}.
+  auto odd = run_op("LRN", {x}, {ai("size", 3), af("alpha", 3.f), af("beta", 1.f), af("bias", 1.f)});
+  expect_close(values<float>(odd[0]), {1.f / 6, 2.f / 15, 3.f / 14});
+  // size 2: windows [c, c+1] -> {0,1}, {1,2}, {2}.
+  auto even = run_op("LRN", {x}, {ai("size", 2), af("alpha", 2.f), af("beta", 1.f), af("bias", 1.f)});
+  expect_close(values<float>(even[0]), {1.f / 6, 2.f / 14, 3.f / 10});
+}
+
 }  // namespace
 }  // namespace gec

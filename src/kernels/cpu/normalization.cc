@@ -1,0 +1,160 @@
+// LayerNormalization (ONNX LayerNormalization-17), InstanceNormalization
+// (InstanceNormalization-6) and LRN (LRN-13) on CPU, native loops.
+//
+// LayerNorm views X as [outer, inner] (inner = prod of dims from `axis`) and
+// normalizes each row: Y = (X - mean) / sqrt(var + eps) * Scale + B, with
+// Scale and B broadcast to [inner]; optional outputs Mean and InvStdDev.
+// InstanceNorm normalizes each (n, c) plane over its spatial elements with
+// per-channel scale and bias. Statistics accumulate in double so long rows do
+// not lose precision.
+#include <cmath>
+
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+/// Mean and 1/sqrt(var + eps) of n floats (population variance).
+void row_stats(const float* x, int64_t n, float eps, float* mean, float* inv_std) {
+  double s = 0, s2 = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  const double m = n ? s / n : 0;
+  for (int64_t i = 0; i < n; ++i) s2 += (x[i] - m) * (x[i] - m);
+  const double var = n ? s2 / n : 0;
+  *mean = static_cast<float>(m);
+  *inv_std = static_cast<float>(1.0 / std::sqrt(var + eps));
+}
+
+class LayerNormKernel final : public Kernel {
+ public:
+  explicit LayerNormKernel(const ir::Node& n)
+      : desc_(n.describe()), axis_(n.get_int("axis", -1)), eps_(n.get_float("epsilon", 1e-5f)) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    require_f32(desc_, x.dtype);
+    const int64_t r = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.shape[i];
+    const float* scale = ctx.in(1).as<float>();
+    const int64_t scale_n = ctx.in(1).numel();
+    const float* bias = ctx.has_input(2) ? ctx.in(2).as<float>() : nullptr;
+    const int64_t bias_n = bias ? ctx.in(2).numel() : 1;
+    if ((scale_n != inner && scale_n != 1) || (bias_n != inner && bias_n != 1))
+      fail(ErrorCode::kInvalidArgument, desc_ + ": Scale/B do not broadcast to the normalized shape");
+    float* y = ctx.out(0).as<float>();
+    float* mean_out = out_or_null(ctx, 1);
+    float* inv_out = out_or_null(ctx, 2);
+    const float* xp = x.as<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) if (outer * inner > 32768)
+    for (int64_t o = 0; o < outer; ++o) {
+      float mean, inv;
+      row_stats(xp + o * inner, inner, eps_, &mean, &inv);
+      if (mean_out) mean_out[o] = mean;
+      if (inv_out) inv_out[o] = inv;
+      const float* xr = xp + o * inner;
+      float* yr = y + o * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] = (xr[i] - mean) * inv * scale[scale_n == 1 ? 0 : i] + (bias ? bias[bias_n == 1 ? 0 : i] : 0.f);
+    }
+  }
+
+ private:
+  static float* out_or_null(const KernelContext& ctx, size_t i) {
+    if (ctx.outputs.size() <= i || !ctx.outputs[i] || !ctx.outputs[i]->data) return nullptr;
+    return ctx.out(i).as<float>();
+  }
+
+  std::string desc_;
+  int64_t axis_;
+  float eps_;
+};
+
+class InstanceNormKernel final : public Kernel {
+ public:
+  explicit InstanceNormKernel(const ir::Node& n) : desc_(n.describe()), eps_(n.get_float("epsilon", 1e-5f)) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    require_f32(desc_, x.dtype);
+    const int64_t n = x.shape[0], c = x.shape[1];
+    const int64_t planes = n * c, spatial = planes ? x.numel() / planes : 0;
+    const float* scale = ctx.in(1).as<float>();
+    const float* bias = ctx.in(2).as<float>();
+    const float* xp = x.as<float>();
+    float* y = ctx.out(0).as<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
+    for (int64_t p = 0; p < planes; ++p) {
+      float mean, inv;
+      row_stats(xp + p * spatial, spatial, eps_, &mean, &inv);
+      const float a = inv * scale[p % c], b = bias[p % c] - mean * inv * scale[p % c];
+      for (int64_t i = 0; i < spatial; ++i) y[p * spatial + i] = xp[p * spatial + i] * a + b;
+    }
+  }
+
+ private:
+  std::string desc_;
+  float eps_;
+};
+
+/// LRN-13: y = x / (bias + alpha / size * sum of x^2 over channels
+/// [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta.
+class LrnKernel final : public Kernel {
+ public:
+  explicit LrnKernel(const ir::Node& n)
+      : desc_(n.describe()),
+        alpha_(n.get_float("alpha", 1e-4f)),
+        beta_(n.get_float("beta", 0.75f)),
+        bias_(n.get_float("bias", 1.f)),
+        size_(n.get_int("size")) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    require_f32(desc_, x.dtype);
+    const int64_t n = x.shape[0], c = x.shape[1];
+    const int64_t spatial = n * c ? x.numel() / (n * c) : 0;
+    const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
+    const float* xp = x.as<float>();
+    float* y = ctx.out(0).as<float>();
+#pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
+    for (int64_t p = 0; p < n * c; ++p) {
+      const int64_t b = p / c, ch = p % c;
+      for (int64_t i = 0; i < spatial; ++i) {
+        double sq = 0;
+        for (int64_t k = std::max<int64_t>(0, ch - lo); k <= std::min(c - 1, ch + hi); ++k) {
+          const double v = xp[(b * c + k) * spatial + i];
+          sq += v * v;
+        }
+        y[p * spatial + i] =
+            static_cast<float>(xp[p * spatial + i] / std::pow(bias_ + alpha_ / size_ * sq, static_cast<double>(beta_)));
+      }
+    }
+  }
+
+ private:
+  std::string desc_;
+  float alpha_, beta_, bias_;
+  int64_t size_;
+};
+
+GEC_REGISTER_KERNEL("", "LayerNormalization",
+                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                      for (DType d : dts) require_f32(n, d);
+                      if (n.get_int("stash_type", 1) != 1)
+                        fail(ErrorCode::kUnsupported, n.describe() + ": stash_type other than float32 is not supported");
+                      return std::make_unique<LayerNormKernel>(n);
+                    });
+GEC_REGISTER_KERNEL("", "InstanceNormalization",
+                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                      for (DType d : dts) require_f32(n, d);
+                      return std::make_unique<InstanceNormKernel>(n);
+                    });
+GEC_REGISTER_KERNEL("", "LRN", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+  for (DType d : dts) require_f32(n, d);
+  return std::make_unique<LrnKernel>(n);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu
