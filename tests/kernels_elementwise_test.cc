@@ -37,6 +37,30 @@ TEST(ElementwiseUnary, ReluOddSizesKeepsNaN) {
   }
 }
 
+TEST(ElementwiseUnary, VectorizedSigmoidTanhExpMatchLibm) {
+  // Values span saturation, overflow (exp(100) = inf) and NaN, at lengths that
+  // exercise full vectors and tails.
+  for (int64_t n : {1, 7, 16, 17, 33}) {
+    std::vector<float> x = iota_f(n, -40.f, 80.f / static_cast<float>(n));
+    x[0] = 100.f;
+    if (n > 2) x[n - 2] = kNaN;
+    if (n > 3) x[1] = -100.f;
+    std::vector<float> sig(x.size()), th(x.size()), ex(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      sig[i] = 1.f / (1.f + std::exp(-x[i]));
+      th[i] = std::tanh(x[i]);
+      ex[i] = std::exp(x[i]);
+    }
+    auto t = make<float>({n}, x);
+    expect_close(values<float>(run_op("Sigmoid", {t})[0]), sig, 1e-6f, 1e-7f);
+    expect_close(values<float>(run_op("Tanh", {t})[0]), th, 1e-6f, 1e-7f);
+    std::vector<float> got = values<float>(run_op("Exp", {t})[0]);
+    EXPECT_EQ(got[0], kInf);
+    got[0] = ex[0] = 0.f;
+    expect_close(got, ex, 1e-6f, 0.f);
+  }
+}
+
 TEST(ElementwiseUnary, ReluNegAbsSignOnIntegers) {
   auto x = make<int32_t>({4}, {-3, 0, 5, -1});
   EXPECT_EQ(values<int32_t>(run_op("Relu", {x})[0]), (std::vector<int32_t>{0, 0, 5, 0}));

@@ -1,7 +1,8 @@
 // CPU kernels of the broadcasting binary ops (Add, Sub, Mul, Div, Mod, PRelu,
 // comparisons, And/Or/Xor), the variadic Max/Min/Sum/Mean, Pow and Where.
 // Broadcasting goes through the row plan of broadcast.h, so each row is one
-// straight loop whose operands are contiguous or a repeated scalar.
+// straight loop whose operands are contiguous or a repeated scalar; float32
+// Add/Sub/Mul/Div rows run the Highway loops of elementwise_simd.h.
 //
 // Semantics (ONNX operator text): integer Div truncates toward zero as C does;
 // Mod follows the divisor's sign unless fmod=1 (then the dividend's, C fmod);
@@ -14,6 +15,7 @@
 
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_simd.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -110,6 +112,19 @@ void binary_rows(const BroadcastPlan<2>& p, const T* a, const T* b, R* o, int nt
 template <B op, typename T>
 void run_binary(const BroadcastPlan<2>& p, const TensorView& a, const TensorView& b, TensorView& o,
                 int nt) {
+  if constexpr (std::is_same_v<T, float> && op <= B::kDiv) {  // Highway rows
+    constexpr simd::BinOp s = op == B::kAdd   ? simd::BinOp::kAdd
+                              : op == B::kSub ? simd::BinOp::kSub
+                              : op == B::kMul ? simd::BinOp::kMul
+                                              : simd::BinOp::kDiv;
+    const float* pa = a.as<float>();
+    const float* pb = b.as<float>();
+    float* po = o.as<float>();
+    for_each_row(p, nt, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n) {
+      simd::binary_f32(s, pa + off[0], p.inner_bcast[0], pb + off[1], p.inner_bcast[1], po + oo, n);
+    });
+    return;
+  }
   binary_rows(p, a.as<T>(), b.as<T>(), o.as<result_t<op, T>>(), nt,
               [](T x, T y) { return binary_value<op, T>(x, y); });
 }

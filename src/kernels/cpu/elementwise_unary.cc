@@ -1,7 +1,8 @@
 // CPU kernels of the unary elementwise ops (math functions, activations,
 // IsNaN/IsInf, Not) and Clip. Each op is one scalar formula, written once as a
 // template and run by a straight loop over the flat tensor (OpenMP-split when
-// large, `omp simd` so the compiler vectorizes what it can). Formulas follow
+// large, `omp simd` so the compiler vectorizes what it can); float32 Relu,
+// Sigmoid, Tanh and Exp use the Highway loops of elementwise_simd.h. Formulas follow
 // the ONNX operator text; NaN inputs give NaN wherever the text's formula
 // would (Relu, Clip, LeakyRelu, Sign, ...).
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_simd.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -157,6 +159,17 @@ class UnaryKernel final : public Kernel {
 
   template <U op, typename T>
   void map_op(const TensorView& x, TensorView& y, int64_t n, int nt) const {
+    if constexpr (std::is_same_v<T, float> &&
+                  (op == U::kRelu || op == U::kSigmoid || op == U::kTanh || op == U::kExp)) {
+      constexpr simd::UnOp s = op == U::kRelu      ? simd::UnOp::kRelu
+                               : op == U::kSigmoid ? simd::UnOp::kSigmoid
+                               : op == U::kTanh    ? simd::UnOp::kTanh
+                                                   : simd::UnOp::kExp;
+      const float* xp = x.as<float>();
+      float* yp = y.as<float>();
+      parallel_ranges(n, nt, [&](int64_t b, int64_t e) { simd::unary_f32(s, xp + b, yp + b, e - b); });
+      return;
+    }
     const UnaryParams p = p_;
     map_unary(x.as<T>(), y.as<T>(), n, nt, [p](T v) { return unary_value<op, T>(v, p); });
   }

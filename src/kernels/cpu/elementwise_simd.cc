@@ -1,0 +1,142 @@
+// Highway implementations of elementwise_simd.h. This file is compiled once
+// per SIMD target (foreach_target.h re-includes it); HWY_EXPORT builds the
+// table that HWY_DYNAMIC_DISPATCH picks from by the running CPU.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/elementwise_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+
+#include <cmath>
+
+#include "kernels/cpu/elementwise_simd.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gec::kernels::cpu::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <int kOp, class V>
+HWY_INLINE V bin(V a, V b) {
+  if constexpr (kOp == 0) return hn::Add(a, b);
+  else if constexpr (kOp == 1) return hn::Sub(a, b);
+  else if constexpr (kOp == 2) return hn::Mul(a, b);
+  else return hn::Div(a, b);
+}
+
+template <int kOp>
+inline float bin1(float a, float b) {
+  if constexpr (kOp == 0) return a + b;
+  else if constexpr (kOp == 1) return a - b;
+  else if constexpr (kOp == 2) return a * b;
+  else return a / b;
+}
+
+template <int kOp, bool kAS, bool kBS>
+void BinaryLoop(const float* a, const float* b, float* o, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto sa = hn::Set(d, a[0]);
+  const auto sb = hn::Set(d, b[0]);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto va = kAS ? sa : hn::LoadU(d, a + i);
+    const auto vb = kBS ? sb : hn::LoadU(d, b + i);
+    hn::StoreU(bin<kOp>(va, vb), d, o + i);
+  }
+  for (; i < n; ++i) o[i] = bin1<kOp>(kAS ? a[0] : a[i], kBS ? b[0] : b[i]);
+}
+
+template <int kOp>
+void BinaryVariant(const float* a, bool as, const float* b, bool bs, float* o, int64_t n) {
+  if (as) BinaryLoop<kOp, true, false>(a, b, o, n);
+  else if (bs) BinaryLoop<kOp, false, true>(a, b, o, n);
+  else BinaryLoop<kOp, false, false>(a, b, o, n);
+}
+
+void BinaryF32(int op, const float* a, bool as, const float* b, bool bs, float* o, int64_t n) {
+  if (n <= 0) return;
+  if (as && bs) {  // both repeat: one value
+    const float v = op == 0 ? bin1<0>(a[0], b[0]) : op == 1 ? bin1<1>(a[0], b[0])
+                  : op == 2 ? bin1<2>(a[0], b[0]) : bin1<3>(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) o[i] = v;
+    return;
+  }
+  switch (op) {
+    case 0: return BinaryVariant<0>(a, as, b, bs, o, n);
+    case 1: return BinaryVariant<1>(a, as, b, bs, o, n);
+    case 2: return BinaryVariant<2>(a, as, b, bs, o, n);
+    default: return BinaryVariant<3>(a, as, b, bs, o, n);
+  }
+}
+
+/// e^x over the whole float range: Highway's Exp is valid up to +104 and
+/// maps NaN to 0, so overflow and NaN are patched here.
+template <class D, class V>
+HWY_INLINE V SafeExp(D d, V x) {
+  const V big = hn::Set(d, 88.7228f);
+  const V e = hn::CallExp(d, hn::Min(x, big));
+  const V r = hn::IfThenElse(hn::Gt(x, big), hn::Set(d, HUGE_VALF), e);
+  return hn::IfThenElse(hn::IsNaN(x), x, r);
+}
+
+template <int kOp, class D, class V>
+HWY_INLINE V un(D d, V x) {
+  if constexpr (kOp == 0) {
+    return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Zero(d), x);  // NaN < 0 is false
+  } else if constexpr (kOp == 1) {
+    const V one = hn::Set(d, 1.0f);
+    return hn::Div(one, hn::Add(one, SafeExp(d, hn::Neg(x))));
+  } else if constexpr (kOp == 2) {
+    return hn::IfThenElse(hn::IsNaN(x), x, hn::CallTanh(d, x));
+  } else {
+    return SafeExp(d, x);
+  }
+}
+
+template <int kOp>
+inline float un1(float x) {
+  if constexpr (kOp == 0) return x < 0.f ? 0.f : x;
+  else if constexpr (kOp == 1) return 1.f / (1.f + std::exp(-x));
+  else if constexpr (kOp == 2) return std::tanh(x);
+  else return std::exp(x);
+}
+
+template <int kOp>
+void UnaryLoop(const float* x, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(un<kOp>(d, hn::LoadU(d, x + i)), d, y + i);
+  for (; i < n; ++i) y[i] = un1<kOp>(x[i]);
+}
+
+void UnaryF32(int op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case 0: return UnaryLoop<0>(x, y, n);
+    case 1: return UnaryLoop<1>(x, y, n);
+    case 2: return UnaryLoop<2>(x, y, n);
+    default: return UnaryLoop<3>(x, y, n);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace gec::kernels::cpu::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gec::kernels::cpu::simd {
+
+HWY_EXPORT(BinaryF32);
+HWY_EXPORT(UnaryF32);
+
+void binary_f32(BinOp op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF32)(static_cast<int>(op), a, a_scalar, b, b_scalar, o, n);
+}
+
+void unary_f32(UnOp op, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF32)(static_cast<int>(op), x, y, n);
+}
+
+}  // namespace gec::kernels::cpu::simd
+#endif  // HWY_ONCE
