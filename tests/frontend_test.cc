@@ -305,6 +305,43 @@ TEST(FrontendImport, IfWithOuterScopeReads) {
   main.verify();
 }
 
+// Loop body: its own inputs (iteration, condition, carried value) become the
+// subgraph's inputs; `x` is read from the main graph.
+TEST(FrontendImport, LoopBodyIsSubgraphWithInputs) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "trip", kInt64, "");
+  add_input(g, "x", kFloat, "2");
+  auto* loop = add_node(g, "Loop", {"trip", "", "x"}, {"y"}, "loop");
+  auto* body = attr(loop, "body", onnx::AttributeProto::GRAPH)->mutable_g();
+  body->set_name("body");
+  add_input(body, "i", kInt64, "");
+  add_input(body, "c", kBool, "");
+  add_input(body, "acc", kFloat, "2");
+  add_node(body, "Identity", {"c"}, {"c_out"});
+  add_node(body, "Add", {"acc", "x"}, {"acc_out"});
+  add_output(body, "c_out", kBool, "");
+  add_output(body, "acc_out", kFloat, "2");
+  add_output(g, "y", kFloat, "2");
+  ImportResult r = import(m);
+  Node* n = find_op(*r.graph, "Loop");
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->inputs().size(), 3u);
+  EXPECT_EQ(n->input(1), nullptr);  // omitted optional condition
+  Graph* b = n->get_graph("body");
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(b->inputs().size(), 3u);
+  EXPECT_EQ(b->inputs()[2]->name(), "acc");
+  EXPECT_EQ(b->inputs()[2]->type.str(), "float32[2]");
+  Node* add = find_op(*b, "Add");
+  EXPECT_EQ(add->input(0), b->inputs()[2]);
+  EXPECT_EQ(add->input(1), r.graph->find_value("x"));
+  EXPECT_EQ(add->name, "Add_2");  // numbered in file order, subgraphs after their node
+  EXPECT_EQ(find_op(*b, "Identity")->name, "Identity_1");
+  EXPECT_EQ(r.onnx_nodes, 3u);
+  r.graph->verify();
+}
+
 TEST(FrontendImport, ExternalDataRelativeToModelFolder) {
   const std::string dir = temp_dir("extdata");
   // weights.bin: 8 junk bytes, then W = {1.5, -2, 4} as little-endian float32.
