@@ -426,8 +426,10 @@ TEST(FrontendErrors, TruncatedBytesAreInvalidModel) {
   const std::string bytes = conv_relu_model().SerializeAsString();
   expect_error([&] { import_onnx_bytes(bytes.substr(0, bytes.size() / 2), "."); }, ErrorCode::kInvalidModel,
                "not a valid ONNX model");
-  expect_error([&] { import_onnx_bytes("\xff\xff\xff garbage", "."); }, ErrorCode::kInvalidModel,
-               "not a valid ONNX model");
+  ImportOptions named;
+  named.source_name = "garbage.onnx";
+  expect_error([&] { import_onnx_bytes("\xff\xff\xff garbage", ".", named); }, ErrorCode::kInvalidModel,
+               "garbage.onnx: not a valid ONNX model");
   const std::string dir = temp_dir("trunc");
   {
     std::ofstream f(dir + "/cut.onnx", std::ios::binary);

@@ -437,11 +437,13 @@ std::string folder_of(const std::string& path) {
 
 ImportResult import_onnx_file(const std::string& path, const ImportOptions& options) {
   const std::string bytes = read_file_bytes(path);
-  return import_model(parse_model(bytes, path), folder_of(path), path, options);
+  const std::string where = options.source_name.empty() ? path : options.source_name;
+  return import_model(parse_model(bytes, where), folder_of(path), where, options);
 }
 
 ImportResult import_onnx_bytes(const std::string& bytes, const std::string& model_dir, const ImportOptions& options) {
-  const std::string where = "model in memory (folder " + (model_dir.empty() ? std::string(".") : model_dir) + ")";
+  const std::string where = !options.source_name.empty() ? options.source_name
+                            : "model in memory (folder " + (model_dir.empty() ? std::string(".") : model_dir) + ")";
   return import_model(parse_model(bytes, where), model_dir, where, options);
 }
 

@@ -24,6 +24,10 @@ struct ImportOptions {
   /// When false, ops without a GraphEngine schema or kernel are imported
   /// anyway (for inspecting a model, and tests of the frontend alone).
   bool check_support = true;
+  /// Names the model in error messages ("<source_name>: not a valid ONNX
+  /// model (...)"). Default: the path for import_onnx_file, "model in memory
+  /// (folder D)" for import_onnx_bytes.
+  std::string source_name;
 };
 
 struct ImportResult {
