@@ -141,6 +141,8 @@ TEST(TensorSplit, EqualUnevenAndExplicit) {
   EXPECT_EQ(values<float>(c[1]), (std::vector<float>{3, 4}));
   auto z = run_op("Split", {iota_f({3}), i64s({0, 3})}, {}, 2);
   EXPECT_EQ(z[0].shape(), Shape{0});
+  auto w = run_op("Split", {iota_f({4}), i64s({})}, {}, 2);  // empty split = absent
+  EXPECT_EQ(values<float>(w[1]), (std::vector<float>{2, 3}));
   EXPECT_EQ(error_code_of("Split", {iota_f({3}), i64s({1, 1})}, {}, 2), ErrorCode::kInvalidModel);
 }
 

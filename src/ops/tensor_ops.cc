@@ -307,8 +307,9 @@ void infer_split(InferContext& ctx) {
   const int64_t axis = normalize_axis_or(ctx.node->get_int("axis", 0), static_cast<int64_t>(in.size()),
                                          err_of(ctx));
   std::vector<int64_t> split;
-  const bool has_split = ctx.has_input(1);
-  if (has_split) split = ctx.ints_value(1);
+  if (ctx.has_input(1)) split = ctx.ints_value(1);
+  // An empty split tensor is treated as absent (some exporters emit one).
+  const bool has_split = ctx.has_input(1) && !split.empty();
   const auto sizes = split_sizes(in[axis], has_split ? &split : nullptr, ctx.node->outputs().size(),
                                  err_of(ctx));
   for (size_t i = 0; i < sizes.size(); ++i) {
