@@ -588,6 +588,23 @@ TEST(ModelFormat, SurvivesRandomDamageToModelDef) {
   EXPECT_LT(accepted, 3000);
 }
 
+TEST(ModelFormat, SurvivesRandomDamageToHeaderAndTable) {
+  // Same for the header and partition table: bounds checks, not the hash.
+  const std::vector<uint8_t> good = write_test_model();
+  const size_t table_end = 40 + 32 * 3;
+  std::mt19937 rng(7);
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::vector<uint8_t> b = good;
+    b[rng() % table_end] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    if (iter % 2) reseal(b);
+    try {
+      read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
+    } catch (const Error& e) {
+      ASSERT_EQ(e.code(), ErrorCode::kCorruptFile) << e.what();
+    }
+  }
+}
+
 TEST(ModelFormat, InspectSummarizesAndReportsDamage) {
   std::vector<uint8_t> b = write_test_model();
   const std::string path = temp_gom("inspect");
