@@ -76,6 +76,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   const std::string bytes = read_file(path);
   frontend::ImportOptions io;
   io.input_shapes = opts.input_shapes;
+  io.source_name = path;
   frontend::ImportResult imported = frontend::import_onnx_bytes(bytes, dir_of(path), io);
   ir::Graph& g = *imported.graph;
   stages["parse"] = ms_since(t);

@@ -25,6 +25,8 @@ Command add_compile(CLI::App& root);
 Command add_run(CLI::App& root);
 Command add_inspect(CLI::App& root);
 Command add_test(CLI::App& root);
+Command add_bench(CLI::App& root);
+Command add_profile(CLI::App& root);
 
 /// Options shared by commands that compile: -O, --input-shape, --disable-pass.
 struct CompileFlags {
