@@ -56,8 +56,17 @@ int64_t infer_static_shapes(ir::Graph& g);
 
 // Factories, one per pass file.
 std::unique_ptr<Pass> make_dead_node_elimination();
-std::unique_ptr<Pass> make_identity_elimination();
+std::unique_ptr<Pass> make_noop_elimination();  // Identity, Dropout, same-shape reshapes, ...
 std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_cse();
+std::unique_ptr<Pass> make_conv_bn_folding();
+std::unique_ptr<Pass> make_conv_scale_folding();
+std::unique_ptr<Pass> make_gemm_bn_folding();
+std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_shape_inference();
+
+/// Writes `g` as DIR/NN_<tag>.onnx and DIR/NN_<tag>.dot (+ .svg when `dot` is
+/// on PATH); graph_dump.cc. Errors: kIo when DIR cannot be written.
+void dump_graph(const ir::Graph& g, const std::string& dir, int index, const std::string& tag);
 
 }  // namespace gec::passes

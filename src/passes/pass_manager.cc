@@ -1,4 +1,5 @@
-// PassManager: runs passes in order, with timing, node counts and verification.
+// PassManager: runs passes in order, with timing, node counts, verification
+// and (--dump-graph) a dump of the graph before the first pass and after each.
 #include <algorithm>
 #include <chrono>
 
@@ -8,6 +9,9 @@ namespace gec::passes {
 
 std::vector<PassStats> PassManager::run(ir::Graph& g, const CompileOptions& opts) {
   std::vector<PassStats> stats;
+  const bool dump = !opts.dump_graph_dir.empty();
+  int dumped = 0;
+  if (dump) dump_graph(g, opts.dump_graph_dir, dumped++, "input");
   for (auto& p : passes_) {
     const auto& off = opts.disabled_passes;
     if (std::find(off.begin(), off.end(), p->name()) != off.end()) continue;
@@ -30,6 +34,7 @@ std::vector<PassStats> PassManager::run(ir::Graph& g, const CompileOptions& opts
         fail(ErrorCode::kInternal, std::string("after pass ") + p->name() + ": " + e.what());
       }
     }
+    if (dump) dump_graph(g, opts.dump_graph_dir, dumped++, p->name());
     stats.push_back(s);
   }
   return stats;

@@ -1,18 +1,47 @@
-// The pass pipeline per optimization level: one readable list each.
+// The pass pipeline per optimization level: one readable list each. Any pass
+// can be skipped by name (--disable-pass). shape_inference is last at every
+// level: the memory planner trusts the static shapes it leaves.
 #include <set>
 
 #include "passes/pass.h"
 
 namespace gec::passes {
+namespace {
+
+// -O1: cleanup that never changes how a node computes.
+void add_cleanup(PassManager& pm) {
+  pm.add(make_constant_folding());  // with shape folding, to a fixed point with shape inference
+  pm.add(make_noop_elimination());  // Identity, Dropout, same-type Cast, same-shape Reshape, ...
+  pm.add(make_cse());               // also merges identical small constants
+  pm.add(make_dead_node_elimination());
+}
+
+// -O2: fold per-channel affine ops into the weights before them.
+void add_fusion(PassManager& pm) {
+  pm.add(make_conv_bn_folding());       // Conv + BatchNormalization
+  pm.add(make_conv_scale_folding());    // Conv + per-channel Mul / Add
+  pm.add(make_gemm_bn_folding());       // Gemm / MatMul + BatchNormalization
+  pm.add(make_matmul_add_to_gemm());    // MatMul + 1-D bias Add (2-D A)
+}
+
+}  // namespace
 
 PassManager make_pipeline(int opt_level) {
   PassManager pm;
-  if (opt_level >= 1) {
-    pm.add(make_identity_elimination());
-    pm.add(make_constant_folding());
+  if (opt_level >= 1) add_cleanup(pm);
+  if (opt_level >= 2) {
+    add_fusion(pm);
     pm.add(make_dead_node_elimination());
   }
-  // Analyses every level needs: exact static shapes for memory planning.
+  if (opt_level >= 3) {
+    // Fusion exposes more cleanup (constants now read by one node, duplicate
+    // biases): run it once more.
+    pm.add(make_constant_folding());
+    pm.add(make_noop_elimination());
+    pm.add(make_cse());
+    pm.add(make_dead_node_elimination());
+  }
+  // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
   return pm;
 }

@@ -1,0 +1,105 @@
+// Rewrite helpers shared by the passes (see rewrite_util.h).
+#include "passes/rewrite_util.h"
+
+#include <algorithm>
+
+namespace gec::passes {
+
+bool is_op(const ir::Node* n, const char* op_type) {
+  return n && n->domain.empty() && n->op_type == op_type;
+}
+
+std::optional<std::vector<int64_t>> const_ints(const ir::Value* v) {
+  if (!v || !v->is_constant()) return std::nullopt;
+  const Tensor& t = *v->constant;
+  std::vector<int64_t> r(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kInt64) {
+    std::copy(t.as<int64_t>(), t.as<int64_t>() + r.size(), r.begin());
+  } else if (t.dtype() == DType::kInt32) {
+    std::copy(t.as<int32_t>(), t.as<int32_t>() + r.size(), r.begin());
+  } else {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::optional<std::vector<float>> const_floats(const ir::Value* v) {
+  if (!v || !v->is_constant() || v->constant->dtype() != DType::kFloat32) return std::nullopt;
+  const Tensor& t = *v->constant;
+  return std::vector<float>(t.as<float>(), t.as<float>() + t.numel());
+}
+
+std::pair<ir::Node*, int> single_consumer(const ir::Graph& g, const ir::Value* v) {
+  if (v->uses().size() != 1 || g.is_graph_output(v)) return {nullptr, -1};
+  auto [node, idx] = v->uses()[0];
+  if (node->owner() != &g) return {nullptr, -1};  // read from inside a subgraph
+  return {node, idx};
+}
+
+ir::Value* add_f32_constant(ir::Graph& g, const std::string& base, const Shape& shape,
+                            const std::vector<float>& data) {
+  Tensor t(DType::kFloat32, shape);
+  GEC_CHECK(static_cast<size_t>(t.numel()) == data.size(), "add_f32_constant: size mismatch");
+  std::copy(data.begin(), data.end(), t.as<float>());
+  return g.add_constant(g.unique_name(base), std::move(t));
+}
+
+std::optional<Shape> static_shape(const ir::Value* v) {
+  if (!v || !v->type.is_static()) return std::nullopt;
+  return v->type.static_shape();
+}
+
+bool replace_value(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  if (from == to) return false;
+  if (g.is_graph_output(from)) {
+    const bool is_input = std::find(g.inputs().begin(), g.inputs().end(), to) != g.inputs().end();
+    if (to->owner() != &g || is_input || g.is_graph_output(to) || to->is_constant()) return false;
+    const std::string name = from->name();
+    g.replace_all_uses(from, to);
+    g.rename_value(from, g.unique_name(name));
+    g.rename_value(to, name);
+    return true;
+  }
+  g.replace_all_uses(from, to);
+  return true;
+}
+
+void remove_if_dead(ir::Graph& g, ir::Node* n) {
+  for (ir::Value* o : n->outputs())
+    if (!o->uses().empty() || g.is_graph_output(o)) return;
+  g.remove_node(n);
+}
+
+namespace {
+
+int64_t sweep(ir::Graph& g, const std::function<bool(ir::Graph&, ir::Node*)>& rewrite) {
+  int64_t changes = 0;
+  for (ir::Node* n : g.node_list()) {
+    // node_list() is a snapshot: skip nodes an earlier rewrite removed.
+    bool alive = false;
+    for (auto& p : g.nodes())
+      if (p.get() == n) { alive = true; break; }
+    if (!alive) continue;
+    for (auto& a : n->attrs)
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g) changes += sweep(*a.g, rewrite);
+    if (rewrite(g, n)) ++changes;
+  }
+  return changes;
+}
+
+}  // namespace
+
+int64_t rewrite_to_fixed_point(ir::Graph& g,
+                               const std::function<bool(ir::Graph&, ir::Node*)>& rewrite) {
+  int64_t total = 0;
+  for (int round = 0; round < 100; ++round) {
+    const int64_t n = sweep(g, rewrite);
+    if (n == 0) break;
+    total += n;
+    g.topo_sort();
+  }
+  for_each_graph(g, [](ir::Graph& sg) { sg.remove_dead_values(); });
+  return total;
+}
+
+}  // namespace gec::passes
