@@ -1,26 +1,38 @@
-// Greedy-by-size offset assignment over value lifetimes; see planner.h.
+// The memory planner; see planner.h.
+//
+// Steps: (1) classify every value's storage; (2) lifetimes over the node
+// order; (3) one walk over the nodes groups arena values into blocks that
+// share bytes: an alias op's output joins its input's block at the same
+// place; an allowed elementwise op's output joins the block of an input when
+// every value of that block is last read at this node (the op reads element i
+// before writing it); a Concat whose dims before the axis are all 1 takes its
+// inputs' blocks into its own at their slice offsets when each input is used
+// only by it (its producer then writes straight into the output and the
+// Concat node has nothing left to do); (4) blocks get offsets (offsets.cc);
+// (5) statistics.
+//
+// Why a block's lifetime is simply the union of its members': a member that
+// joins later always reads an earlier member at the joining step, so a block
+// whose members all die at step t can never gain a member after t.
 #include "memory/planner.h"
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gec/error.h"
+#include "memory/lifetimes.h"
+#include "memory/plan_format.h"
 
 namespace gec::memory {
+
+int64_t value_bytes(const ir::Value* v) {
+  return static_cast<int64_t>(shape_numel(v->type.static_shape()) * dtype_size(v->type.dtype));
+}
+
 namespace {
 
-constexpr int64_t kAlign = 64;
-
-int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-
-struct Interval {
-  ir::Value* value;
-  int64_t first, last;  // steps, inclusive
-  int64_t bytes;        // aligned
-  int64_t offset = -1;
-};
-
-// Marks `v` as read at `step` (also through subgraphs of the node at `step`).
+// Marks values read by a subgraph (at any depth) as read at `step`.
 void note_reads(const ir::Graph& sub, int64_t step, std::unordered_map<const ir::Value*, int64_t>& last) {
   for (const auto& n : sub.nodes()) {
     for (const ir::Value* in : n->inputs())
@@ -31,63 +43,176 @@ void note_reads(const ir::Graph& sub, int64_t step, std::unordered_map<const ir:
   for (const ir::Value* o : sub.outputs()) last[o] = std::max(last[o], step);
 }
 
-std::vector<Interval> lifetimes(ir::Graph& g) {
-  std::unordered_map<const ir::Value*, int64_t> first, last;
+}  // namespace
+
+Lifetimes compute_lifetimes(const ir::Graph& g) {
+  Lifetimes lt;
+  lt.order = g.node_list();
   int64_t step = 0;
-  std::vector<ir::Node*> order = g.node_list();
-  for (ir::Node* n : order) {
+  for (ir::Node* n : lt.order) {
     for (const ir::Value* in : n->inputs())
-      if (in) last[in] = std::max(last[in], step);
+      if (in) lt.last[in] = std::max(lt.last[in], step);
     for (const auto& a : n->attrs)
-      if (a.kind == ir::Attribute::Kind::kGraph && a.g) note_reads(*a.g, step, last);
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g) note_reads(*a.g, step, lt.last);
     for (const ir::Value* o : n->outputs()) {
-      first[o] = step;
-      last[o] = std::max(last[o], step);
+      lt.first[o] = step;
+      lt.last[o] = std::max(lt.last[o], step);
     }
     ++step;
   }
-  for (const ir::Value* o : g.outputs()) last[o] = step;
-  std::vector<Interval> r;
-  for (ir::Node* n : order)
-    for (ir::Value* o : n->outputs())
-      if (o->storage == ir::Storage::kArena)
-        r.push_back({o, first[o], last[o], align_up(static_cast<int64_t>(
-                                               shape_numel(o->type.static_shape()) * dtype_size(o->type.dtype)))});
-  return r;
+  lt.end = step;
+  for (const ir::Value* o : g.outputs()) lt.last[o] = step;
+  return lt;
 }
 
-bool overlaps(const Interval& a, const Interval& b) { return a.first <= b.last && b.first <= a.last; }
+bool is_alias_op(const ir::Node& n) {
+  if (!n.domain.empty()) return false;
+  static const std::unordered_set<std::string> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  return ops.count(n.op_type) > 0;
+}
 
-int64_t greedy_by_size(std::vector<Interval>& iv) {
-  std::vector<Interval*> by_size;
-  for (auto& i : iv) by_size.push_back(&i);
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [](const Interval* a, const Interval* b) { return a->bytes > b->bytes; });
-  std::vector<Interval*> placed;
-  int64_t arena = 0;
-  for (Interval* cur : by_size) {
-    std::vector<Interval*> live;
-    for (Interval* p : placed)
-      if (overlaps(*p, *cur)) live.push_back(p);
-    std::sort(live.begin(), live.end(), [](Interval* a, Interval* b) { return a->offset < b->offset; });
-    int64_t best = -1, best_gap = INT64_MAX, prev_end = 0;
-    for (Interval* p : live) {
-      const int64_t gap = p->offset - prev_end;
-      if (gap >= cur->bytes && gap < best_gap) { best = prev_end; best_gap = gap; }
-      prev_end = std::max(prev_end, p->offset + p->bytes);
+std::vector<int> in_place_inputs(const ir::Node& n) {
+  if (!n.domain.empty()) return {};
+  // Each kernel (src/kernels/cpu/elementwise_*.cc) computes out[i] from the
+  // inputs' element i (or a broadcast element of another input) in one pass;
+  // tests/memory_inplace_test.cc runs every op here in place.
+  static const std::unordered_set<std::string> unary = {
+      "Relu", "Neg", "Abs", "Sign", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal",
+      "Floor", "Ceil", "Round", "Sin", "Cos", "Softplus", "Softsign", "HardSigmoid", "HardSwish",
+      "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "Mish", "Not", "Clip"};
+  static const std::unordered_set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Mod", "PRelu",
+                                                         "And", "Or", "Xor"};
+  // The variadic kernels fold out = in0 op in1, then out = out op in_k: only
+  // inputs 0 and 1 are read before the output is first written.
+  static const std::unordered_set<std::string> variadic = {"Sum", "Mean", "Max", "Min"};
+  if (unary.count(n.op_type)) return {0};
+  if (binary.count(n.op_type) || variadic.count(n.op_type)) return {0, 1};
+  if (n.op_type == "Pow") return {0};  // the exponent may have another dtype
+  if (n.op_type == "Where") return {1, 2};
+  return {};
+}
+
+namespace {
+
+struct Member {
+  ir::Value* v;
+  int64_t rel;  // byte offset inside the block
+};
+
+struct Block {
+  std::vector<Member> members;
+  int64_t size = 0;
+  bool merged = false;  // taken into another block
+};
+
+class Grouper {
+ public:
+  Grouper(const Lifetimes& lt, MemoryStats& st) : lt_(lt), st_(st) {}
+
+  void run(const ir::Graph& g) {
+    int64_t step = 0;
+    for (ir::Node* n : lt_.order) {
+      for (ir::Value* o : n->outputs())
+        if (o->storage == ir::Storage::kArena && !join_alias(*n, o) && !join_in_place(*n, o, step)) new_block(o);
+      if (n->op_type == "Concat" && n->domain.empty()) try_concat(*n, step);
+      ++step;
     }
-    cur->offset = best >= 0 ? best : prev_end;
-    arena = std::max(arena, cur->offset + cur->bytes);
-    placed.push_back(cur);
+    (void)g;
   }
-  return arena;
-}
+  std::vector<Block>& blocks() { return blocks_; }
 
-}  // namespace
+ private:
+  int64_t last_of(const ir::Value* v) const {
+    auto it = lt_.last.find(v);
+    return it == lt_.last.end() ? 0 : it->second;
+  }
+  void new_block(ir::Value* v) {
+    where_[v] = {blocks_.size(), 0};
+    Block b;
+    b.members.push_back({v, 0});
+    b.size = value_bytes(v);
+    blocks_.push_back(std::move(b));
+  }
+  void join(ir::Value* v, size_t block, int64_t rel) {
+    where_[v] = {block, rel};
+    blocks_[block].members.push_back({v, rel});
+    blocks_[block].size = std::max(blocks_[block].size, rel + value_bytes(v));
+  }
+  bool in_arena(const ir::Value* v) const { return v && where_.count(v); }
+  // True when `v` alone covers its whole block.
+  bool spans_block(const ir::Value* v) const {
+    auto [b, rel] = where_.at(v);
+    return rel == 0 && value_bytes(v) == blocks_[b].size;
+  }
 
-MemoryStats plan_memory(ir::Graph& g) {
-  MemoryStats st;
+  bool join_alias(const ir::Node& n, ir::Value* o) {
+    if (!is_alias_op(n) || n.outputs().size() != 1) return false;
+    ir::Value* x = n.input(0);
+    if (!in_arena(x) || value_bytes(x) != value_bytes(o) || x->type.dtype != o->type.dtype) return false;
+    auto [b, rel] = where_.at(x);
+    join(o, b, rel);
+    ++st_.aliases;
+    return true;
+  }
+
+  bool join_in_place(const ir::Node& n, ir::Value* o, int64_t step) {
+    if (n.outputs().size() != 1) return false;
+    for (int i : in_place_inputs(n)) {
+      ir::Value* x = n.input(static_cast<size_t>(i));
+      if (!in_arena(x) || x->type.static_shape() != o->type.static_shape() ||
+          dtype_size(x->type.dtype) != dtype_size(o->type.dtype) || !spans_block(x))
+        continue;
+      const Block& b = blocks_[where_.at(x).first];
+      bool dies_here = last_of(x) == step;  // and no member of its block is read later
+      for (const Member& m : b.members) dies_here = dies_here && last_of(m.v) <= step;
+      if (!dies_here) continue;
+      join(o, where_.at(x).first, 0);
+      ++st_.in_place;
+      return true;
+    }
+    return false;
+  }
+
+  // Concat along `axis` with all outer dims 1: input k is the contiguous byte
+  // range [base_k, base_k + bytes_k) of the output.
+  void try_concat(ir::Node& n, int64_t step) {
+    ir::Value* c = n.output(0);
+    if (n.inputs().empty() || !in_arena(c) || !spans_block(c)) return;
+    const Shape shape = c->type.static_shape();
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(shape.size());
+    for (int64_t d = 0; d < axis; ++d)
+      if (shape[static_cast<size_t>(d)] != 1) return;
+    std::unordered_set<size_t> seen;
+    for (ir::Value* x : n.inputs()) {
+      if (!in_arena(x) || x->uses().size() != 1 || n.owner()->is_graph_output(x) || !spans_block(x) ||
+          x->type.dtype != c->type.dtype)
+        return;
+      if (!seen.insert(where_.at(x).first).second) return;  // two inputs share bytes
+    }
+    const size_t cb = where_.at(c).first;
+    int64_t base = 0;
+    for (ir::Value* x : n.inputs()) {
+      const size_t xb = where_.at(x).first;
+      for (const Member& m : blocks_[xb].members) join(m.v, cb, base + m.rel);
+      blocks_[xb].members.clear();
+      blocks_[xb].merged = true;
+      base += value_bytes(x);
+    }
+    n.set_attr(ir::Attribute::Int(kConcatInPlaceAttr, 1));
+    ++st_.concats_in_place;
+    (void)step;
+  }
+
+  const Lifetimes& lt_;
+  MemoryStats& st_;
+  std::vector<Block> blocks_;
+  std::unordered_map<const ir::Value*, std::pair<size_t, int64_t>> where_;
+};
+
+void classify(ir::Graph& g, MemoryStats& st) {
   ir::for_each_graph(g, [&](ir::Graph& sg) {
+    for (const auto& n : sg.nodes()) n->remove_attr(kConcatInPlaceAttr);
     for (const auto& v : sg.values()) {
       if (v->constant) {
         v->storage = ir::Storage::kWeight;
@@ -104,32 +229,79 @@ MemoryStats plan_memory(ir::Graph& g) {
       v->offset = 0;
     }
   });
-  std::vector<Interval> iv = lifetimes(g);
-  for (const auto& i : iv) st.no_reuse_bytes += i.bytes;
-  st.arena_bytes = greedy_by_size(iv);
-  for (const auto& i : iv) i.value->offset = i.offset;
-  const int64_t steps = static_cast<int64_t>(g.nodes().size()) + 1;
-  std::vector<int64_t> live(static_cast<size_t>(steps + 1), 0);
-  for (const auto& i : iv)
-    for (int64_t s = i.first; s <= i.last; ++s) live[static_cast<size_t>(s)] += i.bytes;
-  st.lower_bound_bytes = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+// Max over steps of the bytes live at once, each block counted by the union
+// of its members live at that step (rounded up to the alignment).
+int64_t lower_bound(const std::vector<Block>& blocks, const Lifetimes& lt) {
+  std::vector<int64_t> live(static_cast<size_t>(lt.end + 1), 0);
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const Block& b : blocks) {
+    if (b.merged || b.members.empty()) continue;
+    int64_t first = INT64_MAX, last = -1;
+    for (const Member& m : b.members) {
+      first = std::min(first, lt.first.at(m.v));
+      last = std::max(last, lt.last.at(m.v));
+    }
+    for (int64_t s = first; s <= last; ++s) {
+      spans.clear();
+      for (const Member& m : b.members)
+        if (lt.first.at(m.v) <= s && s <= lt.last.at(m.v)) spans.push_back({m.rel, m.rel + value_bytes(m.v)});
+      std::sort(spans.begin(), spans.end());
+      int64_t covered = 0, end = 0;
+      for (auto [lo, hi] : spans) {
+        lo = std::max(lo, end);
+        if (hi > lo) covered += hi - lo;
+        end = std::max(end, hi);
+      }
+      live[static_cast<size_t>(s)] += align_up(covered);
+    }
+  }
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+}  // namespace
+
+MemoryStats plan_memory(ir::Graph& g) {
+  MemoryStats st;
+  classify(g, st);
+  const Lifetimes lt = compute_lifetimes(g);
+  Grouper grouper(lt, st);
+  grouper.run(g);
+  std::vector<Block>& blocks = grouper.blocks();
+
+  std::vector<BlockSpan> spans;
+  std::vector<const Block*> owners;
+  for (const Block& b : blocks) {
+    if (b.merged || b.members.empty()) continue;
+    BlockSpan s;
+    s.first = INT64_MAX;
+    s.last = -1;
+    for (const Member& m : b.members) {
+      s.first = std::min(s.first, lt.first.at(m.v));
+      s.last = std::max(s.last, lt.last.at(m.v));
+      st.no_reuse_bytes += align_up(value_bytes(m.v));
+    }
+    s.size = align_up(b.size);
+    spans.push_back(s);
+    owners.push_back(&b);
+  }
+  st.arena_bytes = assign_offsets(spans, lt.end, st.strategy);
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (const Member& m : owners[i]->members) m.v->offset = spans[i].offset + m.rel;
+  st.lower_bound_bytes = lower_bound(blocks, lt);
   st.reuse_rate = st.no_reuse_bytes ? 1.0 - static_cast<double>(st.arena_bytes) / st.no_reuse_bytes : 0.0;
   return st;
 }
 
-void verify_plan(const ir::Graph& g, int64_t arena_bytes) {
-  std::vector<Interval> iv = lifetimes(const_cast<ir::Graph&>(g));
-  for (auto& i : iv) {
-    i.offset = i.value->offset;
-    if (i.offset < 0 || i.offset % kAlign || i.offset + i.bytes > arena_bytes)
-      fail(ErrorCode::kInternal, "memory plan: '" + i.value->name() + "' lies outside the arena");
-  }
-  for (size_t a = 0; a < iv.size(); ++a)
-    for (size_t b = a + 1; b < iv.size(); ++b)
-      if (overlaps(iv[a], iv[b]) && iv[a].offset < iv[b].offset + iv[b].bytes &&
-          iv[b].offset < iv[a].offset + iv[a].bytes)
-        fail(ErrorCode::kInternal, "memory plan: '" + iv[a].value->name() + "' and '" + iv[b].value->name() +
-                                       "' are live together and share bytes");
+std::vector<ArenaTensor> arena_tensors(const ir::Graph& g) {
+  const Lifetimes lt = compute_lifetimes(g);
+  std::vector<ArenaTensor> r;
+  for (ir::Node* n : lt.order)
+    for (ir::Value* o : n->outputs())
+      if (o->storage == ir::Storage::kArena)
+        r.push_back({o->name(), lt.first.at(o), lt.last.at(o), o->offset, value_bytes(o)});
+  return r;
 }
 
 }  // namespace gec::memory

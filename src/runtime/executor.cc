@@ -3,7 +3,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include "gec/error.h"
+#include "memory/plan_format.h"
 
 namespace gec::runtime {
 
@@ -30,6 +33,60 @@ Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num
     }
   });
   ir::for_each_graph(graph, [&](ir::Graph& g) { build(g); });
+  find_bindable_outputs();
+}
+
+// An arena output can take a caller buffer when nothing produced after it
+// shares its bytes: the values before it that share them (an alias source,
+// an in-place input, Concat slices) are only read by its producer or stay
+// in the arena, and after it only an alias of it could occupy those bytes.
+void Executor::find_bindable_outputs() {
+  const auto& outs = main_.outputs();
+  bindable_.assign(outs.size(), false);
+  output_producer_.assign(outs.size(), nullptr);
+  std::vector<Step>& steps = plans_.at(&main_).steps;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const ir::Value* y = outs[i];
+    if (y->storage != ir::Storage::kArena || std::count(outs.begin(), outs.end(), y) != 1) continue;
+    const int64_t lo = y->offset, hi = lo + static_cast<int64_t>(frame_[static_cast<size_t>(y->id)].bytes());
+    size_t k = 0;
+    while (k < steps.size() && std::find(steps[k].out_ids.begin(), steps[k].out_ids.end(), y->id) ==
+                                   steps[k].out_ids.end())
+      ++k;
+    if (k == steps.size()) continue;
+    bool shared_later = false;
+    for (size_t j = k + 1; j < steps.size() && !shared_later; ++j)
+      for (int32_t id : steps[j].out_ids) {
+        const ir::Value* v = values_[static_cast<size_t>(id)];
+        const int64_t vlo = v->offset, vhi = vlo + static_cast<int64_t>(frame_[static_cast<size_t>(id)].bytes());
+        if (v->storage == ir::Storage::kArena && vlo < hi && lo < vhi && vhi > vlo) shared_later = true;
+      }
+    bindable_[i] = !shared_later;
+    output_producer_[i] = &steps[k];
+  }
+}
+
+bool Executor::bind_output(size_t i, const TensorView& v) {
+  GEC_CHECK(i < bindable_.size(), "output index out of range");
+  const ir::Value* y = main_.outputs()[i];
+  TensorView& tv = frame_[static_cast<size_t>(y->id)];
+  if (y->storage == ir::Storage::kArena && (tv.shape != v.shape || tv.dtype != v.dtype))
+    fail(ErrorCode::kInvalidArgument, "output '" + y->name() + "' is " + dtype_name(tv.dtype) + shape_str(tv.shape) +
+                                          ", the buffer given is " + dtype_name(v.dtype) + shape_str(v.shape));
+  if (!bindable_[i] || (!v.data && v.numel() > 0)) return false;
+  tv.data = v.data;
+  output_producer_[i]->skip = false;  // a Concat must now copy its slices out
+  bound_.push_back(i);
+  return true;
+}
+
+void Executor::unbind_outputs() {
+  for (size_t i : bound_) {
+    const ir::Value* y = main_.outputs()[i];
+    frame_[static_cast<size_t>(y->id)].data = arena_ + y->offset;
+    output_producer_[i]->skip = output_producer_[i]->planned_done;
+  }
+  bound_.clear();
 }
 
 void Executor::build(ir::Graph& g) {
@@ -59,6 +116,8 @@ void Executor::build(ir::Graph& g) {
         return allocate_dynamic(ids[i], dt, shape);
       };
     }
+    s.planned_done = n->has_attr(memory::kConcatInPlaceAttr);
+    s.skip = s.planned_done;
     s.prof.name = n->name;
     s.prof.op_type = n->op_type;
     s.prof.kernel = s.kernel->impl_name();
@@ -118,6 +177,7 @@ void Executor::run_graph(GraphPlan& plan) {
 }
 
 void Executor::run_step(Step& s) {
+  if (s.skip) return;  // the planner put every input in its slice already
   if (s.needs_infer) {
     ops::InferContext ic;
     ic.node = s.node;

@@ -6,6 +6,11 @@
 // live in per-value buffers that grow and are reused across runs. Subgraphs
 // (If/Loop/Scan bodies) run in the same frame: their value ids are distinct
 // from the parent's, and outer-scope reads simply find the parent's binding.
+//
+// Memory plan features this file implements at run time: a Concat the planner
+// marked in place (memory/plan_format.h) is skipped, its inputs having been
+// produced into their slices of the output; a graph output may be bound to a
+// caller's buffer so its producer writes there directly (zero copy).
 #pragma once
 
 #include <chrono>
@@ -33,6 +38,19 @@ class Executor final : public kernels::SubgraphRunner {
   /// Current view of a main graph output after run().
   const TensorView& output(size_t i) const;
 
+  /// Makes main graph output i be produced straight into `v` (zero copy) for
+  /// the following runs, until unbind_outputs(). Returns false, binding
+  /// nothing, when the output cannot be redirected: it is not planned in the
+  /// arena (graph input, constant, dynamic shape), it is listed twice, or a
+  /// value produced after it shares its bytes (an alias of it read later).
+  /// Throws kInvalidArgument when the output is static and `v` has another
+  /// dtype or shape. `v` must not overlap any input buffer.
+  bool bind_output(size_t i, const TensorView& v);
+  /// Restores every output to its planned arena bytes.
+  void unbind_outputs();
+  /// Whether output i could be bound (see bind_output).
+  bool output_bindable(size_t i) const { return bindable_[i]; }
+
   std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) override;
 
   std::vector<NodeProfile> profile() const;
@@ -45,6 +63,8 @@ class Executor final : public kernels::SubgraphRunner {
     std::unique_ptr<kernels::Kernel> kernel;
     std::vector<int32_t> in_ids, out_ids;
     bool needs_infer = false;  // some output has a run-time shape
+    bool planned_done = false; // a Concat whose inputs were produced in place
+    bool skip = false;         // planned_done, unless its output is bound to a caller buffer
     kernels::KernelContext ctx;
     NodeProfile prof;
   };
@@ -56,11 +76,15 @@ class Executor final : public kernels::SubgraphRunner {
   void run_graph(GraphPlan& plan);
   void run_step(Step& s);
   TensorView* allocate_dynamic(int32_t id, DType dt, const Shape& shape);
+  void find_bindable_outputs();
 
   std::vector<TensorView> frame_;
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id
   std::vector<ir::Value*> values_;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
+  std::vector<bool> bindable_;          // per main graph output
+  std::vector<Step*> output_producer_;  // per main graph output (null if none)
+  std::vector<size_t> bound_;           // outputs currently bound to caller memory
   ir::Graph& main_;
   uint8_t* arena_;
   int num_threads_;

@@ -118,19 +118,31 @@ std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
   return outs;
 }
 
+// Outputs that can be redirected (Executor::bind_output) are produced straight
+// into the caller's buffers; the rest are copied out after the run.
 void Session::run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
   if (outputs.size() != impl_->outputs.size())
     fail(ErrorCode::kInvalidArgument, "expected " + std::to_string(impl_->outputs.size()) + " output buffers");
   bind_inputs(*impl_, inputs);
-  impl_->exec->run();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const TensorView& got = impl_->exec->output(i);
-    if (got.shape != outputs[i].shape || got.dtype != outputs[i].dtype)
-      fail(ErrorCode::kInvalidArgument, "output '" + impl_->outputs[i].name + "' is " + dtype_name(got.dtype) +
-                                            shape_str(got.shape) + ", the buffer given is " +
-                                            dtype_name(outputs[i].dtype) + shape_str(outputs[i].shape));
-    copy_tensor_data(got, outputs[i]);
+  runtime::Executor& ex = *impl_->exec;
+  std::vector<bool> direct(outputs.size(), false);
+  try {
+    for (size_t i = 0; i < outputs.size(); ++i) direct[i] = ex.bind_output(i, outputs[i]);
+    ex.run();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (direct[i]) continue;
+      const TensorView& got = ex.output(i);
+      if (got.shape != outputs[i].shape || got.dtype != outputs[i].dtype)
+        fail(ErrorCode::kInvalidArgument, "output '" + impl_->outputs[i].name + "' is " + dtype_name(got.dtype) +
+                                              shape_str(got.shape) + ", the buffer given is " +
+                                              dtype_name(outputs[i].dtype) + shape_str(outputs[i].shape));
+      copy_tensor_data(got, outputs[i]);
+    }
+  } catch (...) {
+    ex.unbind_outputs();
+    throw;
   }
+  ex.unbind_outputs();
 }
 
 }  // namespace gec

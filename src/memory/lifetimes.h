@@ -1,0 +1,39 @@
+// Value lifetimes over the execution order of the main graph, shared by the
+// planner, the verifier and the reports. Internal to src/memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace gec::memory {
+
+inline constexpr int64_t kAlign = 64;
+inline int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+/// Bytes of a static-shape value (unaligned).
+int64_t value_bytes(const ir::Value* v);
+
+/// first[v]: step of v's producer; last[v]: step of its last reader (a node
+/// whose subgraph reads v counts), or `end` for graph outputs, where `end` =
+/// number of main-graph nodes. Steps index node_list() of the main graph.
+struct Lifetimes {
+  std::unordered_map<const ir::Value*, int64_t> first, last;
+  std::vector<ir::Node*> order;
+  int64_t end = 0;
+};
+Lifetimes compute_lifetimes(const ir::Graph& g);
+
+/// Offset assignment for blocks (sets of values sharing bytes) given their
+/// lifetime [first, last] and aligned size. Returns the arena size and writes
+/// each block's offset; `name` receives the strategy whose plan was kept.
+struct BlockSpan {
+  int64_t first = 0, last = 0, size = 0;
+  int64_t offset = -1;
+};
+int64_t assign_offsets(std::vector<BlockSpan>& blocks, int64_t steps, std::string& name);
+
+}  // namespace gec::memory

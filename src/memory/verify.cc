@@ -1,0 +1,105 @@
+// The plan verifier; see verify_plan in planner.h.
+//
+// It does not trust the planner's blocks. It asks one question per pair of
+// arena values p, q whose bytes overlap, with p produced no later than q:
+// does q's producer WRITE those bytes while p still has a reader? Writers
+// are all producers except alias ops whose output sits at their input's
+// offset (the kernel's copy is a no-op) and Concats marked in place (their
+// inputs must then sit exactly at their slices). A write at the very step
+// where p is read for the last time is allowed only for an op of the in-place
+// allow-list writing over p itself (same offset, size and shape). Values that
+// are not written need no check of their own: their bytes were written by
+// their source, which the pairs with the source already protect.
+#include <algorithm>
+
+#include "gec/error.h"
+#include "memory/lifetimes.h"
+#include "memory/plan_format.h"
+#include "memory/planner.h"
+
+namespace gec::memory {
+namespace {
+
+struct Slot {
+  const ir::Value* v;
+  const ir::Node* producer;
+  int64_t first, last, off, bytes;
+  bool writes = true;
+};
+
+[[noreturn]] void bad(const std::string& what) { fail(ErrorCode::kInternal, "memory plan: " + what); }
+
+std::string q(const ir::Value* v) { return "'" + v->name() + "'"; }
+
+// Checks a Concat marked in place: outer dims 1, each input in its slice.
+void check_concat(const ir::Node& n, const ir::Value* c) {
+  const Shape shape = c->type.static_shape();
+  int64_t axis = n.get_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(shape.size());
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[static_cast<size_t>(d)] != 1) bad(n.describe() + " is marked in place but its outer dims are not 1");
+  int64_t base = c->offset;
+  for (const ir::Value* x : n.inputs()) {
+    if (!x || x->storage != ir::Storage::kArena || x->offset != base)
+      bad(n.describe() + " is marked in place but input " + (x ? q(x) : "(none)") + " is not at its slice");
+    base += value_bytes(x);
+  }
+  if (base != c->offset + value_bytes(c)) bad(n.describe() + ": slices do not cover the output");
+}
+
+bool alias_in_place(const ir::Node& n, const ir::Value* o) {
+  const ir::Value* x = n.input(0);
+  return is_alias_op(n) && x && x->storage == ir::Storage::kArena && x->offset == o->offset &&
+         value_bytes(x) == value_bytes(o);
+}
+
+// q's producer may overwrite p at the step that reads p last.
+bool in_place_ok(const Slot& p, const Slot& w) {
+  if (p.off != w.off || p.bytes != w.bytes || p.v->type.static_shape() != w.v->type.static_shape() ||
+      dtype_size(p.v->type.dtype) != dtype_size(w.v->type.dtype))
+    return false;
+  for (int i : in_place_inputs(*w.producer))
+    if (w.producer->input(static_cast<size_t>(i)) == p.v) return true;
+  return false;
+}
+
+}  // namespace
+
+void verify_plan(const ir::Graph& g, int64_t arena_bytes) {
+  const Lifetimes lt = compute_lifetimes(g);
+  std::vector<Slot> slots;
+  for (const ir::Node* n : lt.order)
+    for (const ir::Value* o : n->outputs()) {
+      if (o->storage != ir::Storage::kArena) continue;
+      Slot s{o, n, lt.first.at(o), lt.last.at(o), o->offset, value_bytes(o)};
+      const int64_t align = static_cast<int64_t>(std::max<size_t>(1, dtype_size(o->type.dtype)));
+      if (s.off < 0 || s.off % align || s.off + s.bytes > arena_bytes)
+        bad(q(o) + " (offset " + std::to_string(s.off) + ", " + std::to_string(s.bytes) +
+            " bytes) lies outside the arena of " + std::to_string(arena_bytes) + " bytes or is misaligned");
+      if (n->has_attr(kConcatInPlaceAttr)) {
+        check_concat(*n, o);
+        s.writes = false;
+      } else if (alias_in_place(*n, o)) {
+        s.writes = false;
+      }
+      slots.push_back(s);
+    }
+  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.off < b.off; });
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].bytes == 0) continue;
+    for (size_t j = i + 1; j < slots.size() && slots[j].off < slots[i].off + slots[i].bytes; ++j) {
+      if (slots[j].bytes == 0) continue;
+      const bool i_first = slots[i].first <= slots[j].first;
+      const Slot& p = i_first ? slots[i] : slots[j];
+      const Slot& w = i_first ? slots[j] : slots[i];
+      if (p.first == w.first)
+        bad(q(p.v) + " and " + q(w.v) + " are written by the same node and share bytes");
+      if (!w.writes || w.first > p.last) continue;
+      if (w.first == p.last && in_place_ok(p, w)) continue;
+      bad(q(w.v) + " (" + w.producer->describe() + ") overwrites " + q(p.v) + " while it is still read (steps " +
+          std::to_string(p.first) + ".." + std::to_string(p.last) + " vs " + std::to_string(w.first) + ")");
+    }
+  }
+}
+
+}  // namespace gec::memory

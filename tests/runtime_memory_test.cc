@@ -1,0 +1,199 @@
+// Runtime side of the memory plan: aliases and Concat slices give the right
+// values, skipped Concats stay right across runs, and graph outputs bound to
+// caller buffers are produced there directly (zero copy) or, when they cannot
+// be, copied. Expected values are worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "memory/plan_format.h"
+#include "memory_test_util.h"
+#include "runtime/executor.h"
+#include "test_util.h"
+
+namespace gec::runtime {
+namespace {
+
+using testing::add_input;
+using testing::add_op;
+using testing::make;
+using testing::values;
+constexpr DType F = DType::kFloat32;
+
+TEST(RuntimeMemory, AliasChainGivesTheRightValues) {
+  // x[2,3] -> Relu -> Reshape[3,2] -> Flatten(axis 1)[3,2] -> Unsqueeze(0)[1,3,2]
+  //        -> Squeeze(0)[3,2] -> Neg: all one buffer.
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", F, {2, 3});
+  ir::Value* a = add_op(g, "Relu", {x}, "a", {2, 3});
+  ir::Value* r = add_op(g, "Reshape", {a, g.add_constant("s", make<int64_t>({2}, {3, 2}))}, "r", {3, 2});
+  ir::Value* f = add_op(g, "Flatten", {r}, "f", {3, 2}, {ir::Attribute::Int("axis", 1)});
+  ir::Value* ax = g.add_constant("ax", make<int64_t>({1}, {0}));
+  ir::Value* u = add_op(g, "Unsqueeze", {f, ax}, "u", {1, 3, 2});
+  ir::Value* q = add_op(g, "Squeeze", {u, ax}, "q", {3, 2});
+  ir::Value* y = add_op(g, "Neg", {q}, "y", {3, 2});
+  g.outputs().push_back(y);
+  memory::MemoryStats st;
+  auto s = testing::plan_and_load(g, &st);
+  EXPECT_EQ(st.aliases, 4);
+  EXPECT_EQ(st.in_place, 1);
+  EXPECT_EQ(st.arena_bytes, 64);
+  for (ir::Value* v : {r, f, u, q, y}) EXPECT_EQ(v->offset, a->offset) << v->name();
+  Tensor in = make<float>({2, 3}, {-1, 2, -3, 4, -5, 6});
+  auto out = s->run({in.view()});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{0, -2, 0, -4, 0, -6}));
+}
+
+// x1[1,2,2] -> Relu = a, x2[1,1,2] -> Neg = b, c = Concat(a, b, axis 1)[1,3,2].
+ir::Value* concat_graph(ir::Graph& g, bool consume) {
+  ir::Value* x1 = add_input(g, "x1", F, {1, 2, 2});
+  ir::Value* x2 = add_input(g, "x2", F, {1, 1, 2});
+  ir::Value* a = add_op(g, "Relu", {x1}, "a", {1, 2, 2});
+  ir::Value* b = add_op(g, "Neg", {x2}, "b", {1, 1, 2});
+  ir::Value* c = add_op(g, "Concat", {a, b}, "c", {1, 3, 2}, {ir::Attribute::Int("axis", 1)});
+  ir::Value* y = consume ? add_op(g, "Softsign", {c}, "y", {1, 3, 2}) : c;
+  g.outputs().push_back(y);
+  return c;
+}
+
+TEST(RuntimeMemory, ConcatInPlaceIsSkippedAndRight) {
+  ir::Graph g;
+  ir::Value* c = concat_graph(g, true);
+  auto s = testing::plan_and_load(g);
+  ASSERT_TRUE(c->producer()->has_attr(memory::kConcatInPlaceAttr));
+  Tensor x1 = make<float>({1, 2, 2}, {-1, 2, 3, -4});
+  Tensor x2 = make<float>({1, 1, 2}, {3, -1});
+  // c = {0, 2, 3, 0, -3, 1}; softsign v / (1 + |v|).
+  const std::vector<float> want = {0, 2.f / 3, 3.f / 4, 0, -3.f / 4, 1.f / 2};
+  for (int run = 0; run < 2; ++run) testing::expect_close(values<float>(s->run({x1.view(), x2.view()})[0]), want);
+}
+
+TEST(RuntimeMemory, ConcatOutputBoundToCallerMemoryStillCopiesItsSlices) {
+  ir::Graph g;
+  concat_graph(g, false);
+  auto s = testing::plan_and_load(g);
+  Tensor x1 = make<float>({1, 2, 2}, {-1, 2, 3, -4});
+  Tensor x2 = make<float>({1, 1, 2}, {3, -1});
+  const std::vector<float> want = {0, 2, 3, 0, -3, 1};
+  Tensor out(F, {1, 3, 2});
+  s->run({x1.view(), x2.view()}, {out.view()});
+  EXPECT_EQ(values<float>(out), want);
+  // Unbound again: the skipped Concat leaves c in the arena, copied out.
+  EXPECT_EQ(values<float>(s->run({x1.view(), x2.view()})[0]), want);
+  Tensor out2(F, {1, 3, 2});
+  s->run({x1.view(), x2.view()}, {out2.view()});
+  EXPECT_EQ(values<float>(out2), want);
+}
+
+// Runs `g` through an Executor over an arena filled with 0xAB.
+struct ArenaRun {
+  std::vector<uint8_t> arena;
+  std::unique_ptr<Executor> ex;
+  ArenaRun(ir::Graph& g) {
+    memory::MemoryStats st = memory::plan_memory(g);
+    memory::verify_plan(g, st.arena_bytes);
+    arena.assign(static_cast<size_t>(st.arena_bytes) + 64, 0xAB);
+    ex = std::make_unique<Executor>(g, ir::number_values(g), arena.data(), 1, false);
+  }
+  bool untouched(int64_t off, int64_t bytes) const {
+    for (int64_t i = off; i < off + bytes; ++i)
+      if (arena[static_cast<size_t>(i)] != 0xAB) return false;
+    return true;
+  }
+};
+
+TEST(RuntimeMemory, OutputIsWrittenStraightIntoCallerMemory) {
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", F, {5});
+  ir::Value* y = add_op(g, "Neg", {x}, "y", {5});
+  g.outputs().push_back(y);
+  ArenaRun r(g);
+  Tensor in = make<float>({5}, {1, -2, 3, -4, 5});
+  Tensor out(F, {5});
+  r.ex->bind_input(0, in.view());
+  ASSERT_TRUE(r.ex->bind_output(0, out.view()));
+  r.ex->run();
+  EXPECT_EQ(values<float>(out), (std::vector<float>{-1, 2, -3, 4, -5}));
+  EXPECT_EQ(r.ex->output(0).data, out.data());
+  EXPECT_TRUE(r.untouched(y->offset, 20)) << "the output went through the arena";
+  r.ex->unbind_outputs();
+  r.ex->run();
+  EXPECT_EQ(r.ex->output(0).data, r.arena.data() + y->offset);
+  EXPECT_FALSE(r.untouched(y->offset, 20));
+}
+
+TEST(RuntimeMemory, InPlaceOutputReadsTheArenaAndWritesTheCaller) {
+  // t = Relu(x) in the arena; y = Neg(t) planned over t but bound to the caller.
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", F, {4});
+  ir::Value* t = add_op(g, "Relu", {x}, "t", {4});
+  ir::Value* y = add_op(g, "Neg", {t}, "y", {4});
+  g.outputs().push_back(y);
+  ArenaRun r(g);
+  ASSERT_EQ(y->offset, t->offset);
+  Tensor in = make<float>({4}, {1, -2, 3, -4});
+  Tensor out(F, {4});
+  r.ex->bind_input(0, in.view());
+  ASSERT_TRUE(r.ex->bind_output(0, out.view()));
+  r.ex->run();
+  EXPECT_EQ(values<float>(out), (std::vector<float>{-1, 0, -3, 0}));
+  std::vector<float> arena_t(4);
+  std::memcpy(arena_t.data(), r.arena.data() + t->offset, 16);
+  EXPECT_EQ(arena_t, (std::vector<float>{1, 0, 3, 0}));  // t only: y never touched the arena
+}
+
+TEST(RuntimeMemory, OutputsThatCannotBeBoundAreCopied) {
+  // y = Relu(x) is an output and has an alias z read later (w = Exp(z)):
+  // binding y would leave z without data. x itself is an output too, twice.
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", F, {3});
+  ir::Value* y = add_op(g, "Relu", {x}, "y", {3});
+  ir::Value* z = add_op(g, "Identity", {y}, "z", {3});
+  ir::Value* w = add_op(g, "Neg", {z}, "w", {3});
+  g.outputs() = {y, w, x, x};
+  auto s = testing::plan_and_load(g);
+  EXPECT_EQ(z->offset, y->offset);
+  Tensor in = make<float>({3}, {-1, 2, -3});
+  std::vector<Tensor> outs;
+  std::vector<TensorView> views;
+  for (int i = 0; i < 4; ++i) outs.emplace_back(F, Shape{3});
+  for (auto& o : outs) views.push_back(o.view());
+  s->run({in.view()}, views);
+  EXPECT_EQ(values<float>(outs[0]), (std::vector<float>{0, 2, 0}));
+  EXPECT_EQ(values<float>(outs[1]), (std::vector<float>{-0.f, -2, -0.f}));
+  EXPECT_EQ(values<float>(outs[2]), (std::vector<float>{-1, 2, -3}));
+  EXPECT_EQ(values<float>(outs[3]), (std::vector<float>{-1, 2, -3}));
+
+  ir::Graph h;
+  ir::Value* hx = add_input(h, "x", F, {3});
+  ir::Value* hy = add_op(h, "Relu", {hx}, "y", {3});
+  add_op(h, "Identity", {hy}, "z", {3});
+  h.outputs() = {hy, h.find_value("z"), hx};
+  ArenaRun r(h);
+  EXPECT_FALSE(r.ex->output_bindable(0));  // z shares y's bytes after y
+  EXPECT_TRUE(r.ex->output_bindable(1));
+  EXPECT_FALSE(r.ex->output_bindable(2));  // a graph input
+}
+
+TEST(RuntimeMemory, WrongOutputBufferIsRefusedBeforeRunning) {
+  ir::Graph g;
+  ir::Value* x = add_input(g, "x", F, {3});
+  g.outputs().push_back(add_op(g, "Neg", {x}, "y", {3}));
+  auto s = testing::plan_and_load(g);
+  Tensor in = make<float>({3}, {1, 2, 3});
+  Tensor bad(F, {4});
+  try {
+    s->run({in.view()}, {bad.view()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'y'"), std::string::npos);
+  }
+  Tensor good(F, {3});
+  s->run({in.view()}, {good.view()});  // still usable after the error
+  EXPECT_EQ(values<float>(good), (std::vector<float>{-1, -2, -3}));
+}
+
+}  // namespace
+}  // namespace gec::runtime
