@@ -96,11 +96,16 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
 
   t = Clock::now();
   memory::MemoryStats ms = memory::plan_memory(g);
+  // Always verified (not only in debug builds or under verify_each_pass): it
+  // only visits pairs of values that share bytes, a few ms on large models,
+  // and a wrong plan would corrupt results silently.
   memory::verify_plan(g, ms.arena_bytes);
   stages["memory"] = ms_since(t);
   report["memory"] = {{"no_reuse_bytes", ms.no_reuse_bytes}, {"arena_bytes", ms.arena_bytes},
                       {"lower_bound_bytes", ms.lower_bound_bytes}, {"weights_bytes", ms.weights_bytes},
-                      {"reuse_rate", ms.reuse_rate}, {"dynamic_values", ms.dynamic_values}};
+                      {"reuse_rate", ms.reuse_rate}, {"dynamic_values", ms.dynamic_values},
+                      {"aliases", ms.aliases}, {"in_place", ms.in_place},
+                      {"concats_in_place", ms.concats_in_place}, {"strategy", ms.strategy}};
 
   t = Clock::now();
   lower(g);
