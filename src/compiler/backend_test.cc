@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "frontend/onnx/tensor_proto.h"
@@ -35,6 +36,36 @@ std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths
     out.insert(out.end(), sub.begin(), sub.end());
   }
   return out;
+}
+
+Expectations Expectations::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail(ErrorCode::kIo, path + ": cannot open the expectations file");
+  Expectations e;
+  std::string line;
+  for (int no = 1; std::getline(f, line); ++no) {
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line = line.substr(0, hash);
+    std::istringstream ss(line);
+    std::string name, kind, reason;
+    if (!(ss >> name)) continue;
+    ss >> kind;
+    std::getline(ss, reason);
+    reason.erase(0, reason.find_first_not_of(" \t"));
+    Expectation k;
+    if (kind == "fail") k = Expectation::kFail;
+    else if (kind == "shape-only") k = Expectation::kShapeOnly;
+    else if (kind == "skip") k = Expectation::kSkip;
+    else fail(ErrorCode::kInvalidArgument, path + ":" + std::to_string(no) + ": expected 'fail', 'shape-only' or 'skip' after the test name");
+    if (reason.empty()) fail(ErrorCode::kInvalidArgument, path + ":" + std::to_string(no) + ": every entry needs a reason");
+    e.entries[name] = {k, reason};
+  }
+  return e;
+}
+
+Expectation Expectations::lookup(const std::string& test) const {
+  auto it = entries.find(test);
+  return it == entries.end() ? Expectation::kPass : it->second.kind;
 }
 
 namespace {
@@ -111,7 +142,15 @@ BackendTestResult run_backend_test(const std::string& dir, const BackendTestOpti
           fail(ErrorCode::kInvalidArgument, "the model has " + std::to_string(outs.size()) + " outputs, the data set " +
                                                 std::to_string(expected.size()));
         for (size_t k = 0; k < outs.size(); ++k) {
-          CompareResult c = compare_tensors(outs[k].view(), expected[k].second.view(), opts.rtol, opts.atol);
+          const TensorView& want = expected[k].second.view();
+          CompareResult c;
+          if (opts.shape_only) {
+            c.ok = outs[k].dtype() == want.dtype && outs[k].shape() == want.shape;
+            if (!c.ok) c.message = std::string("expected ") + dtype_name(want.dtype) + shape_str(want.shape) + ", got " +
+                                   dtype_name(outs[k].dtype()) + shape_str(outs[k].shape());
+          } else {
+            c = compare_tensors(outs[k].view(), want, opts.rtol, opts.atol);
+          }
           res.max_abs_error = std::max(res.max_abs_error, c.max_abs_error);
           if (!c.ok) {
             std::ostringstream m;

@@ -4,6 +4,7 @@
 // data set and compare every output.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,27 @@ struct BackendTestOptions {
   double rtol = 1e-3;
   double atol = 1e-4;
   int num_threads = 0;                // 0 = all cores
+  /// Compare only dtypes and shapes (tests of random ops such as Bernoulli).
+  bool shape_only = false;
+};
+
+/// What an expectations file says about one test.
+enum class Expectation { kPass, kFail, kShapeOnly, kSkip };
+
+/// An expectations file: one test per line, `<test name> <fail|shape-only|skip> <reason>`;
+/// '#' starts a comment. A test not listed must pass. `fail`: it must fail
+/// (so the file stays true when it starts passing); `shape-only`: outputs are
+/// random, compare dtypes and shapes only; `skip`: not run at all.
+/// Throws gec::Error(kInvalidArgument) naming the line for a malformed entry
+/// or a missing reason.
+struct Expectations {
+  struct Entry {
+    Expectation kind;
+    std::string reason;
+  };
+  std::map<std::string, Entry> entries;
+  static Expectations load(const std::string& path);
+  Expectation lookup(const std::string& test) const;
 };
 
 struct BackendTestResult {

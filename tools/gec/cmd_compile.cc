@@ -9,7 +9,7 @@ namespace gec::cli {
 
 namespace {
 struct CompileArgs {
-  std::string model, output, report;
+  std::string model, output, report, dump_graph;
   bool verbose = false;
   CompileFlags flags;
 };
@@ -39,6 +39,7 @@ Command add_compile(CLI::App& root) {
   app->add_option("-o,--output", args->output, "the .gom file to write (default: MODEL with .gom)");
   app->add_option("--report", args->report, "write the compile report (JSON) here");
   app->add_flag("-v,--verbose", args->verbose, "print the compile report as a table");
+  app->add_option("--dump-graph", args->dump_graph, "write the graph before/after each pass here (ONNX + DOT)");
   args->flags.add_to(app);
   return {app, [args]() {
             std::string out = args->output;
@@ -47,7 +48,9 @@ Command add_compile(CLI::App& root) {
               auto dot = out.rfind(".onnx");
               out = (dot != std::string::npos ? out.substr(0, dot) : out) + ".gom";
             }
-            CompiledModel m = compile_onnx_file(args->model, args->flags.to_options());
+            CompileOptions opts = args->flags.to_options();
+            opts.dump_graph_dir = args->dump_graph;
+            CompiledModel m = compile_onnx_file(args->model, opts);
             save_gom(m, out);
             if (!args->report.empty()) {
               std::ofstream f(args->report);

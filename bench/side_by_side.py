@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Side-by-side benchmark of GraphEngine against ONNX Runtime on this machine.
+
+For each model folder (backend-test layout: model.onnx + test_data_set_0/),
+runs ONNX Runtime (the pinned onnxruntime-node of ../shared/bench/ort: CPU,
+same thread count, all graph optimizations, sequential) and `gec bench`,
+alternating A/B/A/B for --rounds rounds in one run, and prints a markdown
+table: median and p90 latency of both and the ratio gec/ORT, peak RSS of both
+and the ratio, ORT session-creation time next to `gec compile` time and
+`.gom` load time, and the max abs error of gec against ORT's outputs (the
+stored reference outputs come from ORT 1.30). The geometric mean of the
+latency ratios closes the table.
+
+Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
+       [--runs 20] [--warmup 5] [--gec build/gec] [--out bench/results.md]
+Default models: every folder of ../shared/models.
+Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
+build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
+(about 50 MB); the table also shows ORT's RSS before session creation.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+
+
+def progress(msg):
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + msg)
+        sys.stderr.flush()
+
+
+def ensure_ort(workdir):
+    src = os.path.join(SHARED, "bench", "ort")
+    if not os.path.isdir(src):
+        sys.exit(f"bench: {src} is missing (the shared folder must sit next to the repository)")
+    if not os.path.isdir(os.path.join(workdir, "node_modules", "onnxruntime-node")):
+        os.makedirs(workdir, exist_ok=True)
+        for f in os.listdir(src):
+            shutil.copy(os.path.join(src, f), workdir)
+        subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--silent"],
+                       cwd=workdir, check=True)
+    return workdir
+
+
+def run_ort(ortdir, model_dir, threads, runs, warmup):
+    # ref.js pins 2 intra-op threads; patch a copy when another count is asked.
+    script = os.path.join(ortdir, "ref.js")
+    if threads != 2:
+        patched = os.path.join(ortdir, f"ref_t{threads}.js")
+        if not os.path.exists(patched):
+            with open(script) as f:
+                text = f.read().replace("intraOpNumThreads: 2", f"intraOpNumThreads: {threads}")
+            with open(patched, "w") as f:
+                f.write(text)
+        script = patched
+    out = subprocess.run(["node", script, os.path.abspath(model_dir), "--check", "--runs", str(runs),
+                          "--warmup", str(warmup)], cwd=ortdir, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError("ORT failed: " + out.stderr.strip()[-500:])
+    return json.loads(out.stdout)
+
+
+def run_gec_bench(gec, gom, model_dir, threads, runs, warmup):
+    out = subprocess.run([gec, "bench", gom, "--input-dir", os.path.join(model_dir, "test_data_set_0"),
+                          "--threads", str(threads), "--iterations", str(runs), "--warmup", str(warmup), "--json"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError("gec bench failed: " + out.stdout[-300:] + out.stderr[-300:])
+    return json.loads(out.stdout)
+
+
+def compile_gec(gec, model_dir, gom, opt):
+    t0 = time.perf_counter()
+    out = subprocess.run([gec, "compile", os.path.join(model_dir, "model.onnx"), "-o", gom, opt],
+                         capture_output=True, text=True)
+    ms = (time.perf_counter() - t0) * 1000
+    if out.returncode != 0:
+        raise RuntimeError("gec compile failed: " + out.stderr.strip())
+    return ms
+
+
+def gec_error(gec, model_dir, threads):
+    out = subprocess.run([gec, "test", model_dir, "--threads", str(threads)], capture_output=True, text=True)
+    m = re.search(r"max abs err ([0-9.eE+-]+)", out.stdout)
+    if out.returncode != 0 or not m:
+        return None, out.stdout.strip().splitlines()[0] if out.stdout.strip() else out.stderr.strip()
+    return float(m.group(1)), ""
+
+
+def fmt(x, digits=2):
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--opt", default="-O3")
+    ap.add_argument("--gec", default=os.path.join(ROOT, "build", "gec"))
+    ap.add_argument("--out", default=None, help="also write the table to this file")
+    a = ap.parse_args()
+    models = a.models or sorted(os.path.join(SHARED, "models", d) for d in os.listdir(os.path.join(SHARED, "models"))
+                                if os.path.isfile(os.path.join(SHARED, "models", d, "model.onnx")))
+    if not os.access(a.gec, os.X_OK):
+        sys.exit(f"bench: {a.gec} not found: build first (cmake -S . -B build -G Ninja && ninja -C build gec)")
+    ortdir = ensure_ort(os.path.join(ROOT, "build", "ort-bench"))
+    tmp = tempfile.mkdtemp(prefix="gec-bench-")
+    rows, ratios = [], []
+    for i, md in enumerate(models):
+        name = os.path.basename(os.path.normpath(md))
+        progress(f"[{i + 1}/{len(models)}] {name}: compiling")
+        gom = os.path.join(tmp, name + ".gom")
+        try:
+            compile_ms = compile_gec(a.gec, md, gom, a.opt)
+            ort, gec = [], []
+            for r in range(a.rounds):  # A/B/A/B in one run
+                progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")
+                ort.append(run_ort(ortdir, md, a.threads, a.runs, a.warmup))
+                progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} gec")
+                gec.append(run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))
+            err, why = gec_error(a.gec, md, a.threads)
+        except Exception as e:  # a failing model is a row, not the end of the table
+            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 11)
+            continue
+        med = lambda xs, k: statistics.median(x[k] for x in xs)
+        o_med, g_med = med(ort, "median_ms"), med(gec, "median_ms")
+        o_p90, g_p90 = med(ort, "p90_ms"), med(gec, "p90_ms")
+        o_rss = max(x["peak_rss_mb"] for x in ort)
+        o_base = min(x["rss_before_session_mb"] for x in ort)
+        g_rss = max(x["peak_rss_bytes"] for x in gec) / 1048576
+        ratio = g_med / o_med
+        ratios.append(ratio)
+        rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
+                    f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
+                    f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
+                    f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |")
+    progress("")
+    head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, {a.rounds} rounds A/B of "
+            f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds\n\n"
+            "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
+            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
+            "max abs err vs ORT |\n|" + "---|" * 13)
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else float("nan")
+    table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \
+        f"over {len(ratios)} models (below 1 means gec is faster).\n"
+    print(table)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(table)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+// The gec command line, end to end: every subcommand's options, exit statuses
+// for bad input (2, with a message naming what is wrong), and the JSON shapes
+// of --report and bench --json. Runs the built `gec` binary on small models
+// made here with the ONNX protobuf API.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "frontend/onnx/tensor_proto.h"
+#include "support/npy.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace gec {
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout + stderr
+};
+
+Result gec(const std::string& args) {
+  Result r;
+  std::string cmd = std::string(GEC_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// y = Relu(x + b), x: float32[1,4], b constant; or an op we do not support.
+void write_model(const fs::path& path, const std::string& op = "Relu", const std::string& domain = "") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  if (!domain.empty()) {
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(1);
+  }
+  auto* g = m.mutable_graph();
+  g->set_name("tiny");
+  auto add_io = [](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(4);
+  };
+  add_io(g->add_input(), "x");
+  add_io(g->add_output(), "y");
+  auto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(4);
+  for (float v : {1.f, -1.f, 2.f, -2.f}) b->add_float_data(v);
+  auto* add = g->add_node();
+  add->set_name("add0");
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("b");
+  add->add_output("s");
+  auto* act = g->add_node();
+  act->set_name("act0");
+  act->set_op_type(op);
+  act->set_domain(domain);
+  act->add_input("s");
+  act->add_output("y");
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gec_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "case" / "test_data_set_0");
+    write_model(dir_ / "case" / "model.onnx");
+    frontend::write_tensor_proto_file((dir_ / "case/test_data_set_0/input_0.pb").string(),
+                                      testing::make<float>({1, 4}, {0.5f, 0.5f, -3.f, 3.f}).view(), "x");
+    frontend::write_tensor_proto_file((dir_ / "case/test_data_set_0/output_0.pb").string(),
+                                      testing::make<float>({1, 4}, {1.5f, 0.f, 0.f, 1.f}).view(), "y");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string p(const std::string& rel) const { return (dir_ / rel).string(); }
+  fs::path dir_;
+};
+
+TEST_F(Cli, CompileAtEveryLevelWithReport) {
+  for (const char* level : {"-O0", "-O1", "-O2", "-O3"}) {
+    Result r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " " + level + " --report " + p("r.json"));
+    ASSERT_EQ(r.status, 0) << level << ": " << r.out;
+    ASSERT_TRUE(fs::exists(p("m.gom")));
+    auto j = nlohmann::json::parse(std::ifstream(p("r.json")));
+    for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "serialize"})
+      EXPECT_TRUE(j["stages"][s].is_number()) << s;
+    ASSERT_TRUE(j["passes"].is_array());
+    for (const auto& pass : j["passes"])
+      for (const char* k : {"name", "ms", "nodes_before", "nodes_after", "changes"}) EXPECT_TRUE(pass.contains(k)) << k;
+    EXPECT_EQ(j["nodes"]["onnx"], 2);
+    for (const char* k : {"no_reuse_bytes", "arena_bytes", "lower_bound_bytes", "weights_bytes", "reuse_rate"})
+      EXPECT_TRUE(j["memory"][k].is_number()) << k;
+  }
+  Result v = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --verbose");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("shape_inference"), std::string::npos) << v.out;
+}
+
+TEST_F(Cli, BadOptionsExitWithTwo) {
+  EXPECT_EQ(gec("compile " + p("case/model.onnx") + " -O7").status, 2);
+  EXPECT_EQ(gec("compile").status, 2);
+  EXPECT_EQ(gec("frobnicate").status, 2);
+  Result r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("no_such_pass"), std::string::npos);
+  r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --input-shape x:1,four");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("four"), std::string::npos);
+}
+
+TEST_F(Cli, UnsupportedOpNamesNodeOpDomainOpsetAndWritesNothing) {
+  write_model(dir_ / "bad.onnx", "Frobnicate", "com.example");
+  Result r = gec("compile " + p("bad.onnx") + " -o " + p("bad.gom"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+  for (const char* s : {"act0", "Frobnicate", "com.example", "opset 1"}) EXPECT_NE(r.out.find(s), std::string::npos) << s << ": " << r.out;
+  EXPECT_NE(r.out.find("float32[1,4]"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(p("bad.gom")));
+}
+
+TEST_F(Cli, MalformedModelsExitWithTwo) {
+  std::ofstream(p("garbage.onnx")) << "this is not a protobuf at all";
+  Result r = gec("compile " + p("garbage.onnx") + " -o " + p("g.gom"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_FALSE(fs::exists(p("g.gom")));
+  std::string bytes;
+  {
+    std::ifstream f(p("case/model.onnx"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::ofstream(p("trunc.onnx"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_EQ(gec("compile " + p("trunc.onnx") + " -o " + p("t.gom")).status, 2);
+  EXPECT_EQ(gec("compile " + p("missing.onnx")).status, 2);
+}
+
+TEST_F(Cli, RunWritesOutputsAndRefusesBadInputs) {
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  Result r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --output-dir " + p("out"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("[1,4]"), std::string::npos) << r.out;
+  Tensor y = frontend::read_tensor_proto_file(p("out/output_0.pb"));
+  EXPECT_EQ(testing::values<float>(y), (std::vector<float>{1.5f, 0.f, 0.f, 1.f}));
+
+  write_npy(p("x.npy"), testing::make<float>({1, 4}, {1, 1, 1, 1}).view());
+  r = gec("run " + p("case/model.onnx") + " --input x=" + p("x.npy") + " --output-dir " + p("npy") + " --format npy --threads 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(testing::values<float>(read_npy(p("npy/output_0.npy"))), (std::vector<float>{2, 0, 3, 0}));
+
+  r = gec("run " + p("m.gom"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("missing input 'x'"), std::string::npos) << r.out;
+  write_npy(p("wrong.npy"), testing::make<float>({2, 4}, {1, 1, 1, 1, 1, 1, 1, 1}).view());
+  r = gec("run " + p("m.gom") + " --input x=" + p("wrong.npy"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("float32[1,4]"), std::string::npos) << r.out;
+  write_npy(p("int.npy"), testing::make<int64_t>({1, 4}, {1, 1, 1, 1}).view());
+  r = gec("run " + p("m.gom") + " --input x=" + p("int.npy"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("int64"), std::string::npos) << r.out;
+  EXPECT_EQ(gec("run " + p("m.gom") + " --input y=" + p("x.npy")).status, 2);
+  EXPECT_EQ(gec("run " + p("m.gom") + " --input-dir " + p("case") + " --format txt").status, 2);
+}
+
+TEST_F(Cli, InspectAndCorruptedFiles) {
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  Result r = gec("inspect " + p("m.gom"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"MODEL_DEF", "WEIGHTS", "METADATA", "x: float32[1,4]", "y: float32[1,4]", "arena"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  std::string bytes;
+  {
+    std::ifstream f(p("m.gom"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::ofstream(p("trunc.gom"), std::ios::binary) << bytes.substr(0, bytes.size() - 10);
+  r = gec("run " + p("trunc.gom") + " --input-dir " + p("case/test_data_set_0"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+  std::string flipped = bytes;
+  flipped[flipped.size() - 3] ^= 0x55;
+  std::ofstream(p("flip.gom"), std::ios::binary) << flipped;
+  r = gec("run " + p("flip.gom") + " --input-dir " + p("case/test_data_set_0"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("checksum"), std::string::npos) << r.out;
+  std::string newer = bytes;
+  newer[8] = 9;  // format_version follows the 8-byte magic
+  std::ofstream(p("new.gom"), std::ios::binary) << newer;
+  r = gec("inspect " + p("new.gom"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("newer"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, BenchJsonAndProfileTrace) {
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  Result r = gec("bench " + p("m.gom") + " --warmup 1 --iterations 3 --threads 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"median_ms", "p90_ms", "p99_ms", "min_ms", "max_ms", "load_ms", "first_run_ms",
+                        "peak_rss_bytes", "threads", "iterations"})
+    EXPECT_TRUE(j[k].is_number()) << k;
+  EXPECT_EQ(j["iterations"], 3);
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
+  EXPECT_LE(j["median_ms"].get<double>(), j["max_ms"].get<double>());
+  r = gec("bench " + p("m.gom") + " --iterations 2 --input-dir " + p("case/test_data_set_0"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("median"), std::string::npos);
+  EXPECT_EQ(gec("bench " + p("m.gom") + " --iterations 0").status, 2);
+
+  r = gec("profile " + p("m.gom") + " --iterations 2 --top 0 --trace " + p("t.json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"act0", "add0", "Relu", "Add", "total"}) EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  r = gec("profile " + p("m.gom") + " --iterations 2 --top 1");
+  EXPECT_EQ(r.out.find("act0") == std::string::npos, r.out.find("add0") != std::string::npos) << "--top 1 shows one node";
+  auto t = nlohmann::json::parse(std::ifstream(p("t.json")));
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  EXPECT_EQ(t["traceEvents"].size(), 2u);
+  EXPECT_EQ(t["traceEvents"][0]["ph"], "X");
+}
+
+TEST_F(Cli, TestCommandCountsAndExpectations) {
+  Result r = gec("test " + p("case") + " -O 0 -O 3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
+  // A wrong reference makes it fail, exit 1.
+  frontend::write_tensor_proto_file(p("case/test_data_set_0/output_0.pb"),
+                                    testing::make<float>({1, 4}, {9, 9, 9, 9}).view(), "y");
+  r = gec("test " + p("case"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
+  std::ofstream(p("expect.txt")) << "# comment\ncase fail the reference is wrong on purpose\n";
+  r = gec("test " + p("case") + " --expect " + p("expect.txt"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ofstream(p("expect.txt")) << "case shape-only random outputs\n";
+  r = gec("test " + p("case") + " --expect " + p("expect.txt"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ofstream(p("expect.txt")) << "case skip hangs\n";
+  r = gec("test " + p("case") + " --expect " + p("expect.txt"));
+  EXPECT_NE(r.out.find("0 passed, 0 failed, 1 skipped"), std::string::npos) << r.out;
+  std::ofstream(p("expect.txt")) << "case fail\n";  // no reason
+  EXPECT_EQ(gec("test " + p("case") + " --expect " + p("expect.txt")).status, 2);
+  EXPECT_EQ(gec("test " + p("no_such_dir")).status, 2);
+}
+
+}  // namespace
+}  // namespace gec
