@@ -88,11 +88,11 @@ const bool kRegistered = [] {
   register_all({"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs",
                 "Floor", "Ceil", "Round", "Sin", "Cos", "Softplus", "Softsign", "HardSigmoid",
                 "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "Sign", "Mish",
-                "Not"},
+                "Not", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Shrink"},
                infer_same_as_input0);
   register_all({"IsNaN", "IsInf"}, infer_unary_to_bool);
   register_all({"Clip"}, infer_clip);
-  register_all({"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean"},
+  register_all({"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean", "BitShift"},
                infer_same_dtype_broadcast);
   register_all({"Pow"}, infer_pow);
   register_all({"PRelu"}, infer_prelu);

@@ -1,7 +1,7 @@
 // Schemas (type and shape inference) of the dense neural-network ops:
 // Conv-11, ConvTranspose-11, MatMul-13, Gemm-13, MaxPool-12, AveragePool-11,
 // GlobalAveragePool-1, GlobalMaxPool-1, BatchNormalization-15 (inference
-// form), Softmax-13, LogSoftmax-13, Resize-13, LSTM-14,
+// form), Softmax-13, LogSoftmax-13, Hardmax-13, Resize-13, LSTM-14, GRU-14, RNN-14,
 // LayerNormalization-17, InstanceNormalization-6, LRN-13.
 // Window geometry lives in nn_shape.cc so the kernels compute the same.
 #include <cmath>
@@ -143,7 +143,9 @@ void infer_resize(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), out);
 }
 
-void infer_lstm(InferContext& ctx) {
+/// LSTM-14 (4 gates, outputs Y, Y_h, Y_c), GRU-14 (3 gates) and RNN-14 (1
+/// gate; both Y, Y_h): W is [num_directions, gates * hidden, input].
+void infer_recurrent(InferContext& ctx, int64_t gates) {
   const Shape& x = ctx.shape(0);
   const Shape& w = ctx.shape(1);
   if (x.size() != 3 || w.size() != 3) ctx.error("X and W must be 3-D");
@@ -151,16 +153,20 @@ void infer_lstm(InferContext& ctx) {
   const std::string dir = ctx.node->get_string("direction", "forward");
   const int64_t nd = dir == "bidirectional" ? 2 : 1;
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional") ctx.error("unknown direction '" + dir + "'");
-  const int64_t h = ctx.node->get_int("hidden_size", w[1] / 4);
-  if (w[0] != nd || w[1] != 4 * h) ctx.error("W " + shape_str(w) + " does not match direction/hidden_size");
+  const int64_t h = ctx.node->get_int("hidden_size", w[1] / gates);
+  if (w[0] != nd || w[1] != gates * h) ctx.error("W " + shape_str(w) + " does not match direction/hidden_size");
   const int64_t seq = layout == 0 ? x[0] : x[1], batch = layout == 0 ? x[1] : x[0];
   const DType dt = ctx.dtype(0);
   const size_t nout = ctx.node->outputs().size();
   if (nout > 0) ctx.set_output(0, dt, layout == 0 ? Shape{seq, nd, batch, h} : Shape{batch, seq, nd, h});
   const Shape hs = layout == 0 ? Shape{nd, batch, h} : Shape{batch, nd, h};
   if (nout > 1) ctx.set_output(1, dt, hs);
-  if (nout > 2) ctx.set_output(2, dt, hs);
+  if (nout > 2 && gates == 4) ctx.set_output(2, dt, hs);
 }
+
+void infer_lstm(InferContext& ctx) { infer_recurrent(ctx, 4); }
+void infer_gru(InferContext& ctx) { infer_recurrent(ctx, 3); }
+void infer_rnn(InferContext& ctx) { infer_recurrent(ctx, 1); }
 
 void infer_layernorm(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
@@ -191,8 +197,11 @@ GEC_REGISTER_OP({.domain = "", .op_type = "GlobalMaxPool", .infer = infer_global
 GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm});
 GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax});
 GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax});
+GEC_REGISTER_OP({.domain = "", .op_type = "Hardmax", .infer = infer_softmax});
 GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize});
 GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm});
+GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru});
+GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn});
 GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm});
 GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm});
 GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_same_as_input0});

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_half.h"
 #include "kernels/cpu/elementwise_simd.h"
 #include "kernels/kernel.h"
 
@@ -22,7 +23,7 @@ namespace gec::kernels::cpu {
 namespace {
 
 enum class B {
-  kAdd, kSub, kMul, kDiv, kMod, kFMod, kMax, kMin, kPRelu,
+  kAdd, kSub, kMul, kDiv, kMod, kFMod, kMax, kMin, kPRelu, kShl, kShr,
   kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual,
   kAnd, kOr, kXor,
 };
@@ -74,6 +75,16 @@ inline result_t<op, T> binary_value(T a, T b) {
   else if constexpr (op == B::kMax) return (a > b || a != a) ? a : b;  // NaN wins
   else if constexpr (op == B::kMin) return (a < b || a != a) ? a : b;
   else if constexpr (op == B::kPRelu) return a < T(0) ? static_cast<T>(b * a) : a;
+  else if constexpr (op == B::kShl || op == B::kShr) {
+    // BitShift-11 (unsigned only); a shift by the bit width or more gives 0
+    // (numpy's result) instead of C's undefined behaviour.
+    if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+      if (b >= T(sizeof(T) * 8)) return T(0);
+      return static_cast<T>(op == B::kShl ? a << b : a >> b);
+    } else {
+      return a;  // never instantiated at run time: the kernel refuses other dtypes
+    }
+  }
   else if constexpr (op == B::kEqual) return a == b;
   else if constexpr (op == B::kLess) return a < b;
   else if constexpr (op == B::kLessOrEqual) return a <= b;
@@ -151,8 +162,21 @@ class BinaryKernel final : public Kernel {
     const TensorView& b = ctx.in(1);
     TensorView& o = ctx.out(0);
     check_same_dtype(a, b, what_);
+    if (is_half_dtype(a.dtype)) {  // compute in float32, round the result back
+      const Tensor fa = half_to_f32_tensor(a), fb = half_to_f32_tensor(b);
+      if (is_compare(op_)) return compute(fa.view(), fb.view(), o, ctx.num_threads);
+      Tensor fo(DType::kFloat32, o.shape);
+      TensorView fov = fo.view();
+      compute(fa.view(), fb.view(), fov, ctx.num_threads);
+      f32_to_half_view(fov, o);
+      return;
+    }
+    compute(a, b, o, ctx.num_threads);
+  }
+
+ private:
+  void compute(const TensorView& a, const TensorView& b, TensorView& o, int nt) {
     const BroadcastPlan<2>& p = cache_.get(o.shape, {&a.shape, &b.shape});
-    const int nt = ctx.num_threads;
     if (is_logic(op_)) {
       if (a.dtype != DType::kBool)
         fail(ErrorCode::kUnsupported, what_ + ": dtype " + dtype_name(a.dtype) + " is not supported");
@@ -171,13 +195,28 @@ class BinaryKernel final : public Kernel {
         return dispatch_arith_or_bool(a.dtype, what_, [&](auto tag) {
           run_binary<B::kEqual, decltype(tag)>(p, a, b, o, nt);
         });
+      case B::kShl:
+      case B::kShr:
+        switch (a.dtype) {
+          case DType::kUInt8: return run_shift<uint8_t>(p, a, b, o, nt);
+          case DType::kUInt16: return run_shift<uint16_t>(p, a, b, o, nt);
+          case DType::kUInt32: return run_shift<uint32_t>(p, a, b, o, nt);
+          case DType::kUInt64: return run_shift<uint64_t>(p, a, b, o, nt);
+          default:
+            fail(ErrorCode::kUnsupported, what_ + ": dtype " + dtype_name(a.dtype) + " is not supported");
+        }
       case B::kAnd: return run_binary<B::kAnd, uint8_t>(p, a, b, o, nt);
       case B::kOr: return run_binary<B::kOr, uint8_t>(p, a, b, o, nt);
       case B::kXor: return run_binary<B::kXor, uint8_t>(p, a, b, o, nt);
     }
   }
 
- private:
+  template <typename T>
+  void run_shift(const BroadcastPlan<2>& p, const TensorView& a, const TensorView& b, TensorView& o, int nt) {
+    if (op_ == B::kShl) run_binary<B::kShl, T>(p, a, b, o, nt);
+    else run_binary<B::kShr, T>(p, a, b, o, nt);
+  }
+
   B op_;
   std::string what_;
   BroadcastPlanCache<2> cache_;
@@ -187,6 +226,12 @@ KernelFactory binary_factory(B op) {
   return [op](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
     B o = op;
     if (op == B::kMod && n.get_int("fmod", 0) != 0) o = B::kFMod;
+    if (op == B::kShl) {
+      const std::string dir = n.get_string("direction", "");
+      if (dir == "RIGHT") o = B::kShr;
+      else if (dir != "LEFT")
+        fail(ErrorCode::kInvalidModel, n.describe() + ": direction must be LEFT or RIGHT, got '" + dir + "'");
+    }
     return std::make_unique<BinaryKernel>(o, n.describe());
   };
 }
@@ -205,6 +250,7 @@ class VariadicKernel final : public Kernel {
     const size_t k = ctx.inputs.size();
     if (caches_.size() < k) caches_.resize(k);
     for (size_t i = 1; i < k; ++i) check_same_dtype(ctx.in(0), ctx.in(i), what_);
+    if (is_half_dtype(o.dtype)) return run_half(ctx);
     dispatch_arith(o.dtype, what_, [&](auto tag) {
       using T = decltype(tag);
       if (k == 1) {
@@ -228,6 +274,23 @@ class VariadicKernel final : public Kernel {
       default: return run_binary<B::kAdd, T>(p, a, b, o, ctx.num_threads);
     }
   }
+  /// float16/bfloat16: fold in float32 and round once at the end.
+  void run_half(KernelContext& ctx) {
+    TensorView& o = ctx.out(0);
+    const size_t k = ctx.inputs.size();
+    Tensor acc(DType::kFloat32, o.shape);
+    TensorView av = acc.view();
+    const Tensor first = half_to_f32_tensor(ctx.in(0));
+    if (k == 1) {
+      copy_tensor_data(first.view(), av);
+    } else {
+      fold<float>(first.view(), half_to_f32_tensor(ctx.in(1)).view(), caches_[1], ctx, av);
+      for (size_t i = 2; i < k; ++i) fold<float>(av, half_to_f32_tensor(ctx.in(i)).view(), caches_[i], ctx, av);
+    }
+    if (mean_ && k > 1) divide<float>(av, static_cast<float>(k), ctx.num_threads);
+    f32_to_half_view(av, o);
+  }
+
   template <typename T>
   static void divide(TensorView& o, T k, int nt) {
     T* d = o.as<T>();
@@ -364,6 +427,7 @@ const bool kBinaryRegistered = [] {
       {"Equal", B::kEqual},   {"Less", B::kLess},   {"LessOrEqual", B::kLessOrEqual},
       {"Greater", B::kGreater}, {"GreaterOrEqual", B::kGreaterOrEqual},
       {"And", B::kAnd},       {"Or", B::kOr},       {"Xor", B::kXor},
+      {"BitShift", B::kShl},
   };
   for (auto& [name, op] : binary) register_kernel("", name, binary_factory(op));
   register_kernel("", "Max", variadic_factory(B::kMax, false));

@@ -6,67 +6,20 @@
 // integer truncates toward zero; to bool is x != 0 (NaN is true); from bool is
 // 0/1. float16/bfloat16 round to nearest even; float64 to float16 goes
 // through float32. Out-of-range float to integer results are unspecified.
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_half.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
 namespace {
-
-inline uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-/// IEEE binary16, round to nearest even; overflow gives infinity.
-inline uint16_t float_to_half(float f) {
-  uint32_t x = float_bits(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u) return static_cast<uint16_t>(sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
-  if (x < 0x38800000u) {
-    // Below 2^-14: a subnormal half, counted in units of 2^-24. The product is
-    // exact and nearbyint rounds half to even; 1024 encodes the smallest normal.
-    const auto m = static_cast<uint32_t>(std::nearbyint(bits_float(x) * 16777216.0f));
-    return static_cast<uint16_t>(sign | m);
-  }
-  const uint32_t mant = x & 0x7fffffu;
-  uint32_t h = ((((x >> 23) - 127 + 15)) << 10) | (mant >> 13);
-  const uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry bumps the exponent: right
-  return static_cast<uint16_t>(sign | h);
-}
-
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) {
-    const float v = static_cast<float>(m) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  }
-  if (e == 31) return bits_float(sign | 0x7f800000u | (m << 13));
-  return bits_float(sign | ((e - 15 + 127) << 23) | (m << 13));
-}
-
-/// bfloat16 = the top half of a float32, round to nearest even; NaN stays NaN.
-inline uint16_t float_to_bf16(float f) {
-  const uint32_t x = float_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-inline float bf16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
 
 // Tag types for the dtypes that have no C++ arithmetic type of their own.
 struct F16Tag {};
@@ -117,6 +70,8 @@ class CastKernel final : public Kernel {
       return;
     }
     const int64_t n = x.numel();
+    if (x.dtype == DType::kString) return from_strings(x, y);
+    if (y.dtype == DType::kString) return to_strings(x, y);
     dispatch_castable(x.dtype, what_, [&](auto s) {
       using S = decltype(s);
       dispatch_castable(y.dtype, what_, [&](auto d) {
@@ -131,16 +86,68 @@ class CastKernel final : public Kernel {
   }
 
  private:
+  /// Cast-13 string -> number: parsed as a decimal or "NaN"/"INF"/"+INF"/"-INF"
+  /// (any case); integers parse as integers so 64-bit values stay exact.
+  void from_strings(const TensorView& x, TensorView& y) const {
+    const auto* in = x.as<std::string>();
+    dispatch_castable(y.dtype, what_, [&](auto d) {
+      using D = decltype(d);
+      auto* out = static_cast<storage_t<D>*>(y.data);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const char* s = in[i].c_str();
+        char* end = nullptr;
+        if constexpr (std::is_integral_v<D> && std::is_signed_v<D>) {
+          out[i] = static_cast<D>(std::strtoll(s, &end, 10));
+        } else if constexpr (std::is_integral_v<D> && std::is_unsigned_v<D>) {
+          out[i] = static_cast<D>(std::strtoull(s, &end, 10));
+        } else {
+          out[i] = store<D>(std::strtod(s, &end));
+        }
+        if (end == s) fail(ErrorCode::kInvalidArgument, what_ + ": cannot parse '" + in[i] + "' as a number");
+      }
+    });
+  }
+
+  /// Cast-13 number -> string as numpy prints the value (str()): the shortest
+  /// digits that read back to the same float32/float64, positional unless the
+  /// magnitude is below 1e-4 or at least 1e16; "nan", "inf", "-inf".
+  void to_strings(const TensorView& x, TensorView& y) const {
+    auto* out = y.as<std::string>();
+    dispatch_castable(x.dtype, what_, [&](auto s) {
+      using S = decltype(s);
+      const auto* in = static_cast<const storage_t<S>*>(x.data);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const auto v = load<S>(in[i]);
+        if constexpr (std::is_same_v<S, BoolTag>) out[i] = v ? "True" : "False";
+        else if constexpr (std::is_floating_point_v<decltype(v)>) out[i] = float_to_string(v);
+        else out[i] = std::to_string(v);
+      }
+    });
+  }
+
+  template <typename F>
+  static std::string float_to_string(F v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    const F a = std::fabs(v);
+    const bool sci = a != 0 && (a < F(1e-4) || a >= F(1e16));
+    auto r = std::to_chars(buf, buf + sizeof buf, v, sci ? std::chars_format::scientific : std::chars_format::fixed);
+    std::string str(buf, r.ptr);
+    if (!sci && str.find('.') == std::string::npos) str += ".0";  // numpy prints 1.0, not 1
+    return str;
+  }
+
   std::string what_;
 };
 
 const bool kCastRegistered = [] {
   auto f = [](const ir::Node& n, const std::vector<DType>& in) -> std::unique_ptr<Kernel> {
-    // Refuse string/complex targets or sources known at load, not mid-run.
+    // Refuse complex targets or sources known at load, not mid-run.
     std::vector<DType> check = in;
     if (n.op_type == "Cast") check.push_back(static_cast<DType>(n.get_int("to")));
     for (DType t : check)
-      if (t == DType::kString || t == DType::kComplex64 || t == DType::kComplex128)
+      if (t == DType::kComplex64 || t == DType::kComplex128)
         fail(ErrorCode::kUnsupported, n.describe() + ": cast of dtype " + dtype_name(t) +
                                           " is not supported");
     return std::make_unique<CastKernel>(n.describe());

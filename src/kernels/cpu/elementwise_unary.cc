@@ -22,9 +22,9 @@ namespace {
 #define GEC_FLOAT_UNARY(X)                                                                      \
   X(Sigmoid) X(Tanh) X(Erf) X(Exp) X(Log) X(Sqrt) X(Reciprocal) X(Floor) X(Ceil) X(Round) X(Sin) \
   X(Cos) X(Softplus) X(Softsign) X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Elu) X(Selu) X(Celu) \
-  X(ThresholdedRelu) X(Mish)
+  X(ThresholdedRelu) X(Mish) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)
 // Ops also defined on integers.
-#define GEC_NUMERIC_UNARY(X) X(Relu) X(Neg) X(Abs) X(Sign)
+#define GEC_NUMERIC_UNARY(X) X(Relu) X(Neg) X(Abs) X(Sign) X(Shrink)
 
 enum class U {
 #define GEC_ENUM(n) k##n,
@@ -104,6 +104,29 @@ inline T unary_value(T x, const UnaryParams& p) {
     return x > a ? x : T(0);
   } else if constexpr (op == U::kMish) {
     return x * std::tanh(softplus(x));
+  } else if constexpr (op == U::kTan) {
+    return std::tan(x);
+  } else if constexpr (op == U::kAsin) {
+    return std::asin(x);
+  } else if constexpr (op == U::kAcos) {
+    return std::acos(x);
+  } else if constexpr (op == U::kAtan) {
+    return std::atan(x);
+  } else if constexpr (op == U::kSinh) {
+    return std::sinh(x);
+  } else if constexpr (op == U::kCosh) {
+    return std::cosh(x);
+  } else if constexpr (op == U::kAsinh) {
+    return std::asinh(x);
+  } else if constexpr (op == U::kAcosh) {
+    return std::acosh(x);
+  } else if constexpr (op == U::kAtanh) {
+    return std::atanh(x);
+  } else if constexpr (op == U::kShrink) {
+    // Shrink-9: x < -lambd -> x + bias; x > lambd -> x - bias; else 0. Computed
+    // in double so integer inputs compare against a fractional lambd exactly.
+    const double v = static_cast<double>(x), l = p.alpha, b = p.beta;
+    return static_cast<T>(v < -l ? v + b : (v > l ? v - b : 0.0));
   }
 }
 
@@ -151,7 +174,7 @@ class UnaryKernel final : public Kernel {
 
  private:
   bool is_numeric_op() const {
-    return op_ == U::kRelu || op_ == U::kNeg || op_ == U::kAbs || op_ == U::kSign;
+    return op_ == U::kRelu || op_ == U::kNeg || op_ == U::kAbs || op_ == U::kSign || op_ == U::kShrink;
   }
   void check_dtype(bool ok, DType t) const {
     if (!ok) fail(ErrorCode::kUnsupported, what_ + ": dtype " + dtype_name(t) + " is not supported");
@@ -222,6 +245,10 @@ UnaryParams read_params(U op, const ir::Node& n) {
     case U::kHardSwish:  // HardSwish-14: x * HardSigmoid(x) with alpha 1/6, beta 0.5
       p.alpha = 1.0f / 6.0f;
       p.beta = 0.5f;
+      break;
+    case U::kShrink:  // alpha = lambd, beta = bias
+      p.alpha = n.get_float("lambd", 0.5f);
+      p.beta = n.get_float("bias", 0.0f);
       break;
     case U::kIsInf:
       p.detect_negative = n.get_int("detect_negative", 1) != 0;

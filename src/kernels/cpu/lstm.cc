@@ -15,66 +15,11 @@
 #include <cmath>
 
 #include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/rnn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
 namespace {
-
-/// One activation function with its alpha/beta (ONNX RNN activation list).
-struct Activation {
-  enum Kind { kSigmoid, kTanh, kRelu, kHardSigmoid, kLeakyRelu, kThresholdedRelu, kScaledTanh, kAffine, kElu,
-              kSoftsign, kSoftplus } kind = kSigmoid;
-  float alpha = 0, beta = 0;
-
-  float operator()(float x) const {
-    switch (kind) {
-      case kSigmoid: return 1.f / (1.f + std::exp(-x));
-      case kTanh: return std::tanh(x);
-      case kRelu: return x > 0 ? x : 0.f;
-      case kHardSigmoid: return std::min(1.f, std::max(0.f, alpha * x + beta));
-      case kLeakyRelu: return x >= 0 ? x : alpha * x;
-      case kThresholdedRelu: return x > alpha ? x : 0.f;
-      case kScaledTanh: return alpha * std::tanh(beta * x);
-      case kAffine: return alpha * x + beta;
-      case kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1.f);
-      case kSoftsign: return x / (1.f + std::fabs(x));
-      case kSoftplus: return std::log1p(std::exp(x));
-    }
-    return x;
-  }
-};
-
-/// Parses activations/activation_alpha/activation_beta; alphas and betas are
-/// consumed in order by the activations that take them.
-std::vector<Activation> parse_activations(const ir::Node& n, int num_dirs) {
-  std::vector<std::string> names = n.has_attr("activations") ? n.find_attr("activations")->strings
-                                                             : std::vector<std::string>{};
-  if (names.empty())
-    for (int d = 0; d < num_dirs; ++d) names.insert(names.end(), {"Sigmoid", "Tanh", "Tanh"});
-  if (static_cast<int>(names.size()) != 3 * num_dirs)
-    fail(ErrorCode::kInvalidModel, n.describe() + ": expected " + std::to_string(3 * num_dirs) + " activations");
-  const std::vector<float> alphas = n.get_floats("activation_alpha"), betas = n.get_floats("activation_beta");
-  size_t ai = 0, bi = 0;
-  auto next = [](const std::vector<float>& v, size_t& i, float def) { return i < v.size() ? v[i++] : def; };
-  std::vector<Activation> r;
-  for (const std::string& s : names) {
-    Activation a;
-    if (s == "Sigmoid") a.kind = Activation::kSigmoid;
-    else if (s == "Tanh") a.kind = Activation::kTanh;
-    else if (s == "Relu") a.kind = Activation::kRelu;
-    else if (s == "HardSigmoid") a = {Activation::kHardSigmoid, next(alphas, ai, 0.2f), next(betas, bi, 0.5f)};
-    else if (s == "LeakyRelu") a = {Activation::kLeakyRelu, next(alphas, ai, 0.01f), 0};
-    else if (s == "ThresholdedRelu") a = {Activation::kThresholdedRelu, next(alphas, ai, 1.f), 0};
-    else if (s == "ScaledTanh") a = {Activation::kScaledTanh, next(alphas, ai, 1.f), next(betas, bi, 1.f)};
-    else if (s == "Affine") a = {Activation::kAffine, next(alphas, ai, 1.f), next(betas, bi, 0.f)};
-    else if (s == "Elu") a = {Activation::kElu, next(alphas, ai, 1.f), 0};
-    else if (s == "Softsign") a.kind = Activation::kSoftsign;
-    else if (s == "Softplus") a.kind = Activation::kSoftplus;
-    else fail(ErrorCode::kUnsupported, n.describe() + ": LSTM activation '" + s + "' is not supported");
-    r.push_back(a);
-  }
-  return r;
-}
 
 class LstmKernel final : public Kernel {
  public:
@@ -86,7 +31,7 @@ class LstmKernel final : public Kernel {
     const std::string dir = n.get_string("direction", "forward");
     num_dirs_ = dir == "bidirectional" ? 2 : 1;
     reverse_only_ = dir == "reverse";
-    acts_ = parse_activations(n, num_dirs_);
+    acts_ = parse_activations(n, num_dirs_, {"Sigmoid", "Tanh", "Tanh"});
   }
 
   void run(KernelContext& ctx) override {

@@ -9,7 +9,11 @@
 // cells inside [-pad_begin, in + pad_end), not the extra ceil-mode cells, so
 // the few border outputs that reach past pad_end are rescaled afterwards.
 // Global pools flatten the spatial dims into one and pool over all of it.
-// The optional MaxPool Indices output is not supported.
+// MaxPool with the Indices output, or on dtypes other than float32, runs a
+// native loop (NativeMaxPoolKernel).
+#include <limits>
+
+#include "kernels/cpu/dtype_dispatch.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/nn_shape.h"
@@ -161,10 +165,87 @@ class GlobalPoolKernel final : public Kernel {
   PoolPrimitive pool_;
 };
 
+/// MaxPool-12 as a direct loop over 1 to 3 spatial dims, any arithmetic
+/// dtype, with the optional Indices output: the flat index of the chosen
+/// element in X, row-major (storage_order 0) or with the spatial dims in
+/// column-major order (storage_order 1). Padded cells never win; the first
+/// maximum in window order wins ties.
+class NativeMaxPoolKernel final : public Kernel {
+ public:
+  explicit NativeMaxPoolKernel(const ir::Node& n)
+      : desc_(n.describe()), raw_(ops::read_window_attrs(n)), col_major_(n.get_int("storage_order", 0) != 0) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    int64_t* ind = ctx.outputs.size() > 1 && ctx.outputs[1] && ctx.outputs[1]->data ? ctx.out(1).as<int64_t>() : nullptr;
+    const size_t sp = x.shape.size() - 2;
+    if (sp < 1 || sp > 3) fail(ErrorCode::kUnsupported, desc_ + ": only 1-3 spatial dims are supported");
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, sp, nullptr, desc_);
+    const ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(x.shape.begin() + 2, x.shape.end()));
+    auto pad3 = [sp](std::vector<int64_t> v, int64_t fill) {
+      v.insert(v.begin(), 3 - sp, fill);
+      return v;
+    };
+    const auto in = pad3(Shape(x.shape.begin() + 2, x.shape.end()), 1), k = pad3(a.kernel, 1),
+               out = pad3(Shape(y.shape.begin() + 2, y.shape.end()), 1), st = pad3(a.strides, 1),
+               dl = pad3(a.dilations, 1), pb = pad3(g.pad_begin, 0);
+    const int64_t planes = x.shape[0] * x.shape[1], in_sz = in[0] * in[1] * in[2], out_sz = out[0] * out[1] * out[2];
+    dispatch_arith(x.dtype, desc_, [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = x.as<T>();
+      T* py = y.as<T>();
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t o0 = 0; o0 < out[0]; ++o0)
+          for (int64_t o1 = 0; o1 < out[1]; ++o1)
+            for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+              T best = std::numeric_limits<T>::lowest();
+              if constexpr (std::is_floating_point_v<T>) best = -std::numeric_limits<T>::infinity();
+              int64_t bi[3] = {-1, -1, -1};
+              for (int64_t k0 = 0; k0 < k[0]; ++k0) {
+                const int64_t i0 = o0 * st[0] - pb[0] + k0 * dl[0];
+                if (i0 < 0 || i0 >= in[0]) continue;
+                for (int64_t k1 = 0; k1 < k[1]; ++k1) {
+                  const int64_t i1 = o1 * st[1] - pb[1] + k1 * dl[1];
+                  if (i1 < 0 || i1 >= in[1]) continue;
+                  for (int64_t k2 = 0; k2 < k[2]; ++k2) {
+                    const int64_t i2 = o2 * st[2] - pb[2] + k2 * dl[2];
+                    if (i2 < 0 || i2 >= in[2]) continue;
+                    const T v = px[p * in_sz + (i0 * in[1] + i1) * in[2] + i2];
+                    if (bi[0] < 0 || v > best || (v != v && best == best)) {
+                      best = v;
+                      bi[0] = i0, bi[1] = i1, bi[2] = i2;
+                    }
+                  }
+                }
+              }
+              const int64_t oi = p * out_sz + (o0 * out[1] + o1) * out[2] + o2;
+              py[oi] = best;
+              if (ind) ind[oi] = p * in_sz + flat_index(bi, in, sp);
+            }
+    });
+  }
+
+ private:
+  /// Index of spatial position bi in a plane of `in` (dims padded to 3).
+  int64_t flat_index(const int64_t* bi, const std::vector<int64_t>& in, size_t sp) const {
+    if (bi[0] < 0) return 0;
+    if (!col_major_) return (bi[0] * in[1] + bi[1]) * in[2] + bi[2];
+    int64_t idx = 0;  // the first real spatial dim varies fastest
+    for (size_t d = 3; d-- > 3 - sp;) idx = idx * in[d] + bi[d];
+    return idx;
+  }
+
+  std::string desc_;
+  ops::WindowAttrs raw_;
+  bool col_major_;
+};
+
 std::unique_ptr<Kernel> make_pool(const ir::Node& n, const std::vector<DType>& dts, bool is_max, bool global) {
+  const bool wants_indices = n.outputs().size() > 1 && n.output(1) && !n.output(1)->name().empty();
+  if (is_max && !global && (wants_indices || (!dts.empty() && dts[0] != DType::kFloat32)))
+    return std::make_unique<NativeMaxPoolKernel>(n);
   for (DType d : dts) require_f32(n, d);
-  if (is_max && !global && n.outputs().size() > 1 && n.output(1) && !n.output(1)->name().empty())
-    fail(ErrorCode::kUnsupported, n.describe() + ": the MaxPool Indices output is not supported");
   if (global) return std::make_unique<GlobalPoolKernel>(n, is_max);
   return std::make_unique<PoolKernel>(n, is_max);
 }

@@ -1,6 +1,8 @@
 // Softmax and LogSoftmax along one axis (ONNX Softmax-13 / LogSoftmax-13)
 // through oneDNN softmax_v2 (softmax_accurate subtracts the row max, so large
 // inputs do not overflow). X is viewed as [outer, dim(axis), inner].
+// Hardmax-13 (one-hot of the first maximum along the axis) is a native loop.
+#include "kernels/cpu/dtype_dispatch.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 
@@ -58,6 +60,45 @@ std::unique_ptr<Kernel> make_softmax(const ir::Node& n, const std::vector<DType>
   return std::make_unique<SoftmaxKernel>(n, log);
 }
 
+/// Hardmax-13: y = 1 at the first index of the maximum along `axis` of each
+/// [outer, :, inner] line, 0 elsewhere. A NaN compares false, so a line of
+/// NaNs marks index 0 (as numpy.argmax would not; the ONNX text is silent).
+class HardmaxKernel final : public Kernel {
+ public:
+  explicit HardmaxKernel(const ir::Node& n) : desc_(n.describe()), axis_(n.get_int("axis", -1)) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    const int64_t r = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = axis_ < 0 ? axis_ + std::max<int64_t>(r, 1) : axis_;
+    int64_t outer = 1, mid = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : i == axis ? mid : inner) *= x.shape[i];
+    dispatch_float(x.dtype, desc_, [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = x.as<T>();
+      T* py = y.as<T>();
+      std::fill(py, py + y.numel(), T(0));
+      if (mid == 0) return;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          const T* line = px + o * mid * inner + i;
+          int64_t best = 0;
+          for (int64_t k = 1; k < mid; ++k)
+            if (line[k * inner] > line[best * inner]) best = k;
+          py[(o * mid + best) * inner + i] = T(1);
+        }
+    });
+  }
+
+ private:
+  std::string desc_;
+  int64_t axis_;
+};
+
+GEC_REGISTER_KERNEL("", "Hardmax", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return std::make_unique<HardmaxKernel>(n);
+});
 GEC_REGISTER_KERNEL("", "Softmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, false); });
 GEC_REGISTER_KERNEL("", "LogSoftmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, true); });
 

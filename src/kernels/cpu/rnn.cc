@@ -1,0 +1,182 @@
+// GRU (ONNX GRU-14) and simple RNN (ONNX RNN-14) on CPU: forward, reverse
+// and bidirectional, optional B, sequence_lens and initial_h, layout 0 and 1,
+// clip, the activation lists, and GRU's linear_before_reset.
+//
+// Same structure as lstm.cc: per direction the input projection of all steps
+// is one dnnl_sgemm (X [T*B, I] x W^T [I, G*H]) plus Wb; each step adds
+// H_{t-1} x R^T (+ Rb) and applies the cell:
+//   RNN: H = f(x + h)
+//   GRU (gates z, r, h in W, R, B): z = f(xz + hz), r = f(xr + hr),
+//        n = g(xn + r*(hn))            when linear_before_reset != 0
+//        n = g(xn + (r*H_{t-1}) Rn^T + Rbn)   otherwise (one more sgemm)
+//        H = (1 - z)*n + z*H_{t-1}
+// Batch entries past their sequence_lens keep their state; Y is 0 there.
+#include <dnnl.h>
+
+#include <cmath>
+
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/rnn_common.h"
+#include "kernels/kernel.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+class RecurrentKernel final : public Kernel {
+ public:
+  RecurrentKernel(const ir::Node& n, bool gru)
+      : desc_(n.describe()),
+        gru_(gru),
+        gates_n_(gru ? 3 : 1),
+        layout_(n.get_int("layout", 0)),
+        linear_before_reset_(gru && n.get_int("linear_before_reset", 0) != 0),
+        clip_(n.get_float("clip", 0.f)) {
+    const std::string dir = n.get_string("direction", "forward");
+    num_dirs_ = dir == "bidirectional" ? 2 : 1;
+    reverse_only_ = dir == "reverse";
+    acts_ = gru ? parse_activations(n, num_dirs_, {"Sigmoid", "Tanh"}) : parse_activations(n, num_dirs_, {"Tanh"});
+  }
+
+  void run(KernelContext& ctx) override {
+    for (size_t i : {0, 1, 2}) require_f32(desc_, ctx.in(i).dtype);
+    const Shape& xs = ctx.in(0).shape;
+    seq_ = layout_ == 0 ? xs[0] : xs[1];
+    batch_ = layout_ == 0 ? xs[1] : xs[0];
+    input_ = xs[2];
+    hidden_ = ctx.in(2).shape[2];
+    read_lengths(ctx);
+    if (y_out(ctx)) std::fill(y_out(ctx), y_out(ctx) + ctx.out(0).numel(), 0.f);
+    for (int d = 0; d < num_dirs_; ++d) run_direction(ctx, d, reverse_only_ || d == 1);
+  }
+
+  std::string impl_name() const override { return gru_ ? "native.gru+dnnl_sgemm" : "native.rnn+dnnl_sgemm"; }
+
+ private:
+  static float* y_out(const KernelContext& ctx) {
+    return !ctx.outputs.empty() && ctx.outputs[0] && ctx.outputs[0]->data ? ctx.out(0).as<float>() : nullptr;
+  }
+
+  void read_lengths(const KernelContext& ctx) {
+    lens_.assign(batch_, seq_);
+    if (!ctx.has_input(4)) return;
+    const TensorView& sl = ctx.in(4);
+    for (int64_t b = 0; b < batch_; ++b) {
+      const int64_t v = sl.dtype == DType::kInt64 ? sl.as<int64_t>()[b] : sl.as<int32_t>()[b];
+      if (v < 0 || v > seq_) fail(ErrorCode::kInvalidArgument, desc_ + ": sequence_lens entry out of range");
+      lens_[b] = v;
+    }
+  }
+
+  int64_t state_off(int d, int64_t b) const {
+    return (layout_ == 0 ? d * batch_ + b : b * num_dirs_ + d) * hidden_;
+  }
+
+  float clip(float v) const { return clip_ > 0 ? std::min(clip_, std::max(-clip_, v)) : v; }
+
+  void run_direction(KernelContext& ctx, int d, bool reverse) {
+    const int64_t H = hidden_, G = gates_n_ * H, T = seq_, B = batch_, I = input_;
+    const float* x = ctx.in(0).as<float>();
+    const float* w = ctx.in(1).as<float>() + d * G * I;
+    const float* r = ctx.in(2).as<float>() + d * G * H;
+    const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
+    const float* rb = wb ? wb + G : nullptr;
+    xw_.resize(static_cast<size_t>(T * B * G));
+    if (T * B > 0 && I > 0) dnnl_sgemm('N', 'T', T * B, G, I, 1.f, x, I, w, I, 0.f, xw_.data(), G);
+    else std::fill(xw_.begin(), xw_.end(), 0.f);
+    if (wb)
+      for (int64_t row = 0; row < T * B; ++row)
+        for (int64_t k = 0; k < G; ++k) xw_[row * G + k] += wb[k];
+    h_.assign(static_cast<size_t>(B * H), 0.f);
+    if (ctx.has_input(5))
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < H; ++j) h_[b * H + j] = ctx.in(5).as<float>()[state_off(d, b) + j];
+    hr_.resize(static_cast<size_t>(B * G));
+    rh_.resize(static_cast<size_t>(B * H));
+    hn_.resize(static_cast<size_t>(B * H));
+    const Activation* act = &acts_[(gru_ ? 2 : 1) * d];
+    float* y = y_out(ctx);
+    for (int64_t s = 0; s < T; ++s) {
+      const int64_t t = reverse ? T - 1 - s : s;
+      // hr = H_{t-1} R^T + Rb for all gates.
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t k = 0; k < G; ++k) hr_[b * G + k] = rb ? rb[k] : 0.f;
+      if (H > 0) dnnl_sgemm('N', 'T', B, G, H, 1.f, h_.data(), H, r, H, 1.f, hr_.data(), G);
+      if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act);
+      for (int64_t b = 0; b < B; ++b) {
+        if (t >= lens_[b]) continue;
+        const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
+        const float* xg = &xw_[row * G];
+        const float* hg = &hr_[b * G];
+        float* h = &h_[b * H];
+        if (gru_) gru_step(xg, hg, &hn_[b * H], act, h);
+        else
+          for (int64_t j = 0; j < H; ++j) h[j] = act[0](clip(xg[j] + hg[j]));
+        if (y) {
+          const int64_t yoff = layout_ == 0 ? ((t * num_dirs_ + d) * B + b) * H : ((b * T + t) * num_dirs_ + d) * H;
+          std::copy(h, h + H, y + yoff);
+        }
+      }
+    }
+    if (ctx.outputs.size() > 1 && ctx.outputs[1] && ctx.outputs[1]->data)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < H; ++j) ctx.out(1).as<float>()[state_off(d, b) + j] = h_[b * H + j];
+  }
+
+  /// hn = (r * H_{t-1}) Rn^T + Rbn for every batch entry at step t
+  /// (linear_before_reset = 0), with r = f(xr + hr).
+  void reset_projection(int64_t t, const float* r, const float* rb, const Activation* act) {
+    const int64_t H = hidden_, G = 3 * H, B = batch_, T = seq_;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
+      for (int64_t j = 0; j < H; ++j) {
+        const float rr = act[0](clip(xw_[row * G + H + j] + hr_[b * G + H + j]));
+        rh_[b * H + j] = rr * h_[b * H + j];
+        hn_[b * H + j] = rb ? rb[2 * H + j] : 0.f;
+      }
+    }
+    if (H > 0 && B > 0) dnnl_sgemm('N', 'T', B, H, H, 1.f, rh_.data(), H, r + 2 * H * H, H, 1.f, hn_.data(), H);
+  }
+
+  /// One GRU cell update for one batch entry. xg, hg: pre-activations [z, r, n]
+  /// from X and H; hn: the linear_before_reset = 0 candidate projection.
+  void gru_step(const float* xg, const float* hg, const float* hn, const Activation* act, float* h) const {
+    const int64_t H = hidden_;
+    for (int64_t j = 0; j < H; ++j) {
+      const float z = act[0](clip(xg[j] + hg[j]));
+      const float rr = act[0](clip(xg[H + j] + hg[H + j]));
+      const float cand = linear_before_reset_ ? xg[2 * H + j] + rr * hg[2 * H + j] : xg[2 * H + j] + hn[j];
+      const float n = act[1](clip(cand));
+      h[j] = (1.f - z) * n + z * h[j];
+    }
+  }
+
+  std::string desc_;
+  bool gru_;
+  int64_t gates_n_;
+  int64_t layout_;
+  bool linear_before_reset_;
+  float clip_;
+  int num_dirs_ = 1;
+  bool reverse_only_ = false;
+  std::vector<Activation> acts_;
+  int64_t seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0;
+  std::vector<int64_t> lens_;
+  std::vector<float> xw_, hr_, rh_, hn_, h_;  // reused across runs
+};
+
+KernelFactory recurrent_factory(bool gru) {
+  return [gru](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+    for (size_t i = 0; i < dts.size(); ++i)
+      if (i != 4) require_f32(n, dts[i]);
+    return std::make_unique<RecurrentKernel>(n, gru);
+  };
+}
+
+const bool kRecurrentRegistered = [] {
+  register_kernel("", "GRU", recurrent_factory(true));
+  register_kernel("", "RNN", recurrent_factory(false));
+  return true;
+}();
+
+}  // namespace
+}  // namespace gec::kernels::cpu

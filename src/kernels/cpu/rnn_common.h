@@ -1,0 +1,74 @@
+// Pieces shared by the recurrent kernels (LSTM-14 in lstm.cc, GRU-14 and
+// RNN-14 in rnn.cc): the activation functions the ONNX RNN family lets a
+// model choose, parsed from activations / activation_alpha / activation_beta.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gec/error.h"
+#include "ir/graph.h"
+
+namespace gec::kernels::cpu {
+
+/// One activation function with its alpha/beta (ONNX RNN activation list).
+struct Activation {
+  enum Kind { kSigmoid, kTanh, kRelu, kHardSigmoid, kLeakyRelu, kThresholdedRelu, kScaledTanh, kAffine, kElu,
+              kSoftsign, kSoftplus } kind = kSigmoid;
+  float alpha = 0, beta = 0;
+
+  float operator()(float x) const {
+    switch (kind) {
+      case kSigmoid: return 1.f / (1.f + std::exp(-x));
+      case kTanh: return std::tanh(x);
+      case kRelu: return x > 0 ? x : 0.f;
+      case kHardSigmoid: return std::min(1.f, std::max(0.f, alpha * x + beta));
+      case kLeakyRelu: return x >= 0 ? x : alpha * x;
+      case kThresholdedRelu: return x > alpha ? x : 0.f;
+      case kScaledTanh: return alpha * std::tanh(beta * x);
+      case kAffine: return alpha * x + beta;
+      case kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1.f);
+      case kSoftsign: return x / (1.f + std::fabs(x));
+      case kSoftplus: return std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+/// Parses activations/activation_alpha/activation_beta; alphas and betas are
+/// consumed in order by the activations that take them.
+inline std::vector<Activation> parse_activations(const ir::Node& n, int num_dirs,
+                                                 const std::vector<std::string>& defaults) {
+  std::vector<std::string> names = n.has_attr("activations") ? n.find_attr("activations")->strings
+                                                             : std::vector<std::string>{};
+  if (names.empty())
+    for (int d = 0; d < num_dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  const int per_dir = static_cast<int>(defaults.size());
+  if (static_cast<int>(names.size()) != per_dir * num_dirs)
+    fail(ErrorCode::kInvalidModel, n.describe() + ": expected " + std::to_string(per_dir * num_dirs) + " activations");
+  const std::vector<float> alphas = n.get_floats("activation_alpha"), betas = n.get_floats("activation_beta");
+  size_t ai = 0, bi = 0;
+  auto next = [](const std::vector<float>& v, size_t& i, float def) { return i < v.size() ? v[i++] : def; };
+  std::vector<Activation> r;
+  for (const std::string& s : names) {
+    Activation a;
+    if (s == "Sigmoid") a.kind = Activation::kSigmoid;
+    else if (s == "Tanh") a.kind = Activation::kTanh;
+    else if (s == "Relu") a.kind = Activation::kRelu;
+    else if (s == "HardSigmoid") a = {Activation::kHardSigmoid, next(alphas, ai, 0.2f), next(betas, bi, 0.5f)};
+    else if (s == "LeakyRelu") a = {Activation::kLeakyRelu, next(alphas, ai, 0.01f), 0};
+    else if (s == "ThresholdedRelu") a = {Activation::kThresholdedRelu, next(alphas, ai, 1.f), 0};
+    else if (s == "ScaledTanh") a = {Activation::kScaledTanh, next(alphas, ai, 1.f), next(betas, bi, 1.f)};
+    else if (s == "Affine") a = {Activation::kAffine, next(alphas, ai, 1.f), next(betas, bi, 0.f)};
+    else if (s == "Elu") a = {Activation::kElu, next(alphas, ai, 1.f), 0};
+    else if (s == "Softsign") a.kind = Activation::kSoftsign;
+    else if (s == "Softplus") a.kind = Activation::kSoftplus;
+    else fail(ErrorCode::kUnsupported, n.describe() + ": activation '" + s + "' is not supported");
+    r.push_back(a);
+  }
+  return r;
+}
+
+}  // namespace gec::kernels::cpu
