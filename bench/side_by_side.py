@@ -12,7 +12,7 @@ stored reference outputs come from ORT 1.30). The geometric mean of the
 latency ratios closes the table.
 
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
-       [--runs 20] [--warmup 5] [--gec build/gec] [--out bench/results.md]
+       [--runs 20] [--warmup 5] [--gec build/gec] [--out bench/results.md] [--dynamic]
 Default models: every folder of ../shared/models.
 Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
@@ -80,9 +80,26 @@ def run_gec_bench(gec, gom, model_dir, threads, runs, warmup):
     return json.loads(out.stdout)
 
 
-def compile_gec(gec, model_dir, gom, opt):
+def input_shapes(model_dir):
+    """--input-shape flags with the shapes of test_data_set_0's inputs."""
+    import onnx  # Debian's python3-onnx
+    from onnx import numpy_helper
+    flags, k = [], 0
+    while True:
+        f = os.path.join(model_dir, "test_data_set_0", f"input_{k}.pb")
+        if not os.path.exists(f):
+            return flags
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        flags += ["--input-shape", t.name + ":" + ",".join(str(d) for d in t.dims)]
+        k += 1
+
+
+def compile_gec(gec, model_dir, gom, opt, static):
+    extra = input_shapes(model_dir) if static else []
     t0 = time.perf_counter()
-    out = subprocess.run([gec, "compile", os.path.join(model_dir, "model.onnx"), "-o", gom, opt],
+    out = subprocess.run([gec, "compile", os.path.join(model_dir, "model.onnx"), "-o", gom, opt] + extra,
                          capture_output=True, text=True)
     ms = (time.perf_counter() - t0) * 1000
     if out.returncode != 0:
@@ -112,6 +129,9 @@ def main():
     ap.add_argument("--opt", default="-O3")
     ap.add_argument("--gec", default=os.path.join(ROOT, "build", "gec"))
     ap.add_argument("--out", default=None, help="also write the table to this file")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="compile models with dynamic input dims as they are (default: fix them to the test data's "
+                         "shapes with --input-shape, as an offline compiler is used in deployment)")
     a = ap.parse_args()
     models = a.models or sorted(os.path.join(SHARED, "models", d) for d in os.listdir(os.path.join(SHARED, "models"))
                                 if os.path.isfile(os.path.join(SHARED, "models", d, "model.onnx")))
@@ -125,7 +145,7 @@ def main():
         progress(f"[{i + 1}/{len(models)}] {name}: compiling")
         gom = os.path.join(tmp, name + ".gom")
         try:
-            compile_ms = compile_gec(a.gec, md, gom, a.opt)
+            compile_ms = compile_gec(a.gec, md, gom, a.opt, not a.dynamic)
             ort, gec = [], []
             for r in range(a.rounds):  # A/B/A/B in one run
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")
@@ -150,7 +170,8 @@ def main():
                     f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |")
     progress("")
     head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, {a.rounds} rounds A/B of "
-            f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds\n\n"
+            f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
+            f"{'dynamic input dims kept' if a.dynamic else 'input shapes fixed to the test data (--input-shape)'}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
             "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
             "max abs err vs ORT |\n|" + "---|" * 13)
