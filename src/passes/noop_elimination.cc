@@ -150,10 +150,17 @@ class NoopElimination final : public Pass {
  public:
   const char* name() const override { return "noop_elimination"; }
   int64_t run(ir::Graph& g) override {
-    infer_static_shapes(g);  // the same-shape rules trust only shapes we proved
-    return rewrite_to_fixed_point(g, [](ir::Graph& sg, ir::Node* n) {
-      return remove_noop(sg, n) || merge_transposes(sg, n) || merge_reshapes(sg, n);
-    });
+    int64_t total = 0;
+    for (;;) {
+      // The same-shape rules trust only shapes we proved; a removal (say of
+      // a Dropout, which has no schema) can make more shapes provable.
+      infer_static_shapes(g);
+      const int64_t n = rewrite_to_fixed_point(g, [](ir::Graph& sg, ir::Node* node) {
+        return remove_noop(sg, node) || merge_transposes(sg, node) || merge_reshapes(sg, node);
+      });
+      if (n == 0) return total;
+      total += n;
+    }
   }
 };
 

@@ -96,7 +96,7 @@ int64_t rewrite_to_fixed_point(ir::Graph& g,
     const int64_t n = sweep(g, rewrite);
     if (n == 0) break;
     total += n;
-    g.topo_sort();
+    for_each_graph(g, [](ir::Graph& sg) { sg.topo_sort(); });  // fused nodes were appended
   }
   for_each_graph(g, [](ir::Graph& sg) { sg.remove_dead_values(); });
   return total;

@@ -15,6 +15,7 @@ constexpr const char* kOurDomain = "com.graphengine";
 
 void set_type(const ir::Value& v, onnx::ValueInfoProto* vi) {
   vi->set_name(v.name());
+  if (v.type.dtype == DType::kUndefined) return;  // not inferred yet: leave the type out
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(v.type.dtype));
   if (!v.type.has_shape) return;
@@ -84,7 +85,7 @@ void export_graph(const ir::Graph& g, onnx::GraphProto* gp, std::set<std::string
   for (const auto& v : g.values()) {
     if (v->is_constant()) {
       tensor_to_proto(v->constant->view(), v->name(), gp->add_initializer());
-    } else if (!io.count(v.get()) && v->producer()) {
+    } else if (!io.count(v.get()) && v->producer() && v->type.dtype != DType::kUndefined) {
       set_type(*v, gp->add_value_info());
     }
   }

@@ -1,0 +1,90 @@
+// The per-level pipelines, --dump-graph files and the IR -> ONNX exporter.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "frontend/onnx/exporter.h"
+#include "frontend/onnx/importer.h"
+#include "onnx/onnx_pb.h"
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+TEST(Pipeline, LevelsAddPassesAndEndWithShapeInference) {
+  EXPECT_EQ(make_pipeline(0).names(), (std::vector<std::string>{"shape_inference"}));
+  EXPECT_EQ(make_pipeline(1).names(),
+            (std::vector<std::string>{"constant_folding", "noop_elimination", "cse",
+                                      "dead_node_elimination", "shape_inference"}));
+  auto o2 = make_pipeline(2).names();
+  for (const char* p : {"conv_bn_folding", "conv_scale_folding", "gemm_bn_folding", "matmul_add_to_gemm"})
+    EXPECT_NE(std::find(o2.begin(), o2.end(), p), o2.end()) << p;
+  for (int level = 0; level <= 3; ++level) EXPECT_EQ(make_pipeline(level).names().back(), "shape_inference");
+  EXPECT_GT(make_pipeline(3).names().size(), o2.size());
+}
+
+ir::Graph* small_model(ir::Graph& g) {
+  ir::Value* x = input(g, "x", {1, 2});
+  ir::Node* id = g.add_node("Identity", {x}, {"a"}, "id");
+  ir::Node* add = g.add_node("Add", {id->output(0), g.add_constant("c", make<float>({2}, {1, 2}))}, {"y"}, "add");
+  add->output(0)->type = ir::TensorType::of(DType::kFloat32, {1, 2});
+  g.outputs().push_back(add->output(0));
+  return &g;
+}
+
+TEST(DumpGraph, WritesOnnxAndDotBeforeAndAfterEachPass) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gec_dump_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ir::Graph g;
+  small_model(g);
+  CompileOptions o;
+  o.dump_graph_dir = dir.string();
+  make_pipeline(1).run(g, o);
+  for (const char* f : {"00_input.onnx", "00_input.dot", "01_constant_folding.onnx",
+                        "02_noop_elimination.dot", "05_shape_inference.onnx"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  // The dump before the passes still has the Identity; the one after no-op elimination has not.
+  auto before = frontend::import_onnx_file((dir / "00_input.onnx").string());
+  auto after = frontend::import_onnx_file((dir / "02_noop_elimination.onnx").string());
+  EXPECT_EQ(ops_of(*before.graph), (std::vector<std::string>{"Identity", "Add"}));
+  EXPECT_EQ(ops_of(*after.graph), (std::vector<std::string>{"Add"}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxExporter, ConstantsInitializersOwnDomainAndSubgraphs) {
+  ir::Graph g;
+  ir::Value* cond = input(g, "cond", {}, DType::kBool);
+  ir::Value* x = input(g, "x", {2});
+  ir::Value* w = g.add_constant("w", make<float>({2}, {3, 4}));
+  auto body = std::make_shared<ir::Graph>();
+  body->parent = &g;
+  ir::Node* inner = body->add_node("Mul", {x, w}, {"o"});
+  body->outputs().push_back(inner->output(0));
+  ir::Node* iff = g.add_node("If", {cond}, {"i"}, "if");
+  iff->set_attr(ir::Attribute::GraphAttr("then_branch", body));
+  ir::Node* own = g.add_node("FusedThing", {iff->output(0)}, {"y"}, "f", "com.graphengine");
+  own->set_attr(ir::Attribute::Floats("alpha", {0.5f}));
+  g.outputs().push_back(own->output(0));
+
+  onnx::ModelProto m;
+  frontend::export_onnx(g, &m);
+  const auto& gp = m.graph();
+  ASSERT_EQ(gp.initializer_size(), 1);
+  EXPECT_EQ(gp.initializer(0).name(), "w");
+  EXPECT_EQ(gp.input_size(), 2);
+  EXPECT_EQ(gp.output(0).name(), "y");
+  ASSERT_EQ(gp.node_size(), 2);
+  EXPECT_EQ(gp.node(1).domain(), "com.graphengine");
+  EXPECT_EQ(gp.node(1).attribute(0).floats(0), 0.5f);
+  ASSERT_EQ(gp.node(0).attribute(0).type(), onnx::AttributeProto::GRAPH);
+  EXPECT_EQ(gp.node(0).attribute(0).g().node(0).op_type(), "Mul");
+  EXPECT_EQ(gp.node(0).attribute(0).g().node(0).input(1), "w");  // outer-scope read by name
+  bool has_own_domain = false;
+  for (const auto& op : m.opset_import()) has_own_domain |= op.domain() == "com.graphengine";
+  EXPECT_TRUE(has_own_domain);
+}
+
+}  // namespace
+}  // namespace gec::passes
