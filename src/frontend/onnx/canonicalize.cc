@@ -293,8 +293,19 @@ void scatter_to_scatter_elements(Graph& g, NodeDraft& d) {
   emit_plain(g, d);
 }
 
-void scan8_unsupported(Graph&, NodeDraft& d) {
-  unsupported(d, "Scan-8 (batch axis, sequence_lens) is not supported; re-export with opset >= 9");
+// Scan-8 has a leading batch axis on states and scan inputs and an optional
+// sequence_lens input 0; `directions` is Scan-9's scan_input_directions.
+// GraphEngine's canonical spelling keeps input 0 and adds batch_major = 1
+// (the Scan kernel runs one Scan-9 per batch row). sequence_lens itself is
+// refused by the kernel unless omitted.
+void scan8_batch_major(Graph&, NodeDraft& d) {
+  if (const Attribute* dirs = d.attr("directions")) {
+    Attribute a = *dirs;
+    a.name = "scan_input_directions";
+    d.drop_attr("directions");
+    d.set_attr(std::move(a));
+  }
+  d.set_attr(Attribute::Int("batch_major", 1));
 }
 
 // A rule applies to `op` when the op's since-version is < `below`. Rules that
@@ -336,7 +347,7 @@ const Rule kRules[] = {
     {"Resize", kAll, resize_empty_inputs, true},
     {"Cast", kAll, cast_string_to, true},
     {"Scatter", kAll, scatter_to_scatter_elements, true},
-    {"Scan", 9, scan8_unsupported, true},
+    {"Scan", 9, scan8_batch_major, false},
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ struct NodeDraft {
 /// The draft's outputs end up defined by the emitted nodes; outputs that an
 /// old form had and the canonical form lacks are left undefined and must be
 /// unused. Errors: kUnsupported for forms with no inference meaning (training
-/// outputs of BatchNormalization, Dropout in training mode, Scan-8), naming
+/// outputs of BatchNormalization, Dropout in training mode), naming
 /// the node.
 void emit_canonical(ir::Graph& g, NodeDraft& d);
 

@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "frontend/onnx/canonicalize.h"
+#include "frontend/onnx/function_inline.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "gec/error.h"
 #include "kernels/kernel.h"
@@ -239,6 +240,8 @@ class GraphImporter {
   void import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
                    std::unordered_map<std::string, Value*>& pending);
   void import_constant(const onnx::NodeProto& n, const std::string& name, Value* out);
+  bool try_expand_function(const onnx::NodeProto& n, const NodeDraft& d, Graph& g, Scope& scope,
+                           std::unordered_map<std::string, Value*>& pending);
   ir::Attribute convert_attr(onnx::AttributeProto& a, const NodeDraft& d, Graph& g, const Scope& scope);
   std::string node_name(const onnx::NodeProto& n);
   int since_version(const std::string& op, const std::string& domain) const;
@@ -248,6 +251,7 @@ class GraphImporter {
   ModelFacts facts_;
   std::set<std::string> known_domains_;
   size_t node_index_ = 0;
+  std::unordered_set<std::string> fresh_names_;  // names made up for function bodies
 };
 
 void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* outer) {
@@ -325,12 +329,61 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
     import_constant(n, d.name, take_output(n.output(0)));
     return;
   }
+  if (try_expand_function(n, d, g, scope, pending)) return;
   for (auto& a : *n.mutable_attribute()) d.attrs.push_back(convert_attr(a, d, g, scope));
   for (const auto& o : n.output()) {
     d.outputs.push_back(take_output(o));
     d.output_used.push_back(!o.empty() && facts_.read_names.count(o) > 0);
   }
   emit_canonical(g, d);
+}
+
+onnx::TypeProto type_to_proto(const TensorType& t) {
+  onnx::TypeProto p;
+  if (t.dtype == DType::kUndefined) return p;
+  auto* tt = p.mutable_tensor_type();
+  tt->set_elem_type(static_cast<int32_t>(t.dtype));
+  if (!t.has_shape) return p;
+  auto* s = tt->mutable_shape();
+  for (const ir::Dim& dim : t.dims) {
+    auto* sd = s->add_dim();
+    if (dim.is_static()) sd->set_dim_value(dim.value);
+    else if (!dim.param.empty()) sd->set_dim_param(dim.param);
+  }
+  return p;
+}
+
+// An op GraphEngine cannot run but ONNX defines as a function is replaced by
+// its body (function_inline.h), imported node by node at the body's opsets.
+bool GraphImporter::try_expand_function(const onnx::NodeProto& n, const NodeDraft& d, Graph& g, Scope& scope,
+                                        std::unordered_map<std::string, Value*>& pending) {
+  if (ops::find_schema(d.domain, d.op_type) && kernels::find_kernel(d.domain, d.op_type)) return false;
+  if (d.opset <= 0) return false;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(d.op_type, static_cast<int>(d.opset), d.domain);
+  if (!schema || (!schema->HasFunction() && !schema->HasContextDependentFunction())) return false;
+  onnx::NodeProto call = n;
+  call.set_name(d.name);
+  std::vector<onnx::TypeProto> input_types;
+  for (Value* v : d.inputs) input_types.push_back(v ? type_to_proto(v->type) : onnx::TypeProto());
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    while (fresh_names_.count(name) || pending.count(name) || scope.find(name) || facts_.read_names.count(name) ||
+           facts_.node_names.count(name))
+      name += "_";
+    fresh_names_.insert(name);
+    return name;
+  };
+  ExpandedFunction body;
+  if (!expand_function(*schema, call, input_types, fresh, body)) return false;
+  for (const std::string& name : body.internal_names) pending[name] = g.add_value(name);
+  for (const auto& bn : body.nodes)
+    for (const auto& in : bn.input())
+      if (!in.empty()) facts_.read_names.insert(in);
+  auto saved = opsets_;
+  for (const auto& [dom, ver] : body.opsets) opsets_[dom] = ver;
+  for (auto& bn : body.nodes) import_node(bn, g, scope, pending);
+  opsets_ = std::move(saved);
+  return true;
 }
 
 // Constant-1/9/11/12/13: exactly one of value, value_float(s), value_int(s),
