@@ -114,10 +114,13 @@ WindowGeom conv_transpose_geometry(const std::string& n, const WindowAttrs& a, c
     if (!a.output_shape.empty() || same) {
       g.out[i] = !a.output_shape.empty() ? a.output_shape[i] : in[i] * s;
       const int64_t total = full - g.out[i];
-      if (total < 0) bad(n, "output_shape is larger than the op can produce");
       // ConvTranspose-11 text: SAME_UPPER puts the smaller half first; every
       // other mode (NOTSET with output_shape, SAME_LOWER) the larger half.
-      g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+      // The halves use floor division as the reference does, so a negative
+      // total (output_shape past the full output, as with output_padding)
+      // becomes negative end padding: zero-filled cells at the end.
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? half : total - half;
       g.pad_end[i] = total - g.pad_begin[i];
     } else {
       const bool valid = a.auto_pad == AutoPad::kValid;

@@ -102,7 +102,13 @@ class ResizeKernel final : public Kernel {
     switch (coord_) {
       case Coord::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
       case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
-      case Coord::kAlignCorners: return out == 1 ? 0.f : x * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+      case Coord::kAlignCorners: {
+        // The reference divides by (in * scale - 1), the unrounded resized
+        // length, not by (out - 1): they differ when in * scale is fractional.
+        if (out == 1) return 0.f;
+        const double len = static_cast<double>(in) * static_cast<double>(scale);
+        return static_cast<float>(static_cast<double>(x) * static_cast<double>(in - 1) / (len - 1.0));
+      }
       case Coord::kAsymmetric: return x / scale;
       case Coord::kTfHalfPixelForNn: return (x + 0.5f) / scale;
       case Coord::kTfCropAndResize:
