@@ -59,6 +59,16 @@ void export_attr(const ir::Attribute& a, onnx::AttributeProto* ap, std::set<std:
   }
 }
 
+// The IR's Reduce* ops take axes as input 1 (the opset-18 form); at opset 17,
+// which libonnx checks, only ReduceSum does. A constant axes input goes back
+// into the attribute so that the dump passes the ONNX checker.
+bool reduce_axes_as_attribute(const ir::Node& n) {
+  if (!n.domain.empty() || n.op_type.rfind("Reduce", 0) != 0 || n.op_type == "ReduceSum") return false;
+  const ir::Value* axes = n.input(1);
+  return axes && axes->is_constant() && n.inputs().size() == 2 &&
+         (axes->constant->dtype() == DType::kInt64 || axes->constant->dtype() == DType::kInt32);
+}
+
 void export_node(const ir::Node& n, onnx::NodeProto* np, std::set<std::string>& domains) {
   np->set_name(n.name);
   np->set_op_type(n.op_type);
@@ -66,9 +76,20 @@ void export_node(const ir::Node& n, onnx::NodeProto* np, std::set<std::string>& 
     np->set_domain(n.domain);
     domains.insert(n.domain);
   }
-  for (const ir::Value* in : n.inputs()) np->add_input(in ? in->name() : "");
+  const bool axes_to_attr = reduce_axes_as_attribute(n);
+  for (size_t i = 0; i < n.inputs().size(); ++i) {
+    if (axes_to_attr && i == 1) break;
+    np->add_input(n.input(i) ? n.input(i)->name() : "");
+  }
   for (const ir::Value* out : n.outputs()) np->add_output(out ? out->name() : "");
   for (const auto& a : n.attrs) export_attr(a, np->add_attribute(), domains);
+  if (axes_to_attr) {
+    const Tensor& t = *n.input(1)->constant;
+    ir::Attribute axes = ir::Attribute::Ints("axes", {});
+    for (int64_t i = 0; i < t.numel(); ++i)
+      axes.ints.push_back(t.dtype() == DType::kInt32 ? t.as<int32_t>()[i] : t.as<int64_t>()[i]);
+    export_attr(axes, np->add_attribute(), domains);
+  }
   if (!n.fused_from.empty()) {
     auto* doc = np->mutable_doc_string();
     *doc = "fused from:";

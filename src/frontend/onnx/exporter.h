@@ -4,7 +4,8 @@
 // 1); constants become initializers; If/Loop/Scan bodies become graph
 // attributes; every value's type (dtype and static or symbolic dims) is kept
 // as graph input/output/value_info. Canonical IR ops are ai.onnx opset-17
-// signatures, so the model imports ai.onnx 17.
+// signatures, so the model imports ai.onnx 17; the one exception, Reduce*
+// axes as an input (opset 18), goes back into the attribute when constant.
 #pragma once
 
 #include <string>
