@@ -25,6 +25,49 @@ TEST(Pipeline, LevelsAddPassesAndEndWithShapeInference) {
   EXPECT_GT(make_pipeline(3).names().size(), o2.size());
 }
 
+// x -> Conv -> Mul(per channel) -> BN -> Relu, Relu (duplicates) -> Add ->
+// Reshape -> Reshape -> MatMul -> Add(bias) -> Identity -> y
+void small_cnn(ir::Graph& g) {
+  auto f32 = [&](const std::string& n, Shape s) {
+    Tensor t(DType::kFloat32, s);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = 0.1f * static_cast<float>((i * 5) % 11) - 0.4f;
+    return g.add_constant(n, std::move(t));
+  };
+  ir::Value* x = input(g, "x", {1, 2, 3, 3});
+  ir::Node* conv = g.add_node("Conv", {x, f32("W", {4, 2, 1, 1}), f32("B", {4})}, {"conv"}, "conv");
+  ir::Node* mul = g.add_node("Mul", {conv->output(0), f32("c", {4, 1, 1})}, {"mul"}, "mul");
+  ir::Value* var = g.add_constant("var", make<float>({4}, {1, 2, 3, 4}));
+  ir::Node* bn = g.add_node("BatchNormalization",
+                            {mul->output(0), f32("s", {4}), f32("b", {4}), f32("m", {4}), var}, {"bn"}, "bn");
+  ir::Node* r1 = g.add_node("Relu", {bn->output(0)}, {"r1"});
+  ir::Node* r2 = g.add_node("Relu", {bn->output(0)}, {"r2"});
+  ir::Node* sum = g.add_node("Add", {r1->output(0), r2->output(0)}, {"sum"});
+  ir::Node* flat = g.add_node("Reshape", {sum->output(0), g.add_constant("s1", make<int64_t>({2}, {1, 36}))}, {"f1"});
+  ir::Node* flat2 = g.add_node("Reshape", {flat->output(0), g.add_constant("s2", make<int64_t>({2}, {1, -1}))}, {"f2"});
+  ir::Node* mm = g.add_node("MatMul", {flat2->output(0), f32("W2", {36, 3})}, {"mm"});
+  ir::Node* bias = g.add_node("Add", {mm->output(0), f32("b2", {3})}, {"fc"});
+  ir::Node* id = g.add_node("Identity", {bias->output(0)}, {"y"});
+  g.outputs().push_back(id->output(0));
+  infer_static_shapes(g);
+}
+
+TEST(Pipeline, O3MatchesO0OnASmallCnnAndFoldsIt) {
+  ir::Graph g0, g3;
+  small_cnn(g0);
+  small_cnn(g3);
+  CompileOptions o;
+  o.verify_each_pass = true;
+  make_pipeline(0).run(g0, o);
+  make_pipeline(3).run(g3, o);
+  EXPECT_EQ(ops_of(g3), (std::vector<std::string>{"Conv", "Relu", "Add", "Reshape", "Gemm"}));
+  EXPECT_EQ(g3.outputs()[0]->name(), "y");
+  Tensor x(DType::kFloat32, {1, 2, 3, 3});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>(i % 4) - 1.5f;
+  auto a = run_graph(g0, {{"x", x}}), b = run_graph(g3, {{"x", x}});
+  ASSERT_EQ(b[0].shape(), (Shape{1, 3}));
+  expect_close(values<float>(b[0]), values<float>(a[0]), 1e-5f, 1e-5f);
+}
+
 ir::Graph* small_model(ir::Graph& g) {
   ir::Value* x = input(g, "x", {1, 2});
   ir::Node* id = g.add_node("Identity", {x}, {"a"}, "id");
@@ -84,6 +127,22 @@ TEST(OnnxExporter, ConstantsInitializersOwnDomainAndSubgraphs) {
   bool has_own_domain = false;
   for (const auto& op : m.opset_import()) has_own_domain |= op.domain() == "com.graphengine";
   EXPECT_TRUE(has_own_domain);
+}
+
+TEST(OnnxExporter, ReduceAxesGoBackIntoTheAttributeForOpset17) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {2, 3});
+  ir::Node* r = g.add_node("ReduceMean", {x, g.add_constant("axes", make<int64_t>({1}, {-1}))}, {"y"});
+  ir::Node* s = g.add_node("ReduceSum", {x, g.add_constant("axes2", make<int64_t>({1}, {0}))}, {"z"});
+  g.outputs() = {r->output(0), s->output(0)};
+  onnx::ModelProto m;
+  frontend::export_onnx(g, &m);
+  const auto& mean = m.graph().node(0);
+  EXPECT_EQ(mean.input_size(), 1);
+  ASSERT_EQ(mean.attribute_size(), 1);
+  EXPECT_EQ(mean.attribute(0).name(), "axes");
+  EXPECT_EQ(mean.attribute(0).ints(0), -1);
+  EXPECT_EQ(m.graph().node(1).input_size(), 2) << "ReduceSum-13 takes axes as an input";
 }
 
 }  // namespace

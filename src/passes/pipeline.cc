@@ -34,12 +34,11 @@ PassManager make_pipeline(int opt_level) {
     pm.add(make_dead_node_elimination());
   }
   if (opt_level >= 3) {
-    // Fusion exposes more cleanup (constants now read by one node, duplicate
-    // biases): run it once more.
-    pm.add(make_constant_folding());
-    pm.add(make_noop_elimination());
-    pm.add(make_cse());
-    pm.add(make_dead_node_elimination());
+    // One folding can expose another (Conv -> Mul -> BN: the Mul folds
+    // first, then the BN), and folding leaves cleanup (duplicate biases):
+    // run fusion and cleanup once more.
+    add_fusion(pm);
+    add_cleanup(pm);
   }
   // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
