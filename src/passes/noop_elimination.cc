@@ -85,7 +85,9 @@ bool is_noop(const ir::Node* n) {
   const std::string& op = n->op_type;
   if (op == "Identity") return true;
   if (op == "Dropout") return is_inference_dropout(n);
-  if (op == "Cast") return n->get_int("to", 0) == static_cast<int64_t>(n->input(0)->type.dtype);
+  if (op == "Cast")
+    return n->input(0)->type.dtype != DType::kUndefined &&
+           n->get_int("to", 0) == static_cast<int64_t>(n->input(0)->type.dtype);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand")
     return same_static_shape(n->input(0), n->output(0));
   if (op == "Transpose") {
