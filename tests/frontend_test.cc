@@ -461,13 +461,38 @@ TEST(FrontendErrors, CheckerRejectionIsInvalidModel) {
   expect_error([&] { import(m2); }, ErrorCode::kInvalidModel, "ghost");
 }
 
-TEST(FrontendErrors, OpsetOutsideSevenToSeventeen) {
-  for (int64_t opset : {6, 18}) {
-    onnx::ModelProto m = conv_relu_model();
-    m.mutable_opset_import(0)->set_version(opset);
-    expect_error([&] { import(m); }, ErrorCode::kUnsupported,
-                 "model uses ai.onnx opset " + std::to_string(opset) + "; supported 7..17");
-  }
+TEST(FrontendErrors, OpsetAboveSeventeen) {
+  onnx::ModelProto m = conv_relu_model();
+  m.mutable_opset_import(0)->set_version(18);
+  expect_error([&] { import(m); }, ErrorCode::kUnsupported, "model uses ai.onnx opset 18; supported 1..17");
+}
+
+// Opsets below 7 import node by node: Conv-1 and Relu-6 are still current at
+// opset 7; Add-6 (broadcast/axis attributes) is not, and is refused.
+TEST(FrontendErrors, OpsetSixAcceptsOnlyUnchangedForms) {
+  onnx::ModelProto ok = conv_relu_model();
+  ok.mutable_opset_import(0)->set_version(6);
+  ImportResult r = import(ok);
+  EXPECT_EQ(op_types(*r.graph), (std::vector<std::string>{"Conv", "Relu"}));
+
+  onnx::ModelProto m = new_model(6, 3);
+  auto* g = m.mutable_graph();
+  add_input(g, "a", kFloat, "2,3");
+  add_input(g, "b", kFloat, "3");
+  auto* add = add_node(g, "Add", {"a", "b"}, {"y"}, "add6");
+  attr_i(add, "broadcast", 1);
+  add_output(g, "y", kFloat, "2,3");
+  expect_error([&] { import(m); }, ErrorCode::kUnsupported, "node 'add6' (Add-6): this form (ai.onnx opset 6)");
+
+  // Relu-1 differs from Relu-6 only by consumed_inputs, which is dropped.
+  onnx::ModelProto v1 = new_model(1, 3);
+  auto* g1 = v1.mutable_graph();
+  add_input(g1, "x", kFloat, "4");
+  attr_ints(add_node(g1, "Relu", {"x"}, {"y"}, "relu1"), "consumed_inputs", {0});
+  add_output(g1, "y", kFloat, "4");
+  ImportResult r1 = import(v1);
+  ASSERT_EQ(r1.graph->nodes().size(), 1u);
+  EXPECT_FALSE(r1.graph->nodes().front()->has_attr("consumed_inputs"));
 }
 
 // An op with a GraphEngine schema but no kernel (registered here under a

@@ -64,6 +64,13 @@ bool build_body(const onnx::OpSchema& schema, const onnx::NodeProto& call,
     return true;
   }
   if (!schema.HasContextDependentFunction()) return false;
+  // Builders read the input types without checking for null (SequenceMap's
+  // crashes in libonnx 1.12): only build when every given input is typed.
+  for (int i = 0; i < call.input_size(); ++i)
+    if (!call.input(i).empty() &&
+        (static_cast<size_t>(i) >= input_types.size() ||
+         input_types[static_cast<size_t>(i)].value_case() == onnx::TypeProto::VALUE_NOT_SET))
+      return false;
   onnx::FunctionBodyBuildContextImpl ctx(call, input_types);
   return schema.BuildContextDependentFunction(ctx, fn);
 }

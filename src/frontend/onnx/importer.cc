@@ -2,7 +2,7 @@
 //
 // Steps, in order (each names the file or node when it fails):
 //  1. parse the ModelProto;
-//  2. opset check (ai.onnx 7..17) before the checker, so that a too-new model
+//  2. opset check (ai.onnx 1..17) before the checker, so that a too-new model
 //     is reported as unsupported rather than as malformed;
 //  3. onnx::checker with the model folder (external data files must exist);
 //  4. ImportOptions::input_shapes written into the graph inputs;
@@ -41,8 +41,10 @@ namespace gec::frontend {
 
 namespace {
 
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 17;
+// Below this opset a model is accepted node by node (old_form_check()).
+constexpr int64_t kFirstCanonicalOpset = 7;
 
 using ir::Graph;
 using ir::TensorType;
@@ -212,6 +214,26 @@ void infer_shapes(onnx::ModelProto& m) {
   }
 }
 
+// Opsets 1..6: a node whose op version is still the current one at opset 7
+// means what it means there (Elu-6, GlobalAveragePool-1, Softplus-1, ...).
+// Version-1 unary ops listed below differ from their successors only by the
+// consumed_inputs attribute, which is dropped. Everything else (the binary
+// ops' broadcast/axis attributes, Dropout/BatchNormalization's is_test, ...)
+// is refused.
+void old_form_check(NodeDraft& d) {
+  static const std::set<std::string> kOnlyConsumedInputs = {
+      "Abs",  "Ceil",    "Elu",  "Exp",     "Floor", "HardSigmoid", "LeakyRelu", "Log",
+      "Neg",  "Reciprocal", "Relu", "Selu", "Sigmoid", "Sqrt", "Tanh", "InstanceNormalization"};
+  const onnx::OpSchema* at7 = onnx::OpSchemaRegistry::Schema(d.op_type, static_cast<int>(kFirstCanonicalOpset), "");
+  if (at7 && at7->SinceVersion() == d.since_version) return;
+  if (kOnlyConsumedInputs.count(d.op_type)) {
+    d.drop_attr("consumed_inputs");
+    return;
+  }
+  fail(ErrorCode::kUnsupported, d.describe() + ": this form (ai.onnx opset " + std::to_string(d.opset) +
+                                    ") changed at opset 7 and is not supported; re-export with opset >= 7");
+}
+
 // ---- ONNX graph -> IR ----------------------------------------------------------------
 
 struct Scope {
@@ -335,6 +357,7 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
     d.outputs.push_back(take_output(o));
     d.output_used.push_back(!o.empty() && facts_.read_names.count(o) > 0);
   }
+  if (d.domain.empty() && d.opset < kFirstCanonicalOpset) old_form_check(d);
   emit_canonical(g, d);
 }
 

@@ -46,7 +46,8 @@ struct ImportResult {
 ///  - kIo: the file cannot be read;
 ///  - kInvalidModel: "<path>: not a valid ONNX model (...)" when it does not
 ///    parse, or the ONNX checker's message when the checker rejects it;
-///  - kUnsupported: ai.onnx opset outside 7..17, an op without a GraphEngine
+///  - kUnsupported: ai.onnx opset outside 1..17, a node of an opset-1..6 model
+///    whose op changed at opset 7 (other than by consumed_inputs), an op without a GraphEngine
 ///    schema or kernel ("unsupported op: node 'n' op Foo (domain ai.onnx,
 ///    opset 13), inputs float32[1,3], int64[2]"), or an old form with no
 ///    inference meaning;
