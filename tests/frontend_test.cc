@@ -468,8 +468,9 @@ TEST(FrontendErrors, OpsetAboveSeventeen) {
 }
 
 // Opsets below 7 import node by node: Conv-1 and Relu-6 are still current at
-// opset 7; Add-6 (broadcast/axis attributes) is not, and is refused.
-TEST(FrontendErrors, OpsetSixAcceptsOnlyUnchangedForms) {
+// opset 7; Add-6 with broadcast/axis becomes Unsqueeze + Add; Dropout-6
+// without is_test is training mode and is refused.
+TEST(FrontendErrors, OpsetSixAcceptsOnlyKnownForms) {
   onnx::ModelProto ok = conv_relu_model();
   ok.mutable_opset_import(0)->set_version(6);
   ImportResult r = import(ok);
@@ -477,12 +478,23 @@ TEST(FrontendErrors, OpsetSixAcceptsOnlyUnchangedForms) {
 
   onnx::ModelProto m = new_model(6, 3);
   auto* g = m.mutable_graph();
-  add_input(g, "a", kFloat, "2,3");
+  add_input(g, "a", kFloat, "2,3,4");
   add_input(g, "b", kFloat, "3");
   auto* add = add_node(g, "Add", {"a", "b"}, {"y"}, "add6");
   attr_i(add, "broadcast", 1);
-  add_output(g, "y", kFloat, "2,3");
-  expect_error([&] { import(m); }, ErrorCode::kUnsupported, "node 'add6' (Add-6): this form (ai.onnx opset 6)");
+  attr_i(add, "axis", 1);
+  add_output(g, "y", kFloat, "2,3,4");
+  ImportResult rb = import(m);
+  EXPECT_EQ(op_types(*rb.graph), (std::vector<std::string>{"Unsqueeze", "Add"}));
+  EXPECT_EQ(const_ints(find_op(*rb.graph, "Unsqueeze")->input(1)), (std::vector<int64_t>{1}));
+  EXPECT_FALSE(find_op(*rb.graph, "Add")->has_attr("broadcast"));
+
+  onnx::ModelProto d = new_model(6, 3);
+  auto* gd = d.mutable_graph();
+  add_input(gd, "x", kFloat, "4");
+  add_node(gd, "Dropout", {"x"}, {"y"}, "drop6");
+  add_output(gd, "y", kFloat, "4");
+  expect_error([&] { import(d); }, ErrorCode::kUnsupported, "node 'drop6' (Dropout-6): is_test = 0 is training mode");
 
   // Relu-1 differs from Relu-6 only by consumed_inputs, which is dropped.
   onnx::ModelProto v1 = new_model(1, 3);

@@ -308,6 +308,58 @@ void scan8_batch_major(Graph&, NodeDraft& d) {
   d.set_attr(Attribute::Int("batch_major", 1));
 }
 
+// Add/Sub/Mul/Div-6 and Pow-1 (opset <= 6 models): with broadcast=1 and an
+// `axis`, B's dims line up with A's starting at that axis, so B gets trailing
+// 1-dims (Unsqueeze) to make numpy broadcasting (opset 7) mean the same.
+// Without `axis` (suffix matching) or without broadcast (equal shapes) numpy
+// broadcasting already agrees.
+void legacy_broadcast(Graph& g, NodeDraft& d) {
+  const Attribute* bc = d.attr("broadcast");
+  const Attribute* axis = d.attr("axis");
+  Value* a = d.input(0);
+  Value* b = d.input(1);
+  if (bc && bc->i != 0 && axis && a && b) {
+    if (!a->type.has_shape || !b->type.has_shape) unsupported(d, "broadcast with an axis needs inputs of known rank");
+    const int64_t ra = static_cast<int64_t>(a->type.dims.size());
+    const int64_t rb = static_cast<int64_t>(b->type.dims.size());
+    const int64_t ax = axis->i < 0 ? axis->i + ra : axis->i;
+    const int64_t trailing = ra - ax - rb;
+    if (ax < 0 || trailing < 0) unsupported(d, "broadcast axis does not fit the input ranks");
+    if (trailing > 0) {
+      std::vector<int64_t> axes;
+      for (int64_t i = 0; i < trailing; ++i) axes.push_back(rb + i);
+      TensorType t;
+      t.dtype = b->type.dtype;
+      Value* aligned = g.add_value(d.name + "/b_aligned", t);
+      emit_node(g, "Unsqueeze", {b, const_i64(g, d.name + "/b_axes", axes)}, {aligned}, d.name + "/align_b");
+      d.set_input(1, aligned);
+    }
+  }
+  for (const char* n : {"broadcast", "axis", "consumed_inputs"}) d.drop_attr(n);
+}
+
+// Gemm-6: `broadcast` only allowed C to broadcast, as Gemm-7 always does.
+void drop_gemm_broadcast(Graph&, NodeDraft& d) { d.drop_attr("broadcast"); }
+
+// PRelu-1/6: a 1-D slope of C values is per channel (axis 1); PRelu-7
+// broadcasts numpy-style, so the slope becomes [C, 1, ..., 1].
+void prelu_channel_slope(Graph& g, NodeDraft& d) {
+  d.drop_attr("consumed_inputs");
+  Value* x = d.input(0);
+  Value* slope = d.input(1);
+  if (!x || !slope || !x->type.has_shape || !slope->type.has_shape) return;
+  const auto& xd = x->type.dims;
+  const auto& sd = slope->type.dims;
+  if (sd.size() != 1 || xd.size() < 3 || !sd[0].is_static() || sd[0].value <= 1) return;
+  std::vector<int64_t> axes;
+  for (size_t i = 1; i + 1 < xd.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  TensorType t;
+  t.dtype = slope->type.dtype;
+  Value* aligned = g.add_value(d.name + "/slope_aligned", t);
+  emit_node(g, "Unsqueeze", {slope, const_i64(g, d.name + "/slope_axes", axes)}, {aligned}, d.name + "/align_slope");
+  d.set_input(1, aligned);
+}
+
 // A rule applies to `op` when the op's since-version is < `below`. Rules that
 // only move attributes fall through to emit_plain().
 struct Rule {
@@ -320,6 +372,13 @@ struct Rule {
 constexpr int kAll = 1000;
 
 const Rule kRules[] = {
+    {"Add", 7, legacy_broadcast, false},
+    {"Sub", 7, legacy_broadcast, false},
+    {"Mul", 7, legacy_broadcast, false},
+    {"Div", 7, legacy_broadcast, false},
+    {"Pow", 7, legacy_broadcast, false},
+    {"Gemm", 7, drop_gemm_broadcast, false},
+    {"PRelu", 7, prelu_channel_slope, false},
     {"Squeeze", 13, axes_to_input, false},
     {"Unsqueeze", 13, axes_to_input, false},
     {"ReduceSum", 13, axes_to_input, false},

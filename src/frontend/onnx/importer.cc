@@ -216,17 +216,28 @@ void infer_shapes(onnx::ModelProto& m) {
 
 // Opsets 1..6: a node whose op version is still the current one at opset 7
 // means what it means there (Elu-6, GlobalAveragePool-1, Softplus-1, ...).
-// Version-1 unary ops listed below differ from their successors only by the
-// consumed_inputs attribute, which is dropped. Everything else (the binary
-// ops' broadcast/axis attributes, Dropout/BatchNormalization's is_test, ...)
-// is refused.
+// Listed ops differ from their opset-7 versions only in ways canonicalize.cc
+// rewrites (broadcast/axis of the binary ops, Gemm's broadcast, PRelu's
+// per-channel slope), in consumed_inputs (dropped), or in the default of an
+// attribute they lacked (AveragePool-1 = count_include_pad 0). Dropout and
+// BatchNormalization before 7 are inference only with is_test = 1.
+// Everything else is refused.
 void old_form_check(NodeDraft& d) {
-  static const std::set<std::string> kOnlyConsumedInputs = {
-      "Abs",  "Ceil",    "Elu",  "Exp",     "Floor", "HardSigmoid", "LeakyRelu", "Log",
-      "Neg",  "Reciprocal", "Relu", "Selu", "Sigmoid", "Sqrt", "Tanh", "InstanceNormalization"};
+  static const std::set<std::string> kEquivalent = {
+      "Abs",  "Ceil", "Elu",  "Exp",     "Floor", "HardSigmoid", "LeakyRelu", "Log",   "Neg",  "Reciprocal",
+      "Relu", "Selu", "Sigmoid", "Sqrt", "Tanh",  "InstanceNormalization", "Add", "Sub", "Mul",  "Div",
+      "Pow",  "Gemm", "PRelu", "AveragePool", "Sum", "Max", "Min", "Mean"};
   const onnx::OpSchema* at7 = onnx::OpSchemaRegistry::Schema(d.op_type, static_cast<int>(kFirstCanonicalOpset), "");
   if (at7 && at7->SinceVersion() == d.since_version) return;
-  if (kOnlyConsumedInputs.count(d.op_type)) {
+  if (d.op_type == "Dropout" || d.op_type == "BatchNormalization") {
+    const ir::Attribute* is_test = d.attr("is_test");
+    if (!is_test || is_test->i == 0)
+      fail(ErrorCode::kUnsupported, d.describe() + ": is_test = 0 is training mode, which is not supported");
+    d.drop_attr("is_test");
+    d.drop_attr("consumed_inputs");
+    return;
+  }
+  if (kEquivalent.count(d.op_type)) {
     d.drop_attr("consumed_inputs");
     return;
   }
