@@ -4,10 +4,11 @@
 //
 // Ops not listed need no rewrite for opsets 7..17: their older versions are
 // subsets of the newest one (Conv-1, MaxPool-8/10/11, AveragePool-7/10, Gemm-7/9,
-// Reshape-5/13, Concat-4, Flatten-9, TopK-10/11, Clip-11/12, ...). Forms that
-// exist only before opset 7 (Mul/Add broadcast+axis, Gemm broadcast, Reshape-1
-// shape attribute, Cast-1 string `to`) are refused earlier by the opset check,
-// except the Cast string form, which costs one line to accept.
+// Reshape-5/13, Concat-4, Flatten-9, TopK-10/11, Clip-11/12, ...). Models of
+// opsets 1..6 are screened node by node by the importer (old_form_check);
+// the pre-7 forms it lets through are rewritten here: the binary ops'
+// broadcast+axis, Gemm-6 broadcast, PRelu-6 per-channel slope, the Cast-1
+// string `to`, Scan-8's batch axis.
 #include "frontend/onnx/canonicalize.h"
 
 #include <algorithm>
