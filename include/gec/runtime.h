@@ -66,6 +66,8 @@ class Session {
   /// Runs with caller-owned output buffers: outputs[i].data must hold
   /// outputs[i].shape elements, and that shape must be the one the model
   /// produces (known up front for static models), else kInvalidArgument.
+  /// Static-shape outputs are computed directly in these buffers (zero
+  /// copy), so they must not overlap each other or any input buffer.
   void run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
 
   /// Arena bytes planned at compile time (activations of static shape).
