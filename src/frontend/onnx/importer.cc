@@ -299,6 +299,9 @@ void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* ou
   }
   for (const auto& in : gp.input()) {
     if (scope.names.count(in.name())) continue;  // an initializer: a constant with a default (IR >= 4)
+    if (in.type().has_sequence_type() || in.type().has_optional_type() || in.type().has_map_type())
+      fail(ErrorCode::kUnsupported, "graph input '" + in.name() +
+                                        "' is not a tensor (sequence, optional and map inputs are not supported)");
     Value* v = g.add_value(in.name(), type_from_proto(in.type()));
     g.inputs().push_back(v);
     scope.names[in.name()] = v;

@@ -21,12 +21,23 @@ namespace {
   fail(ErrorCode::kInvalidModel, "tensor '" + p.name() + "': " + msg);
 }
 
+// Dims of `p`, refusing negative dims and element counts that overflow or
+// that the message cannot hold (data not external: each element takes at
+// least one byte of the message), so a corrupted file never makes us
+// allocate terabytes.
 Shape dims_of(const onnx::TensorProto& p) {
   Shape s;
+  int64_t n = 1;
   for (int64_t d : p.dims()) {
     if (d < 0) bad_tensor(p, "negative dim " + std::to_string(d));
+    if (d > 0 && n > (int64_t{1} << 50) / d) bad_tensor(p, "dims " + shape_str(Shape(p.dims().begin(), p.dims().end())) + " are too large");
+    n *= d;
     s.push_back(d);
   }
+  if (p.data_location() != onnx::TensorProto::EXTERNAL && n > 0 &&
+      static_cast<uint64_t>(n) > p.ByteSizeLong())
+    bad_tensor(p, "dims " + shape_str(s) + " claim " + std::to_string(n) + " elements but the message holds " +
+                      std::to_string(p.ByteSizeLong()) + " bytes");
   return s;
 }
 
