@@ -215,25 +215,35 @@ void flatten_softmax(Graph& g, NodeDraft& d) {
   emit_node(g, "Reshape", {s, shp}, {y}, d.name + "/reshape");
 }
 
-// BatchNormalization-7/9/14/15: inference form only. spatial=0 (BN-7 per
-// activation statistics) and training_mode=1 have other semantics; the
-// running mean/var outputs exist only in training.
+// BatchNormalization-7/9/14/15: the inference form (one output). spatial=0
+// (BN-7 per activation statistics) is refused; the running mean/var outputs
+// of BN-7/9 exist only in training. BN-14/15 with training_mode=1 become our
+// com.graphengine::BatchNormalizationTraining (same inputs; outputs Y,
+// running_mean?, running_var?; attrs epsilon, momentum), which normalizes
+// with the batch statistics.
 void batchnorm_inference(Graph& g, NodeDraft& d) {
   if (const Attribute* s = d.attr("spatial"); s && s->i == 0) unsupported(d, "spatial=0 is not supported");
-  if (const Attribute* t = d.attr("training_mode"); t && t->i != 0)
-    unsupported(d, "training_mode=1 is not supported (inference only)");
+  if (const Attribute* t = d.attr("training_mode"); t && t->i != 0) {
+    d.drop_attr("training_mode");
+    d.op_type = "BatchNormalizationTraining";
+    d.domain = "com.graphengine";
+    return emit_plain(g, d);
+  }
   for (const char* a : {"spatial", "training_mode", "momentum", "is_test", "consumed_inputs"}) d.drop_attr(a);
   drop_outputs_after(d, 1, "training statistics");
   emit_plain(g, d);
 }
 
 // Dropout-7/10/12/13 at inference: y = x; a read mask is all true, built as
-// ConstantOfShape(Shape(x), value=true).
+// ConstantOfShape(Shape(x), value=true). A Dropout-12/13 whose training_mode
+// is not a constant false (a constant true, or a graph input) stays a
+// Dropout node (data, ratio?, training_mode?; attr seed): its kernel reads
+// training_mode at run time.
 void dropout_to_identity(Graph& g, NodeDraft& d) {
   if (Value* training = d.input(2)) {
     const bool known_false = training->is_constant() && training->constant->numel() == 1 &&
                              training->constant->as<uint8_t>()[0] == 0;
-    if (!known_false) unsupported(d, "training_mode must be a constant false (inference only)");
+    if (!known_false) return emit_plain(g, d);
   }
   Value* x = d.input(0);
   if (!d.outputs.empty() && d.outputs[0]) emit_node(g, "Identity", {x}, {d.outputs[0]}, d.name);
