@@ -18,6 +18,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 # Random outputs: values cannot match; dtype and shape must.
+# Reasons for whole families of failures, by test name.
+REASONS = [
+    (r"^test_(adagrad|adam|momentum|nesterov_momentum|gradient_of)",
+     "training-only op of the ai.onnx.preview.training domain; GraphEngine is an inference engine"),
+    (r"^test_(sequence|optional|identity_opt|identity_sequence|if_opt|if_seq|loop13_seq|loop16_seq)",
+     "sequence/optional types are not implemented yet: the runtime holds tensor values only"),
+    (r"^test_castlike_(BFLOAT16_to_FLOAT|FLOAT_to_BFLOAT16)",
+     "the test data's 'like' input is [1] while the model declares [3,4]; inputs that contradict declared static dims are refused"),
+    (r"^test_cast_FLOAT_to_BFLOAT16$",
+     "ONNX 1.12's test data truncates float32 to bfloat16; we round to nearest even (Cast-19 text, ORT, PyTorch)"),
+]
 RANDOM = re.compile(r"^test_(bernoulli|training_dropout(?!_zero_ratio))")
 
 
@@ -56,6 +67,9 @@ def main():
         if name in entries:
             continue  # a shape-only test that fails stays a CI failure: fix it
         reason = kept.get(name, ("fail", ""))[1]
+        for pat, why in REASONS:
+            if not reason and re.match(pat, name):
+                reason = why
         if not reason:
             reason = re.sub(r"/usr/share/libonnx-testdata/data/[^:]*: ", "", msg)
             reason = re.sub(r"node '[^']*' ", "", reason)[:160]
