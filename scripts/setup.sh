@@ -6,8 +6,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(build-essential cmake ninja-build pkg-config
       libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev libhwy-dev
-      libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libomp-dev libssl-dev libonnx-testdata python3-onnx python3-numpy)
+      libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev
+      libssl-dev libonnx-testdata python3-onnx python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

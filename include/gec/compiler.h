@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,9 @@ struct CompileOptions {
   bool verify_each_pass = false;
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
+  /// Called as each stage starts (parse, optimize, schedule, memory, lower,
+  /// serialize; index 0..5 of 6), e.g. to draw a progress bar. May be empty.
+  std::function<void(const char* stage, int index, int count)> on_stage;
 };
 
 /// A compiled model in memory: the serialized .gom bytes plus the compile
@@ -36,10 +40,13 @@ struct CompiledModel {
   std::string report_json;
 };
 
-/// Compiles an ONNX file. Throws gec::Error: kIo (unreadable file),
-/// kInvalidModel (malformed, truncated or rejected by the ONNX checker),
-/// kUnsupported (an op, opset or dtype we do not implement; the message names
-/// the node, op type, domain, opset and input dtypes).
+/// Compiles an ONNX file (ai.onnx opsets 1..17, operator semantics as the
+/// ONNX operator text of the model's opset). Throws gec::Error: kIo
+/// (unreadable file), kInvalidModel (malformed, truncated or rejected by the
+/// ONNX checker), kUnsupported (an op, opset or dtype we do not implement; the
+/// message names the node, op type, domain, opset and input dtypes),
+/// kInvalidArgument (bad options: an input_shapes entry naming no input or
+/// contradicting its static dims, an unknown pass name, a level outside 0..3).
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});
 
 /// Writes the .gom bytes to `path` (atomically: a temporary file renamed).

@@ -73,6 +73,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   auto& stages = report["stages"];
 
   auto t = Clock::now();
+  if (opts.on_stage) opts.on_stage("parse", 0, 6);
   const std::string bytes = read_file(path);
   frontend::ImportOptions io;
   io.input_shapes = opts.input_shapes;
@@ -82,6 +83,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   stages["parse"] = ms_since(t);
 
   t = Clock::now();
+  if (opts.on_stage) opts.on_stage("optimize", 1, 6);
   std::vector<passes::PassStats> stats = passes::make_pipeline(opts.opt_level).run(g, opts);
   stages["optimize"] = ms_since(t);
   report["passes"] = nlohmann::json::array();
@@ -91,10 +93,12 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
 
   t = Clock::now();
+  if (opts.on_stage) opts.on_stage("schedule", 2, 6);
   g.topo_sort();
   stages["schedule"] = ms_since(t);
 
   t = Clock::now();
+  if (opts.on_stage) opts.on_stage("memory", 3, 6);
   memory::MemoryStats ms = memory::plan_memory(g);
   // Always verified (not only in debug builds or under verify_each_pass): it
   // only visits pairs of values that share bytes, a few ms on large models,
@@ -108,6 +112,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
                       {"concats_in_place", ms.concats_in_place}, {"strategy", ms.strategy}};
 
   t = Clock::now();
+  if (opts.on_stage) opts.on_stage("lower", 4, 6);
   lower(g);
   stages["lower"] = ms_since(t);
 
@@ -122,6 +127,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   for (const auto& [name, shape] : opts.input_shapes) meta["options"]["input_shapes"][name] = shape;
 
   t = Clock::now();
+  if (opts.on_stage) opts.on_stage("serialize", 5, 6);
   meta["report"] = report;
   CompiledModel out;
   auto gom = model::write_gom(g, ms.arena_bytes, static_cast<int32_t>(imported.opset), meta.dump());

@@ -50,7 +50,12 @@ Command add_compile(CLI::App& root) {
             }
             CompileOptions opts = args->flags.to_options();
             opts.dump_graph_dir = args->dump_graph;
+            if (stderr_is_tty())  // a one-line progress bar; nothing when piped
+              opts.on_stage = [](const char* stage, int i, int n) {
+                std::fprintf(stderr, "\r[%.*s%*s] %-10s", 2 * (i + 1), "############", 2 * (n - i - 1), "", stage);
+              };
             CompiledModel m = compile_onnx_file(args->model, opts);
+            if (stderr_is_tty()) std::fprintf(stderr, "\r%40s\r", "");
             save_gom(m, out);
             if (!args->report.empty()) {
               std::ofstream f(args->report);
