@@ -18,16 +18,35 @@ void require_rank_at_least(const InferContext& ctx, size_t i, size_t r) {
               ", expected at least " + std::to_string(r));
 }
 
+/// Input `i`, when present, must have shape `want` (error names `what`).
+void require_shape(const InferContext& ctx, size_t i, const Shape& want, const std::string& what) {
+  if (ctx.has_input(i) && ctx.shape(i) != want)
+    ctx.error(what + " has shape " + shape_str(ctx.shape(i)) + ", expected " + shape_str(want));
+}
+
+/// Conv/ConvTranspose weights: spatial dims positive and equal to an explicit
+/// kernel_shape attribute; returns them.
+std::vector<int64_t> weight_kernel(const InferContext& ctx, const Shape& w) {
+  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  for (int64_t k : wk)
+    if (k < 1) ctx.error("W " + shape_str(w) + " has a non-positive kernel dim");
+  if (ctx.node->has_attr("kernel_shape") && ctx.node->get_ints("kernel_shape") != wk)
+    ctx.error("kernel_shape attribute does not match W " + shape_str(w));
+  return wk;
+}
+
+/// ONNX Conv-11: X [N, C, D...], W [M, C/group, k...], B [M]; group divides C and M.
 void infer_conv(InferContext& ctx) {
   require_rank_at_least(ctx, 0, 3);
   const Shape& x = ctx.shape(0);
   const Shape& w = ctx.shape(1);
   if (w.size() != x.size()) ctx.error("X " + shape_str(x) + " and W " + shape_str(w) + " differ in rank");
   const int64_t group = ctx.node->get_int("group", 1);
-  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+  if (group < 1 || x[1] % group != 0 || x[1] != w[1] * group || w[0] % group != 0)
     ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
               std::to_string(group));
-  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  require_shape(ctx, 2, Shape{w[0]}, "B");
+  std::vector<int64_t> wk = weight_kernel(ctx, w);
   WindowAttrs a = resolve_window_attrs(read_window_attrs(*ctx.node), x.size() - 2, &wk, ctx.node->describe());
   WindowGeom g = window_geometry(ctx.node->describe(), a, Shape(x.begin() + 2, x.end()));
   Shape out{x[0], w[0]};
@@ -35,6 +54,7 @@ void infer_conv(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), out);
 }
 
+/// ONNX ConvTranspose-11: X [N, C, D...], W [C, M/group, k...], B [M]; group divides C.
 void infer_conv_transpose(InferContext& ctx) {
   require_rank_at_least(ctx, 0, 3);
   const Shape& x = ctx.shape(0);
@@ -44,7 +64,8 @@ void infer_conv_transpose(InferContext& ctx) {
   if (group < 1 || x[1] != w[0] || w[0] % group != 0)
     ctx.error("channels of X " + shape_str(x) + " and W " + shape_str(w) + " do not match group " +
               std::to_string(group));
-  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  require_shape(ctx, 2, Shape{w[1] * group}, "B");
+  std::vector<int64_t> wk = weight_kernel(ctx, w);
   WindowAttrs a = resolve_window_attrs(read_window_attrs(*ctx.node), x.size() - 2, &wk, ctx.node->describe());
   WindowGeom g = conv_transpose_geometry(ctx.node->describe(), a, Shape(x.begin() + 2, x.end()));
   Shape out{x[0], w[1] * group};
@@ -104,10 +125,11 @@ void infer_global_pool(InferContext& ctx) {
 void infer_batchnorm(InferContext& ctx) {
   require_rank_at_least(ctx, 0, 2);
   const int64_t c = ctx.shape(0)[1];
-  for (size_t i = 1; i <= 4; ++i)
-    if (shape_numel(ctx.shape(i)) != c)
-      ctx.error("input " + std::to_string(i) + " " + shape_str(ctx.shape(i)) + " does not have C=" +
-                std::to_string(c) + " elements");
+  static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i <= 4; ++i) {
+    if (!ctx.has_input(i)) ctx.error(std::string(kNames[i]) + " is required");
+    require_shape(ctx, i, Shape{c}, kNames[i]);
+  }
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
@@ -144,22 +166,49 @@ void infer_resize(InferContext& ctx) {
 }
 
 /// LSTM-14 (4 gates, outputs Y, Y_h, Y_c), GRU-14 (3 gates) and RNN-14 (1
-/// gate; both Y, Y_h): W is [num_directions, gates * hidden, input].
+/// gate; both Y, Y_h). With D = num_directions, G = gates, H = hidden:
+/// X [T, N, I] (layout 1: [N, T, I]), W [D, G*H, I], R [D, G*H, H],
+/// B [D, 2*G*H], sequence_lens [N] (int32/int64), initial_h/initial_c [D, N, H]
+/// (layout 1: [N, D, H]), P [D, 3*H] (LSTM). H comes from R and must equal the
+/// hidden_size attribute when that is given; the kernels read H from R.
 void infer_recurrent(InferContext& ctx, int64_t gates) {
+  for (size_t i : {0, 1, 2})
+    if (!ctx.has_input(i)) ctx.error(std::string(i == 0 ? "X" : i == 1 ? "W" : "R") + " is required");
   const Shape& x = ctx.shape(0);
   const Shape& w = ctx.shape(1);
-  if (x.size() != 3 || w.size() != 3) ctx.error("X and W must be 3-D");
+  const Shape& r = ctx.shape(2);
+  if (x.size() != 3 || w.size() != 3 || r.size() != 3)
+    ctx.error("X " + shape_str(x) + ", W " + shape_str(w) + " and R " + shape_str(r) + " must be 3-D");
   const int64_t layout = ctx.node->get_int("layout", 0);
+  if (layout != 0 && layout != 1) ctx.error("layout must be 0 or 1, got " + std::to_string(layout));
   const std::string dir = ctx.node->get_string("direction", "forward");
-  const int64_t nd = dir == "bidirectional" ? 2 : 1;
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional") ctx.error("unknown direction '" + dir + "'");
-  const int64_t h = ctx.node->get_int("hidden_size", w[1] / gates);
-  if (w[0] != nd || w[1] != gates * h) ctx.error("W " + shape_str(w) + " does not match direction/hidden_size");
+  const int64_t nd = dir == "bidirectional" ? 2 : 1;
+  const int64_t h = r[2];
+  if (ctx.node->has_attr("hidden_size") && ctx.node->get_int("hidden_size") != h)
+    ctx.error("hidden_size " + std::to_string(ctx.node->get_int("hidden_size")) + " does not match R " + shape_str(r));
   const int64_t seq = layout == 0 ? x[0] : x[1], batch = layout == 0 ? x[1] : x[0];
+  const std::string dirs = " for " + std::to_string(nd) + " direction(s), hidden " + std::to_string(h);
+  if (w != Shape{nd, gates * h, x[2]})
+    ctx.error("W " + shape_str(w) + " does not match X " + shape_str(x) + dirs);
+  if (r != Shape{nd, gates * h, h}) ctx.error("R " + shape_str(r) + " does not match" + dirs);
+  require_shape(ctx, 3, Shape{nd, 2 * gates * h}, "B");
+  if (ctx.has_input(4)) {
+    require_shape(ctx, 4, Shape{batch}, "sequence_lens");
+    if (ctx.dtype(4) != DType::kInt32 && ctx.dtype(4) != DType::kInt64) ctx.error("sequence_lens must be int32");
+  }
+  const Shape hs = layout == 0 ? Shape{nd, batch, h} : Shape{batch, nd, h};
+  require_shape(ctx, 5, hs, "initial_h");
+  if (gates == 4) {
+    require_shape(ctx, 6, hs, "initial_c");
+    require_shape(ctx, 7, Shape{nd, 3 * h}, "P");
+  }
   const DType dt = ctx.dtype(0);
+  for (size_t i : {1, 2, 3, 5, 6, 7})
+    if (ctx.has_input(i) && (gates == 4 || i < 6) && ctx.dtype(i) != dt)
+      ctx.error("input " + std::to_string(i) + " has dtype " + dtype_name(ctx.dtype(i)) + ", X has " + dtype_name(dt));
   const size_t nout = ctx.node->outputs().size();
   if (nout > 0) ctx.set_output(0, dt, layout == 0 ? Shape{seq, nd, batch, h} : Shape{batch, seq, nd, h});
-  const Shape hs = layout == 0 ? Shape{nd, batch, h} : Shape{batch, nd, h};
   if (nout > 1) ctx.set_output(1, dt, hs);
   if (nout > 2 && gates == 4) ctx.set_output(2, dt, hs);
 }
@@ -168,10 +217,26 @@ void infer_lstm(InferContext& ctx) { infer_recurrent(ctx, 4); }
 void infer_gru(InferContext& ctx) { infer_recurrent(ctx, 3); }
 void infer_rnn(InferContext& ctx) { infer_recurrent(ctx, 1); }
 
+/// LayerNormalization-17: X of rank r, axis in [-r, r); Scale (required) and
+/// B unidirectionally broadcastable to the normalized shape X[axis:].
 void infer_layernorm(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   const int64_t r = static_cast<int64_t>(x.size());
   const int64_t axis = normalize_axis(ctx, ctx.node->get_int("axis", -1), r);
+  if (!ctx.has_input(1)) ctx.error("Scale is required");
+  const Shape norm(x.begin() + axis, x.end());
+  for (size_t i : {1, 2}) {
+    if (!ctx.has_input(i)) continue;
+    const Shape& s = ctx.shape(i);
+    bool ok = s.size() <= norm.size();
+    for (size_t k = 0; ok && k < s.size(); ++k) {
+      const int64_t d = norm[norm.size() - s.size() + k];
+      ok = s[k] == d || s[k] == 1;
+    }
+    if (!ok)
+      ctx.error(std::string(i == 1 ? "Scale " : "B ") + shape_str(s) + " does not broadcast to the normalized shape " +
+                shape_str(norm));
+  }
   ctx.set_output(0, ctx.dtype(0), x);
   Shape stat = x;
   for (int64_t i = axis; i < r; ++i) stat[i] = 1;
@@ -179,8 +244,25 @@ void infer_layernorm(InferContext& ctx) {
   for (size_t i = 1; i < ctx.node->outputs().size() && i < 3; ++i) ctx.set_output(i, st, stat);
 }
 
+/// InstanceNormalization-6: input [N, C, D...], scale [C], B [C].
 void infer_instancenorm(InferContext& ctx) {
   require_rank_at_least(ctx, 0, 3);
+  const int64_t c = ctx.shape(0)[1];
+  for (size_t i : {1, 2}) {
+    if (!ctx.has_input(i)) ctx.error(std::string(i == 1 ? "scale" : "B") + " is required");
+    require_shape(ctx, i, Shape{c}, i == 1 ? "scale" : "B");
+  }
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+/// LRN-13: X [N, C, D...]; size (required) >= 1; alpha, beta, bias finite.
+void infer_lrn(InferContext& ctx) {
+  require_rank_at_least(ctx, 0, 2);
+  if (!ctx.node->has_attr("size")) ctx.error("attribute size is required");
+  const int64_t size = ctx.node->get_int("size");
+  if (size < 1) ctx.error("size must be >= 1, got " + std::to_string(size));
+  for (const char* a : {"alpha", "beta", "bias"})
+    if (!std::isfinite(ctx.node->get_float(a, 1.f))) ctx.error(std::string(a) + " must be finite");
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
@@ -204,6 +286,6 @@ GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru});
 GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn});
 GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm});
 GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm});
-GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_same_as_input0});
+GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_lrn});
 
 }  // namespace gec::ops

@@ -7,7 +7,9 @@
 // Semantics (ONNX operator text): integer Div truncates toward zero as C does;
 // Mod follows the divisor's sign unless fmod=1 (then the dividend's, C fmod);
 // Max/Min return NaN when either operand is NaN. Integer division or modulo by
-// zero is undefined in ONNX; here it gives 0 instead of trapping the process.
+// zero is undefined in ONNX; here the divisor is scanned once per run and a
+// zero raises gec::Error(kInvalidArgument) rather than trapping the process or
+// giving a silent wrong answer. Float division stays IEEE (inf/NaN).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -176,6 +178,7 @@ class BinaryKernel final : public Kernel {
 
  private:
   void compute(const TensorView& a, const TensorView& b, TensorView& o, int nt) {
+    if (op_ == B::kDiv || op_ == B::kMod || op_ == B::kFMod) check_int_divisor(b);
     const BroadcastPlan<2>& p = cache_.get(o.shape, {&a.shape, &b.shape});
     if (is_logic(op_)) {
       if (a.dtype != DType::kBool)
@@ -209,6 +212,21 @@ class BinaryKernel final : public Kernel {
       case B::kOr: return run_binary<B::kOr, uint8_t>(p, a, b, o, nt);
       case B::kXor: return run_binary<B::kXor, uint8_t>(p, a, b, o, nt);
     }
+  }
+
+  /// Integer Div/Mod: any zero in the divisor is an error (ONNX leaves it
+  /// undefined). Float dtypes are not checked.
+  void check_int_divisor(const TensorView& b) const {
+    if (b.dtype == DType::kFloat32 || b.dtype == DType::kFloat64) return;
+    dispatch_arith(b.dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>) {
+        const T* p = b.as<T>();
+        const int64_t n = b.numel();
+        for (int64_t i = 0; i < n; ++i)
+          if (p[i] == T(0)) fail(ErrorCode::kInvalidArgument, what_ + ": integer division by zero");
+      }
+    });
   }
 
   template <typename T>

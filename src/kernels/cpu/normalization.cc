@@ -8,6 +8,7 @@
 // per-channel scale and bias. Statistics accumulate in double so long rows do
 // not lose precision.
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
@@ -38,12 +39,11 @@ class LayerNormKernel final : public Kernel {
     const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.shape[i];
-    const float* scale = ctx.in(1).as<float>();
-    const int64_t scale_n = ctx.in(1).numel();
-    const float* bias = ctx.has_input(2) ? ctx.in(2).as<float>() : nullptr;
-    const int64_t bias_n = bias ? ctx.in(2).numel() : 1;
-    if ((scale_n != inner && scale_n != 1) || (bias_n != inner && bias_n != 1))
-      fail(ErrorCode::kInvalidArgument, desc_ + ": Scale/B do not broadcast to the normalized shape");
+    const Shape norm(x.shape.begin() + axis, x.shape.end());
+    const float* scale = expand(ctx.in(1), norm, inner, scale_buf_);
+    const int64_t scale_n = scale == scale_buf_.data() ? inner : ctx.in(1).numel();
+    const float* bias = ctx.has_input(2) ? expand(ctx.in(2), norm, inner, bias_buf_) : nullptr;
+    const int64_t bias_n = !bias ? 1 : bias == bias_buf_.data() ? inner : ctx.in(2).numel();
     float* y = ctx.out(0).as<float>();
     float* mean_out = out_or_null(ctx, 1);
     float* inv_out = out_or_null(ctx, 2);
@@ -67,9 +67,40 @@ class LayerNormKernel final : public Kernel {
     return ctx.out(i).as<float>();
   }
 
+  /// Scale or B as given when it has 1 or `inner` elements; otherwise
+  /// broadcast (right-aligned, numpy rules) into `buf` of `inner` floats.
+  /// The schema has checked that t broadcasts to `norm`.
+  const float* expand(const TensorView& t, const Shape& norm, int64_t inner, std::vector<float>& buf) const {
+    const int64_t n = t.numel();
+    if (n == 1 || n == inner) return t.as<float>();
+    const size_t k = norm.size(), m = t.shape.size();
+    if (m > k) fail(ErrorCode::kInvalidArgument, desc_ + ": Scale/B do not broadcast to the normalized shape");
+    std::vector<int64_t> stride(k, 0);  // element stride of t along each normalized dim (0 = broadcast)
+    int64_t st = 1;
+    for (size_t j = 0; j < m; ++j) {
+      const int64_t d = t.shape[m - 1 - j];
+      if (d != 1 && d != norm[k - 1 - j])
+        fail(ErrorCode::kInvalidArgument, desc_ + ": Scale/B do not broadcast to the normalized shape");
+      stride[k - 1 - j] = d == 1 ? 0 : st;
+      st *= d;
+    }
+    buf.resize(static_cast<size_t>(inner));
+    const float* src = t.as<float>();
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t rem = i, off = 0;
+      for (size_t j = k; j-- > 0;) {
+        off += (rem % norm[j]) * stride[j];
+        rem /= norm[j];
+      }
+      buf[i] = src[off];
+    }
+    return buf.data();
+  }
+
   std::string desc_;
   int64_t axis_;
   float eps_;
+  std::vector<float> scale_buf_, bias_buf_;  // broadcast Scale/B, reused across runs
 };
 
 class InstanceNormKernel final : public Kernel {
@@ -81,6 +112,8 @@ class InstanceNormKernel final : public Kernel {
     require_f32(desc_, x.dtype);
     const int64_t n = x.shape[0], c = x.shape[1];
     const int64_t planes = n * c, spatial = planes ? x.numel() / planes : 0;
+    if (ctx.in(1).numel() != c || ctx.in(2).numel() != c)  // the schema checks this; guard the reads
+      fail(ErrorCode::kInvalidArgument, desc_ + ": scale and B must have C=" + std::to_string(c) + " elements");
     const float* scale = ctx.in(1).as<float>();
     const float* bias = ctx.in(2).as<float>();
     const float* xp = x.as<float>();
@@ -114,7 +147,7 @@ class LrnKernel final : public Kernel {
     const TensorView& x = ctx.in(0);
     require_f32(desc_, x.dtype);
     const int64_t n = x.shape[0], c = x.shape[1];
-    const int64_t spatial = n * c ? x.numel() / (n * c) : 0;
+    const int64_t spatial = n * c != 0 ? x.numel() / (n * c) : 0;
     const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
     const float* xp = x.as<float>();
     float* y = ctx.out(0).as<float>();
@@ -153,6 +186,8 @@ GEC_REGISTER_KERNEL("", "InstanceNormalization",
                     });
 GEC_REGISTER_KERNEL("", "LRN", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
   for (DType d : dts) require_f32(n, d);
+  if (!n.has_attr("size") || n.get_int("size") < 1)
+    fail(ErrorCode::kInvalidModel, n.describe() + ": size must be given and >= 1");
   return std::make_unique<LrnKernel>(n);
 });
 

@@ -43,7 +43,8 @@ class RecurrentKernel final : public Kernel {
     seq_ = layout_ == 0 ? xs[0] : xs[1];
     batch_ = layout_ == 0 ? xs[1] : xs[0];
     input_ = xs[2];
-    hidden_ = ctx.in(2).shape[2];
+    hidden_ = ctx.in(2).shape[2];  // the schema has checked R against hidden_size, W and X
+    check_weights(ctx, gates_n_);
     read_lengths(ctx);
     if (y_out(ctx)) std::fill(y_out(ctx), y_out(ctx) + ctx.out(0).numel(), 0.f);
     for (int d = 0; d < num_dirs_; ++d) run_direction(ctx, d, reverse_only_ || d == 1);
@@ -56,10 +57,20 @@ class RecurrentKernel final : public Kernel {
     return !ctx.outputs.empty() && ctx.outputs[0] && ctx.outputs[0]->data ? ctx.out(0).as<float>() : nullptr;
   }
 
+  /// Guards the reads below when the kernel runs without the schema check:
+  /// W [D, G*H, I], R [D, G*H, H], B [D, 2*G*H].
+  void check_weights(const KernelContext& ctx, int64_t gates) const {
+    const int64_t gh = gates * hidden_;
+    const bool ok = ctx.in(1).shape == Shape{num_dirs_, gh, input_} && ctx.in(2).shape == Shape{num_dirs_, gh, hidden_} &&
+                    (!ctx.has_input(3) || ctx.in(3).shape == Shape{num_dirs_, 2 * gh});
+    if (!ok) fail(ErrorCode::kInvalidArgument, desc_ + ": W, R or B does not match X and hidden size");
+  }
+
   void read_lengths(const KernelContext& ctx) {
     lens_.assign(batch_, seq_);
     if (!ctx.has_input(4)) return;
     const TensorView& sl = ctx.in(4);
+    if (sl.numel() != batch_) fail(ErrorCode::kInvalidArgument, desc_ + ": sequence_lens must have batch_size entries");
     for (int64_t b = 0; b < batch_; ++b) {
       const int64_t v = sl.dtype == DType::kInt64 ? sl.as<int64_t>()[b] : sl.as<int32_t>()[b];
       if (v < 0 || v > seq_) fail(ErrorCode::kInvalidArgument, desc_ + ": sequence_lens entry out of range");
