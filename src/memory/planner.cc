@@ -26,8 +26,23 @@
 
 namespace gec::memory {
 
+// One value above 2^48 bytes (256 TiB) cannot be a real model; below it the
+// sums and offsets computed here and by the .gom loader stay far from int64
+// overflow. The arena as a whole is capped at 2^56 bytes for the same reason.
+constexpr int64_t kMaxValueBytes = int64_t{1} << 48;
+constexpr int64_t kMaxArenaBytes = int64_t{1} << 56;
+
 int64_t value_bytes(const ir::Value* v) {
-  return static_cast<int64_t>(shape_numel(v->type.static_shape()) * dtype_size(v->type.dtype));
+  const Shape s = v->type.static_shape();
+  int64_t bytes = static_cast<int64_t>(dtype_size(v->type.dtype));
+  bool empty = false;
+  for (int64_t d : s) empty |= d == 0;
+  if (empty) return 0;
+  for (int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxValueBytes)
+      fail(ErrorCode::kInvalidModel, "value '" + v->name() + "' of type " + v->type.str() +
+                                         " is larger than 2^48 bytes; cannot plan its memory");
+  return bytes;
 }
 
 namespace {
@@ -136,7 +151,11 @@ class Grouper {
   void join(ir::Value* v, size_t block, int64_t rel) {
     where_[v] = {block, rel};
     blocks_[block].members.push_back({v, rel});
-    blocks_[block].size = std::max(blocks_[block].size, rel + value_bytes(v));
+    int64_t end;
+    if (__builtin_add_overflow(rel, value_bytes(v), &end) || end > kMaxValueBytes)
+      fail(ErrorCode::kInvalidModel, "value '" + v->name() + "' at byte " + std::to_string(rel) +
+                                         " of its shared block ends past 2^48 bytes; cannot plan its memory");
+    blocks_[block].size = std::max(blocks_[block].size, end);
   }
   bool in_arena(const ir::Value* v) const { return v && where_.count(v); }
   // True when `v` alone covers its whole block.
@@ -272,6 +291,7 @@ MemoryStats plan_memory(ir::Graph& g) {
 
   std::vector<BlockSpan> spans;
   std::vector<const Block*> owners;
+  int64_t total = 0;  // bounds every offset assign_offsets can choose
   for (const Block& b : blocks) {
     if (b.merged || b.members.empty()) continue;
     BlockSpan s;
@@ -283,6 +303,9 @@ MemoryStats plan_memory(ir::Graph& g) {
       st.no_reuse_bytes += align_up(value_bytes(m.v));
     }
     s.size = align_up(b.size);
+    if (__builtin_add_overflow(total, s.size, &total) || total > kMaxArenaBytes)
+      fail(ErrorCode::kUnsupported, "intermediate values (first: '" + b.members.front().v->name() +
+                                        "') need more than 2^56 bytes of arena; cannot plan memory");
     spans.push_back(s);
     owners.push_back(&b);
   }

@@ -18,6 +18,25 @@ void default_len(std::vector<int64_t>& v, const char* name, size_t len, int64_t 
                  " entries, expected " + std::to_string(len));
 }
 
+// Window arithmetic on attribute values: an overflow means a malformed model
+// (kernel_shape or dilations near 2^62), never a wrapped dim.
+int64_t mul_ck(const std::string& who, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) bad(who, std::string(what) + " overflows int64");
+  return r;
+}
+
+int64_t add_ck(const std::string& who, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) bad(who, std::string(what) + " overflows int64");
+  return r;
+}
+
+// Extent of a dilated window, (k-1)*d+1.
+int64_t window_extent(const std::string& who, int64_t k, int64_t d) {
+  return add_ck(who, mul_ck(who, k - 1, d, "(kernel-1)*dilation"), 1, "dilated kernel extent");
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -61,6 +80,7 @@ WindowAttrs resolve_window_attrs(WindowAttrs a, size_t sp, const std::vector<int
     if (a.kernel[i] < 1 || a.strides[i] < 1 || a.dilations[i] < 1)
       bad(who, "kernel_shape, strides and dilations must be positive");
     if (a.pads[i] < 0 || a.pads[i + sp] < 0) bad(who, "pads must be non-negative");
+    if (a.output_padding[i] < 0) bad(who, "output_padding must be non-negative");
   }
   return a;
 }
@@ -72,13 +92,13 @@ WindowGeom window_geometry(const std::string& n, const WindowAttrs& a, const Sha
   g.pad_begin.resize(sp);
   g.pad_end.resize(sp);
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t kr = (a.kernel[i] - 1) * a.dilations[i] + 1, s = a.strides[i];
+    const int64_t kr = window_extent(n, a.kernel[i], a.dilations[i]), s = a.strides[i];
     switch (a.auto_pad) {
       case AutoPad::kNotSet:
       case AutoPad::kValid: {
         const int64_t pb = a.auto_pad == AutoPad::kValid ? 0 : a.pads[i];
         const int64_t pe = a.auto_pad == AutoPad::kValid ? 0 : a.pads[i + sp];
-        const int64_t span = in[i] + pb + pe - kr;
+        const int64_t span = add_ck(n, add_ck(n, in[i], pb, "padded input"), pe - kr, "padded input");
         if (span < 0)
           bad(n, "window of size " + std::to_string(kr) + " does not fit input dim " +
                      std::to_string(in[i]) + " with its padding");
@@ -90,7 +110,8 @@ WindowGeom window_geometry(const std::string& n, const WindowAttrs& a, const Sha
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
         g.out[i] = ceil_div(in[i], s);
-        const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + kr - in[i]);
+        const int64_t total =
+            std::max<int64_t>(0, add_ck(n, mul_ck(n, g.out[i] - 1, s, "stride product"), kr - in[i], "SAME padding"));
         const int64_t small = total / 2, large = total - total / 2;
         g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? small : large;
         g.pad_end[i] = total - g.pad_begin[i];
@@ -108,11 +129,13 @@ WindowGeom conv_transpose_geometry(const std::string& n, const WindowAttrs& a, c
   g.pad_begin.resize(sp);
   g.pad_end.resize(sp);
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t kr = (a.kernel[i] - 1) * a.dilations[i] + 1, s = a.strides[i];
-    const int64_t full = s * (in[i] - 1) + a.output_padding[i] + kr;
+    const int64_t kr = window_extent(n, a.kernel[i], a.dilations[i]), s = a.strides[i];
+    const int64_t full = add_ck(n, add_ck(n, mul_ck(n, s, in[i] - 1, "stride*(in-1)"), a.output_padding[i], "output size"),
+                                kr, "output size");
     const bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
     if (!a.output_shape.empty() || same) {
-      g.out[i] = !a.output_shape.empty() ? a.output_shape[i] : in[i] * s;
+      g.out[i] = !a.output_shape.empty() ? a.output_shape[i] : mul_ck(n, in[i], s, "input*stride");
+      if (g.out[i] < 0) bad(n, "output_shape has a negative entry");
       const int64_t total = full - g.out[i];
       // ConvTranspose-11 text: SAME_UPPER puts the smaller half first; every
       // other mode (NOTSET with output_shape, SAME_LOWER) the larger half.
@@ -126,7 +149,7 @@ WindowGeom conv_transpose_geometry(const std::string& n, const WindowAttrs& a, c
       const bool valid = a.auto_pad == AutoPad::kValid;
       g.pad_begin[i] = valid ? 0 : a.pads[i];
       g.pad_end[i] = valid ? 0 : a.pads[i + sp];
-      g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
+      g.out[i] = full - add_ck(n, g.pad_begin[i], g.pad_end[i], "pads");
       if (g.out[i] < 0) bad(n, "pads are larger than the output");
     }
   }

@@ -60,13 +60,34 @@ std::vector<int64_t> InferContext::ints_value(size_t i) const {
   return r;
 }
 
+namespace {
+
+// Output sizes are refused above 2^48 bytes (256 TiB): no real model comes
+// near it, and below it every byte offset and element count computed later
+// (planner, kernels, allocators) fits in int64 without overflow checks.
+constexpr int64_t kMaxOutputBytes = int64_t{1} << 48;
+
+void check_output_size(const InferContext& ctx, DType dt, const Shape& s) {
+  bool empty = false;
+  for (int64_t d : s) {
+    if (d < 0) ctx.error("computed a negative output dimension " + shape_str(s));
+    empty |= d == 0;
+  }
+  if (empty) return;
+  int64_t bytes = static_cast<int64_t>(std::max<size_t>(dtype_size(dt), 1));
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxOutputBytes)
+      ctx.error("output shape " + shape_str(s) + " of " + dtype_name(dt) + " is larger than 2^48 bytes");
+}
+
+}  // namespace
+
 void InferContext::set_output(size_t i, DType dt, Shape s) {
   if (out_dtypes.size() <= i) {
     out_dtypes.resize(i + 1);
     out_shapes.resize(i + 1);
   }
-  for (int64_t d : s)
-    if (d < 0) error("computed a negative output dimension " + shape_str(s));
+  check_output_size(*this, dt, s);
   out_dtypes[i] = dt;
   out_shapes[i] = std::move(s);
 }

@@ -26,6 +26,20 @@ namespace {
 }
 
 std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+// Shape arithmetic on model-supplied numbers: an overflow is a bad model,
+// never a wrapped (silently wrong) dim.
+int64_t mul_or(int64_t a, int64_t b, const ErrFn& err, const std::string& what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) raise(err, what + " overflows int64");
+  return r;
+}
+
+int64_t add_or(int64_t a, int64_t b, const ErrFn& err, const std::string& what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) raise(err, what + " overflows int64");
+  return r;
+}
 }  // namespace
 
 int64_t normalize_axis_or(int64_t axis, int64_t rank, const ErrFn& err) {
@@ -58,7 +72,7 @@ Shape reshape_output_shape(const Shape& in, const std::vector<int64_t>& spec, bo
       out[i] = d;
       has_zero |= d == 0;
     }
-    known *= out[i];
+    known = mul_or(known, out[i], err, "shape " + ints_str(spec));
   }
   const int64_t total = shape_numel(in);
   if (infer_at >= 0) {
@@ -128,7 +142,7 @@ std::vector<int64_t> split_sizes(int64_t dim, const std::vector<int64_t>* split,
     int64_t sum = 0;
     for (int64_t s : *split) {
       if (s < 0) raise(err, "split " + ints_str(*split) + " has a negative size");
-      sum += s;
+      sum = add_or(sum, s, err, "sum of split " + ints_str(*split));
     }
     if (sum != dim)
       raise(err, "split " + ints_str(*split) + " sums to " + std::to_string(sum) +
@@ -238,7 +252,10 @@ void infer_flatten(InferContext& ctx) {
   if (axis < 0 || axis > r) ctx.error("axis " + std::to_string(ctx.node->get_int("axis", 1)) +
                                       " is out of range for rank " + std::to_string(r));
   int64_t a = 1, b = 1;
-  for (int64_t i = 0; i < r; ++i) (i < axis ? a : b) *= in[i];
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t& part = i < axis ? a : b;
+    part = mul_or(part, in[i], err_of(ctx), "flattened size of " + shape_str(in));
+  }
   ctx.set_output(0, ctx.dtype(0), {a, b});
 }
 
@@ -297,7 +314,7 @@ void infer_concat(InferContext& ctx) {
     if (!ok)
       ctx.error("input shapes " + shape_str(first) + " and " + shape_str(s) +
                 " differ outside axis " + std::to_string(axis));
-    out[axis] += s[axis];
+    out[axis] = add_or(out[axis], s[axis], err_of(ctx), "concatenated dim");
   }
   ctx.set_output(0, ctx.dtype(0), out);
 }
@@ -436,7 +453,7 @@ void infer_tile(InferContext& ctx) {
   Shape out(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     if (rep[i] < 0) ctx.error("repeats " + shape_str(rep) + " has a negative entry");
-    out[i] = in[i] * rep[i];
+    out[i] = mul_or(in[i], rep[i], err_of(ctx), "tiled shape of " + shape_str(in) + " by " + shape_str(rep));
   }
   ctx.set_output(0, ctx.dtype(0), out);
 }
@@ -472,7 +489,7 @@ void infer_pad(InferContext& ctx) {
   const auto pads = full_pads(r, ctx.ints_value(1), axes, err_of(ctx));
   Shape out(in.size());
   for (int64_t i = 0; i < r; ++i) {
-    out[i] = in[i] + pads[i] + pads[i + r];
+    out[i] = add_or(add_or(in[i], pads[i], err_of(ctx), "padded dim"), pads[i + r], err_of(ctx), "padded dim");
     if (out[i] < 0) ctx.error("pads " + shape_str(pads) + " remove more than the input " + shape_str(in));
     if (mode != "constant" && in[i] == 0 && out[i] > 0)
       ctx.error("cannot " + mode + "-pad an axis of size 0");
@@ -493,9 +510,11 @@ void infer_depth_to_space(InferContext& ctx) {
   const int64_t b = blocksize_of(ctx, in);
   const std::string mode = ctx.node->get_string("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") ctx.error("unknown mode '" + mode + "'");
-  if (in[1] % (b * b) != 0)
+  const int64_t bb = mul_or(b, b, err_of(ctx), "blocksize^2");
+  if (in[1] % bb != 0)
     ctx.error("channels " + std::to_string(in[1]) + " not divisible by blocksize^2");
-  ctx.set_output(0, ctx.dtype(0), {in[0], in[1] / (b * b), in[2] * b, in[3] * b});
+  ctx.set_output(0, ctx.dtype(0), {in[0], in[1] / bb, mul_or(in[2], b, err_of(ctx), "output height"),
+                                   mul_or(in[3], b, err_of(ctx), "output width")});
 }
 
 void infer_space_to_depth(InferContext& ctx) {
@@ -503,7 +522,8 @@ void infer_space_to_depth(InferContext& ctx) {
   const int64_t b = blocksize_of(ctx, in);
   if (in[2] % b != 0 || in[3] % b != 0)
     ctx.error("spatial dims of " + shape_str(in) + " not divisible by blocksize");
-  ctx.set_output(0, ctx.dtype(0), {in[0], in[1] * b * b, in[2] / b, in[3] / b});
+  const int64_t bb = mul_or(b, b, err_of(ctx), "blocksize^2");
+  ctx.set_output(0, ctx.dtype(0), {in[0], mul_or(in[1], bb, err_of(ctx), "output channels"), in[2] / b, in[3] / b});
 }
 
 }  // namespace

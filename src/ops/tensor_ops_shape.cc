@@ -5,6 +5,7 @@
 // shape_from_kernel and the kernel allocates the output.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ops/op_schema.h"
 #include "ops/tensor_ops.h"
@@ -57,10 +58,17 @@ int64_t range_count(const InferContext& ctx, const TensorView& s, const TensorVi
     if (!(n < 9.0e18)) ctx.error("Range has too many elements");
     return n > 0 ? static_cast<int64_t>(n) : 0;
   } else {
-    const int64_t diff = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
+    // ceil(diff / delta) for same-signed operands, as magnitudes; diff of two
+    // int64 values is exact in unsigned arithmetic (no wrap-around answer).
+    const int64_t lo = static_cast<int64_t>(start), hi = static_cast<int64_t>(limit);
     const int64_t dl = static_cast<int64_t>(delta);
-    if ((diff > 0) != (dl > 0) || diff == 0) return 0;
-    return (diff + dl + (dl > 0 ? -1 : 1)) / dl;
+    if (dl > 0 ? hi <= lo : hi >= lo) return 0;
+    const uint64_t span = dl > 0 ? static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo)
+                                 : static_cast<uint64_t>(lo) - static_cast<uint64_t>(hi);
+    const uint64_t step = dl > 0 ? static_cast<uint64_t>(dl) : static_cast<uint64_t>(-(dl + 1)) + 1;
+    const uint64_t n = span / step + (span % step != 0);
+    if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) ctx.error("Range has too many elements");
+    return static_cast<int64_t>(n);
   }
 }
 

@@ -9,9 +9,23 @@
 
 namespace gec {
 
+// Far beyond any real tensor, far below int64 overflow: a count above it can
+// only come from a corrupt or hostile model, and multiplying it by an element
+// size must stay exact.
+constexpr int64_t kMaxElements = int64_t{1} << 48;
+
 int64_t shape_numel(const Shape& s) {
+  bool empty = false;
+  for (int64_t d : s) {
+    if (d < 0) fail(ErrorCode::kInternal, "shape " + shape_str(s) + " has a negative dim");
+    empty |= d == 0;
+  }
+  if (empty) return 0;  // the other dims may be anything non-negative
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
+      fail(ErrorCode::kInternal, "shape " + shape_str(s) + " has more than 2^48 elements");
+  }
   return n;
 }
 

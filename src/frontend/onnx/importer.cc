@@ -6,7 +6,9 @@
 //     is reported as unsupported rather than as malformed;
 //  3. onnx::checker with the model folder (external data files must exist);
 //  4. ImportOptions::input_shapes written into the graph inputs;
-//  5. ONNX shape inference, non-strict: whatever it cannot infer stays
+//  5. window attributes (strides, dilations, kernel_shape, pads) checked,
+//     since libonnx's shape inference divides by them unchecked; then
+//     ONNX shape inference, non-strict: whatever it cannot infer stays
 //     unknown (the IR's own infer functions run later);
 //  6. graph by graph: initializers -> constants, inputs, then nodes in file
 //     order; Constant nodes -> constants; other nodes -> canonicalize.cc.
@@ -196,6 +198,49 @@ void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>
     auto* s = tt->mutable_shape();
     s->clear_dim();
     for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+  }
+}
+
+// libonnx 1.12's shape inference divides by strides and multiplies kernel
+// and dilation values without checking them (a stride of 0 is SIGFPE), so the
+// window attributes of every sliding-window node, subgraphs and model-local
+// functions included, are validated before it runs. Limits follow the ONNX
+// operator text (strides, dilations, kernel_shape positive; pads
+// non-negative); above 2^31-1 no input could be windowed meaningfully and
+// the arithmetic would overflow.
+void check_window_attrs(const onnx::NodeProto& n, size_t index, const std::string& where) {
+  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
+                                                   "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
+  if (!normalize_domain(n.domain()).empty() || !kWindowOps.count(n.op_type())) return;
+  constexpr int64_t kMaxWindowValue = 2147483647;
+  for (const auto& a : n.attribute()) {
+    const std::string& an = a.name();
+    int64_t min = 1;
+    if (an == "pads") min = 0;
+    else if (an != "strides" && an != "dilations" && an != "kernel_shape") continue;
+    for (int64_t v : a.ints()) {
+      if (v >= min && v <= kMaxWindowValue) continue;
+      std::vector<int64_t> vals(a.ints().begin(), a.ints().end());
+      const std::string who = n.name().empty() ? "node #" + std::to_string(index) : "node '" + n.name() + "'";
+      fail(ErrorCode::kInvalidModel, where + ": " + who + " (" + n.op_type() + "): attribute " + an + " = " +
+                                         shape_str(vals) + " must be " + (min ? "positive" : "non-negative") +
+                                         " and at most 2^31-1");
+    }
+  }
+}
+
+void check_window_attrs(onnx::ModelProto& m, const std::string& where) {
+  auto check_nodes = [&](const auto& nodes) {
+    for (int i = 0; i < nodes.size(); ++i) check_window_attrs(nodes.Get(i), static_cast<size_t>(i), where);
+  };
+  walk_graphs(*m.mutable_graph(), [&](onnx::GraphProto& gp) { check_nodes(gp.node()); });
+  for (auto& fn : *m.mutable_functions()) {
+    check_nodes(fn.node());
+    for (auto& n : *fn.mutable_node())
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_g()) walk_graphs(*a.mutable_g(), [&](onnx::GraphProto& gp) { check_nodes(gp.node()); });
+        for (auto& sg : *a.mutable_graphs()) walk_graphs(sg, [&](onnx::GraphProto& gp) { check_nodes(gp.node()); });
+      }
   }
 }
 
@@ -500,6 +545,7 @@ ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, cons
   r.opset = check_opset(m, where);
   run_checker(m, model_dir, where);
   apply_input_shapes(*m.mutable_graph(), options.input_shapes);
+  check_window_attrs(m, where);
   infer_shapes(m);
   r.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
   std::unordered_map<std::string, int64_t> opsets;
