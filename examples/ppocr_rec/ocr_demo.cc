@@ -44,6 +44,7 @@ static std::string ctc_decode(const gec::Tensor& probs, const std::vector<std::s
     prev = best;
   }
   *confidence = chars ? conf_sum / chars : 0;
+  while (!text.empty() && text.back() == ' ') text.pop_back();  // the model often ends a line with the space class
   return text;
 }
 

@@ -89,7 +89,7 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("model", a.model, "MODEL.gom or MODEL.onnx")->required();
   app->add_option("--input-dir", a.input_dir, "folder with input_K.pb files (default: generated inputs)");
   app->add_option("--input", a.inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
-  app->add_option("--iterations", a.iterations, "timed runs")->check(CLI::PositiveNumber);
+  app->add_option("--iterations", a.iterations, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--threads", a.threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
   a.flags.add_to(app);
 }
@@ -99,7 +99,7 @@ Command add_bench(CLI::App& root) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* app = root.add_subcommand("bench", "measure latency, throughput, load time and peak memory");
   add_common(app, *a);
-  app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {
             Loaded l = load(*a, false);
@@ -129,8 +129,8 @@ Command add_bench(CLI::App& root) {
               std::printf("%s\n", j.dump().c_str());
               return 0;
             }
-            std::printf("%s: %d runs after %d warm-up, %d threads\n", a->model.c_str(), a->iterations, a->warmup,
-                        a->threads);
+            std::printf("%s: %d runs after %d warm-up, %s threads\n", a->model.c_str(), a->iterations, a->warmup,
+                        a->threads ? std::to_string(a->threads).c_str() : "all-core");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", j["min_ms"].get<double>(),
                         median, j["p90_ms"].get<double>(), j["p99_ms"].get<double>(), j["max_ms"].get<double>());
             std::printf("  throughput: %.1f inferences/s\n", j["throughput_per_s"].get<double>());
@@ -145,7 +145,7 @@ Command add_profile(CLI::App& root) {
   a->iterations = 20;
   CLI::App* app = root.add_subcommand("profile", "time every node and show where the time goes");
   add_common(app, *a);
-  app->add_option("--top", a->top, "rows to show (0 = all)");
+  app->add_option("--top", a->top, "rows to show (0 = all)")->capture_default_str();
   app->add_option("--trace", a->trace, "write Chrome trace-event JSON (open in Perfetto)");
   return {app, [a]() {
             Loaded l = load(*a, true);
