@@ -43,6 +43,9 @@ struct NodeProfile {
   int64_t bytes_accessed = 0;  // input + output bytes of the last call
 };
 
+/// One loaded model. A Session owns one arena and one set of kernels, so
+/// run() calls on the same Session must not overlap (use one Session per
+/// thread); different Sessions are independent.
 class Session {
  public:
   /// Memory-maps and validates a .gom file. Throws gec::Error: kIo if the file
@@ -60,7 +63,9 @@ class Session {
   /// Runs the model. `inputs` follow inputs() order and are read in place
   /// (zero copy); each must match the declared dtype and static dims, else
   /// gec::Error(kInvalidArgument) naming the input and the expected type.
-  /// Returns one new tensor per output.
+  /// Returns one new tensor per output. Kernels raise kInvalidArgument for
+  /// bad input values (e.g. a Gather index out of range, integer division
+  /// by zero), naming the node.
   std::vector<Tensor> run(const std::vector<TensorView>& inputs);
 
   /// Runs with caller-owned output buffers: outputs[i].data must hold
