@@ -1,5 +1,6 @@
 // Op schema registry and the shape helpers shared by infer functions.
 #include "ops/op_schema.h"
+#include "ops/tensor_ops.h"
 
 #include <algorithm>
 #include <map>
@@ -97,16 +98,7 @@ void InferContext::error(const std::string& msg) const {
 }
 
 Shape broadcast_shapes(const InferContext& ctx, const Shape& a, const Shape& b) {
-  const size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) out[i] = da;
-    else if (da == 1) out[i] = db;
-    else ctx.error("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
-  }
-  return out;
+  return broadcast_two(a, b, [&](const std::string& m) { ctx.error(m); });
 }
 
 int64_t normalize_axis(const InferContext& ctx, int64_t axis, int64_t rank) {
