@@ -2,6 +2,8 @@
 // training_mode=0): Y = (X - mean) / sqrt(var + epsilon) * scale + B, per
 // channel (dim 1). Runs oneDNN batch_normalization_forward with global stats;
 // X is viewed as [N, C, prod(spatial)] so every rank >= 2 works.
+#include <unordered_map>
+
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 
@@ -26,12 +28,7 @@ class BatchNormKernel final : public Kernel {
     bind(shift_, ctx.in(2).data);
     bind(mean_, ctx.in(3).data);
     bind(var_, ctx.in(4).data);
-    bn_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_},
-                               {DNNL_ARG_DST, dst_},
-                               {DNNL_ARG_SCALE, scale_},
-                               {DNNL_ARG_SHIFT, shift_},
-                               {DNNL_ARG_MEAN, mean_},
-                               {DNNL_ARG_VARIANCE, var_}});
+    bn_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
 
@@ -56,6 +53,9 @@ class BatchNormKernel final : public Kernel {
     shift_ = unbound_memory(chan);
     mean_ = unbound_memory(chan);
     var_ = unbound_memory(chan);
+    // The map shares the memory handles that bind() points at each run's data.
+    args_ = {{DNNL_ARG_SRC, src_},     {DNNL_ARG_DST, dst_},   {DNNL_ARG_SCALE, scale_},
+             {DNNL_ARG_SHIFT, shift_}, {DNNL_ARG_MEAN, mean_}, {DNNL_ARG_VARIANCE, var_}};
   }
 
   std::string desc_;
@@ -63,6 +63,7 @@ class BatchNormKernel final : public Kernel {
   ShapeKey key_;
   dnnl::batch_normalization_forward bn_;
   memory src_, dst_, scale_, shift_, mean_, var_;
+  std::unordered_map<int, memory> args_;
 };
 
 GEC_REGISTER_KERNEL("", "BatchNormalization",

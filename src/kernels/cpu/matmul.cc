@@ -10,6 +10,8 @@
 // Gemm: Y = alpha * op(A) op(B) + beta * C. Transposes are strided views of
 // the inputs; C is first broadcast into Y, then the primitive adds
 // alpha * AB on top with a sum post-op scaled by beta.
+#include <unordered_map>
+
 #include "kernels/cpu/dtype_dispatch.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
@@ -96,7 +98,7 @@ class MatMulKernel final : public Kernel {
     bind(src_, a.data);
     bind(wei_, b.data);
     bind(dst_, y.data);
-    mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}});
+    mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
 
@@ -116,6 +118,7 @@ class MatMulKernel final : public Kernel {
     src_ = unbound_memory(src);
     wei_ = unbound_memory(wei);
     dst_ = unbound_memory(dst);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};  // shares the handles bind() sets
   }
 
   std::string desc_;
@@ -123,6 +126,7 @@ class MatMulKernel final : public Kernel {
   MatmulDims dims_;
   dnnl::matmul mm_;
   memory src_, wei_, dst_;
+  std::unordered_map<int, memory> args_;
 };
 
 class GemmKernel final : public Kernel {
@@ -154,7 +158,7 @@ class GemmKernel final : public Kernel {
     bind(src_, a.data);
     bind(wei_, b.data);
     bind(dst_, y.data);
-    mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}});
+    mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
 
@@ -183,6 +187,7 @@ class GemmKernel final : public Kernel {
     src_ = unbound_memory(src);
     wei_ = unbound_memory(wei);
     dst_ = unbound_memory(dst);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};  // shares the handles bind() sets
   }
 
   /// Y[i,j] = C broadcast (C is [], [1], [N], [1,N], [M,1], [M,N]).
@@ -203,6 +208,7 @@ class GemmKernel final : public Kernel {
   ShapeKey key_;
   dnnl::matmul mm_;
   memory src_, wei_, dst_;
+  std::unordered_map<int, memory> args_;
 };
 
 GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {

@@ -2,6 +2,8 @@
 // through oneDNN softmax_v2 (softmax_accurate subtracts the row max, so large
 // inputs do not overflow). X is viewed as [outer, dim(axis), inner].
 // Hardmax-13 (one-hot of the first maximum along the axis) is a native loop.
+#include <unordered_map>
+
 #include "kernels/cpu/dtype_dispatch.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
@@ -23,7 +25,7 @@ class SoftmaxKernel final : public Kernel {
     if (key_.update({x.shape})) build(x.shape);
     bind(src_, x.data);
     bind(dst_, y.data);
-    sm_.execute(cpu_stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    sm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
 
@@ -45,6 +47,7 @@ class SoftmaxKernel final : public Kernel {
     }
     src_ = unbound_memory(md);
     dst_ = unbound_memory(md);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};  // shares the handles bind() sets
   }
 
   std::string desc_;
@@ -53,6 +56,7 @@ class SoftmaxKernel final : public Kernel {
   ShapeKey key_;
   dnnl::softmax_v2_forward sm_;
   memory src_, dst_;
+  std::unordered_map<int, memory> args_;
 };
 
 std::unique_ptr<Kernel> make_softmax(const ir::Node& n, const std::vector<DType>& dts, bool log) {
