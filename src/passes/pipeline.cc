@@ -40,6 +40,8 @@ PassManager make_pipeline(int opt_level) {
     add_fusion(pm);
     add_cleanup(pm);
   }
+  // After every folding: those match a plain Conv, this makes it a FusedConv.
+  if (opt_level >= 2) pm.add(make_conv_activation_fusion());  // + Add + Relu as oneDNN post-ops
   // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
   return pm;

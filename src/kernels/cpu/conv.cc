@@ -1,12 +1,24 @@
-// Conv (ONNX Conv-11) on CPU through oneDNN convolution_forward.
+// Conv (ONNX Conv-11) and com.graphengine::FusedConv (ops/fused_conv.h) on
+// CPU through oneDNN convolution_forward.
 //
 // src/dst stay in plain NC[D]HW layout (what the arena holds); the weights
 // use the layout oneDNN prefers (format_tag::any), reordered once into a
 // kernel-owned buffer. Groups (incl. depthwise) map to oneDNN's 5-D/6-D
 // grouped weights {G, OC/G, IC/G, k...}, which is the ONNX [M, C/G, k...]
 // buffer reinterpreted, so the user-layout descriptor needs no copy.
+//
+// FusedConv runs its residual Add and activation as oneDNN post-ops, in the
+// one pass that writes Y: the residual is a `sum` post-op (dst += Z, so Z is
+// copied into Y first unless Y already is Z's buffer), the activation one or
+// two `eltwise` post-ops. Known difference from running the ONNX ops one by
+// one: oneDNN's relu/clip turn a NaN into 0 / the lower bound (ONNX Relu and
+// Clip propagate NaN); transcendental activations use oneDNN's polynomial
+// approximations (a few ulp from libm).
+#include <cstring>
+
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/fused_conv.h"
 #include "ops/nn_shape.h"
 
 namespace gec::kernels::cpu {
@@ -14,22 +26,79 @@ namespace {
 
 using dnnl::memory;
 using tag = memory::format_tag;
+using alg = dnnl::algorithm;
+
+/// dst[0, n) = src[0, n), in parallel chunks for large tensors.
+void copy_floats(float* dst, const float* src, int64_t n, int num_threads) {
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(num_threads) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kChunk;
+    std::memcpy(dst + begin, src + begin, static_cast<size_t>(std::min(kChunk, n - begin)) * sizeof(float));
+  }
+}
+
+/// The oneDNN post-ops computing act(y + Z) (sum first when `residual`).
+/// Each activation maps to eltwise algorithms with the same formula
+/// (fused_conv.h); HardSigmoid and Selu need two.
+dnnl::post_ops make_post_ops(const ops::FusedActivation& a, bool residual) {
+  dnnl::post_ops po;
+  if (residual) po.append_sum(1.f);
+  const std::string& op = a.op;
+  auto elt = [&po](alg k, float alpha = 0.f, float beta = 0.f) { po.append_eltwise(1.f, k, alpha, beta); };
+  if (op.empty()) {
+  } else if (op == "Relu") {
+    elt(alg::eltwise_relu);
+  } else if (op == "LeakyRelu") {
+    elt(alg::eltwise_relu, a.alpha);  // x > 0 ? x : alpha * x
+  } else if (op == "Clip") {
+    elt(alg::eltwise_clip_v2, a.alpha, a.beta);  // min(max(x, alpha), beta), alpha <= beta
+  } else if (op == "Sigmoid") {
+    elt(alg::eltwise_logistic);
+  } else if (op == "Tanh") {
+    elt(alg::eltwise_tanh);
+  } else if (op == "HardSigmoid") {
+    elt(alg::eltwise_linear, a.alpha, a.beta);
+    elt(alg::eltwise_clip_v2, 0.f, 1.f);
+  } else if (op == "HardSwish") {
+    elt(alg::eltwise_hardswish);  // oneDNN 2.6: x * relu6(x + 3) / 6
+  } else if (op == "Elu") {
+    elt(alg::eltwise_elu, a.alpha);
+  } else if (op == "Selu") {
+    elt(alg::eltwise_elu, a.alpha);
+    elt(alg::eltwise_linear, a.beta, 0.f);
+  } else if (op == "Softplus") {
+    elt(alg::eltwise_soft_relu);  // oneDNN 2.6: ln(1 + e^x)
+  } else if (op == "Mish") {
+    elt(alg::eltwise_mish);
+  } else {
+    fail(ErrorCode::kInternal, "conv post-ops: unmapped activation '" + op + "'");
+  }
+  return po;
+}
 
 class ConvKernel final : public Kernel {
  public:
-  explicit ConvKernel(const ir::Node& n)
-      : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)) {}
+  /// `act` and `residual` are FusedConv's post-ops (none for Conv).
+  ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual)
+      : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
+        act_(std::move(act)), residual_(residual) {}
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
     const TensorView& w = ctx.in(1);
     const TensorView* b = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
+    const TensorView* z = residual_ ? ctx.inputs[3] : nullptr;
     TensorView& y = ctx.out(0);
     require_f32(desc_, x.dtype);
     require_f32(desc_, w.dtype);
+    if (z) check_residual(*z, y);
     if (y.numel() == 0) return;
-    if (x.numel() == 0 || w.numel() == 0) return fill_bias(y, b);  // no input channels
+    if (x.numel() == 0 || w.numel() == 0) return fill_bias(y, b, z);  // no input channels
     if (key_.update({x.shape, w.shape, b ? Shape{1} : Shape{0}})) build(x.shape, w.shape, b != nullptr, y.shape);
+    // The sum post-op adds what Y holds; Y may already be Z's buffer.
+    if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
     bind(dst_, y.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data);
@@ -38,7 +107,9 @@ class ConvKernel final : public Kernel {
     cpu_stream().wait();
   }
 
-  std::string impl_name() const override { return "onednn.conv"; }
+  std::string impl_name() const override {
+    return residual_ || !act_.op.empty() ? "onednn.conv+post_ops" : "onednn.conv";
+  }
 
  private:
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
@@ -69,7 +140,9 @@ class ConvKernel final : public Kernel {
                                        any_w, plain_md({ws[0]}), dst, strides, dil, pl, pr)
                             : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                                        any_w, dst, strides, dil, pl, pr);
-      cf::primitive_desc pd(d, cpu_engine());
+      dnnl::primitive_attr attr;
+      if (residual_ || !act_.op.empty()) attr.set_post_ops(make_post_ops(act_, residual_));
+      cf::primitive_desc pd(d, attr, cpu_engine());
       conv_ = cf(pd);
       weights_.reset(user_w, pd.weights_desc());
     } catch (const dnnl::error& e) {
@@ -84,16 +157,29 @@ class ConvKernel final : public Kernel {
     }
   }
 
-  static void fill_bias(TensorView& y, const TensorView* b) {
+  void check_residual(const TensorView& z, const TensorView& y) const {
+    require_f32(desc_, z.dtype);
+    if (z.shape != y.shape)
+      fail(ErrorCode::kInvalidArgument,
+           desc_ + ": residual Z " + shape_str(z.shape) + " must have the output's shape " + shape_str(y.shape));
+  }
+
+  /// Y = act(B + Z) when the convolution sums over no input (C = 0).
+  void fill_bias(TensorView& y, const TensorView* b, const TensorView* z) const {
     const int64_t n = y.shape[0], m = y.shape[1], inner = y.numel() / std::max<int64_t>(n * m, 1);
     float* out = y.as<float>();
     for (int64_t i = 0; i < n * m; ++i)
-      std::fill(out + i * inner, out + (i + 1) * inner, b ? b->as<float>()[i % m] : 0.f);
+      for (int64_t j = i * inner; j < (i + 1) * inner; ++j) {
+        const float v = (b ? b->as<float>()[i % m] : 0.f) + (z ? z->as<float>()[j] : 0.f);
+        out[j] = act_.op.empty() ? v : ops::apply_activation(act_, v);
+      }
   }
 
   std::string desc_;
   ops::WindowAttrs raw_;
   int64_t group_;
+  ops::FusedActivation act_;
+  bool residual_;
   ShapeKey key_;
   dnnl::convolution_forward conv_;
   PackedWeights weights_;
@@ -103,8 +189,14 @@ class ConvKernel final : public Kernel {
 
 GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
   for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
-  return std::make_unique<ConvKernel>(n);
+  return std::make_unique<ConvKernel>(n, ops::FusedActivation{}, false);
 });
+
+GEC_REGISTER_KERNEL(ops::kFusedConvDomain, ops::kFusedConvOp,
+                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                      for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
+                      return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3));
+                    });
 
 }  // namespace
 }  // namespace gec::kernels::cpu

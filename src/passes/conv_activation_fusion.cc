@@ -1,0 +1,115 @@
+// Conv + residual Add + activation -> com.graphengine::FusedConv (oneDNN post-ops):
+//
+//   Relu(Conv(x, W, B))                -> FusedConv(x, W, B)       activation=Relu
+//   Add(Conv(x, W, B), z)  (or z + c)  -> FusedConv(x, W, B, z)
+//   Relu(Add(Conv(x, W, B), z))        -> FusedConv(x, W, B, z)    activation=Relu
+//
+// Why: Conv, its activation and a residual Add are otherwise three passes
+// over the output in memory; as post-ops they happen while the convolution
+// writes each output block (on resnet50 the separate Relu and Add passes are
+// a large share of run time).
+//
+// The rules below form a table, each applied at the node it absorbs; a
+// residual Add is absorbed before the activation after it (the FusedConv
+// computes act(conv + z), in that order), so Relu(Add(Conv)) needs both
+// rules in turn. Guards shared by both: the Conv (or a FusedConv without an
+// activation yet) is in the same graph, its output is float32, read only by
+// the absorbed node and not a graph output. The activation must be one
+// fused_conv.h lists with constant parameters (Clip's min/max constant,
+// min <= max). The residual z must have the Conv output's exact type (static
+// or same-named dims): the sum post-op cannot broadcast.
+//
+// Runs after the weight foldings (conv_bn_folding, conv_scale_folding),
+// which only match a plain Conv.
+#include "ops/fused_conv.h"
+#include "passes/pass.h"
+#include "passes/rewrite_util.h"
+#include "passes/weight_folding.h"
+
+namespace gec::passes {
+namespace {
+
+bool is_fused_conv(const ir::Node* n) {
+  return n && n->domain == ops::kFusedConvDomain && n->op_type == ops::kFusedConvOp;
+}
+
+/// The producer of `v` when it is a Conv / FusedConv that can take another
+/// post-op: same graph, float32, `v` read only by one node and not a graph
+/// output, no activation yet (an activation is always the last post-op).
+ir::Node* open_conv(const ir::Graph& g, const ir::Value* v) {
+  ir::Node* p = v ? v->producer() : nullptr;
+  if (!p || p->owner() != &g || !(is_op(p, "Conv") || is_fused_conv(p))) return nullptr;
+  if (is_fused_conv(p) && !ops::read_fused_activation(*p).op.empty()) return nullptr;
+  if (v->type.dtype != DType::kFloat32 || !p->input(0) || p->input(0)->type.dtype != DType::kFloat32)
+    return nullptr;
+  if (!single_consumer(g, v).first) return nullptr;
+  return p;
+}
+
+/// Same dtype and the same shape for every run: equal static dims, or
+/// symbolic dims of the same (non-empty) name.
+bool same_type(const ir::TensorType& a, const ir::TensorType& b) {
+  if (a.dtype != b.dtype || !a.has_shape || !b.has_shape || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const ir::Dim& x = a.dims[i];
+    const ir::Dim& y = b.dims[i];
+    if (x.is_static() ? x.value != y.value : (x.param.empty() || x.param != y.param)) return false;
+  }
+  return true;
+}
+
+/// Turns `conv` into a FusedConv that also computes `absorbed` (whose output
+/// it takes over, name included when it is a graph output) and removes
+/// `absorbed`. `conv`'s output has no other reader (open_conv).
+bool absorb(ir::Graph& g, ir::Node* conv, ir::Node* absorbed) {
+  if (!replace_value(g, absorbed->output(0), conv->output(0))) return false;
+  if (!is_fused_conv(conv)) {
+    conv->op_type = ops::kFusedConvOp;
+    conv->domain = ops::kFusedConvDomain;
+    ops::write_fused_activation(*conv, {});
+  }
+  note_fused(conv, absorbed);
+  g.remove_node(absorbed);
+  return true;
+}
+
+// Rule: Add(conv, z) or Add(z, conv), z of the conv output's type -> z is input 3.
+bool fuse_residual(ir::Graph& g, ir::Node* add) {
+  if (!is_op(add, "Add") || add->inputs().size() != 2 || !add->input(0) || !add->input(1)) return false;
+  for (int side = 0; side < 2; ++side) {
+    ir::Node* conv = open_conv(g, add->input(side));
+    ir::Value* z = add->input(1 - side);
+    if (!conv || conv->has_input(3)) continue;
+    if (!same_type(z->type, conv->output(0)->type) || !same_type(add->output(0)->type, z->type)) continue;
+    if (!absorb(g, conv, add)) return false;
+    conv->set_input(3, z);  // B (input 2) stays as it was, possibly omitted
+    return true;
+  }
+  return false;
+}
+
+// Rule: act(conv) -> the activation as the last post-op.
+bool fuse_activation(ir::Graph& g, ir::Node* act) {
+  if (!act->input(0)) return false;
+  auto a = ops::activation_of(*act);
+  if (!a) return false;
+  ir::Node* conv = open_conv(g, act->input(0));
+  if (!conv || act->output(0)->type.dtype != DType::kFloat32) return false;
+  if (!absorb(g, conv, act)) return false;
+  ops::write_fused_activation(*conv, *a);
+  return true;
+}
+
+bool fuse(ir::Graph& g, ir::Node* n) { return fuse_residual(g, n) || fuse_activation(g, n); }
+
+class ConvActivationFusion final : public Pass {
+ public:
+  const char* name() const override { return "conv_activation_fusion"; }
+  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fuse); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_conv_activation_fusion() { return std::make_unique<ConvActivationFusion>(); }
+
+}  // namespace gec::passes
