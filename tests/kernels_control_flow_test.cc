@@ -38,6 +38,18 @@ class MapRunner final : public kernels::SubgraphRunner {
     for (const Value* o : g.outputs()) r.push_back(Tensor::copy_of((o->is_constant() ? *o->constant : env.at(o)).view()));
     return r;
   }
+  // Tensor bodies only (these tests carry no sequences).
+  std::vector<AnyValue> run_values(const Graph& g, const std::vector<const AnyValue*>& inputs) override {
+    std::vector<TensorView> views(inputs.size());
+    std::vector<const TensorView*> ptrs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      views[i] = inputs[i]->tensor.view();
+      ptrs.push_back(&views[i]);
+    }
+    std::vector<AnyValue> r;
+    for (Tensor& t : run(g, ptrs)) r.push_back(AnyValue::of_tensor(std::move(t)));
+    return r;
+  }
 };
 
 // Runs `node` (whose inputs are graph inputs bound to `in`) with the runner.

@@ -17,13 +17,17 @@ namespace gec {
 
 /// A model input or output as the caller sees it. dims[i] == -1 where the
 /// size is only known at run time (dim_params[i] then names it, if the model did).
+///
+/// For a sequence or optional (kind != kTensor), dtype and dims describe its
+/// tensor elements.
 struct IoInfo {
   std::string name;
+  ValueKind kind = ValueKind::kTensor;
   DType dtype = DType::kUndefined;
   bool has_shape = true;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_params;
-  std::string str() const;  // "input: float32[1,3,224,224]"
+  std::string str() const;  // "input: float32[1,3,224,224]", "xs: seq(float32[?])"
 };
 
 struct SessionOptions {
@@ -67,6 +71,14 @@ class Session {
   /// bad input values (e.g. a Gather index out of range, integer division
   /// by zero), naming the node.
   std::vector<Tensor> run(const std::vector<TensorView>& inputs);
+  /// Runs a model whose inputs or outputs may be sequences or optionals
+  /// (ONNX IR non-tensor types); works for tensor-only models too. inputs[i]
+  /// must have inputs()[i].kind; tensors (and sequence elements) must match
+  /// the declared element dtype and, for tensors, the static dims, else
+  /// gec::Error(kInvalidArgument). Returns one value per output. The two
+  /// run() overloads above refuse models with non-tensor inputs or outputs
+  /// (kInvalidArgument, pointing here).
+  std::vector<AnyValue> run_values(const std::vector<AnyValue>& inputs);
 
   /// Runs with caller-owned output buffers: outputs[i].data must hold
   /// outputs[i].shape elements, and that shape must be the one the model

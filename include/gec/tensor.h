@@ -65,6 +65,46 @@ class Tensor {
   std::shared_ptr<void> owner_;
 };
 
+/// What kind of value a model input, output or intermediate is: a tensor or
+/// one of the ONNX IR's non-tensor types (ONNX IR spec, "Types": sequence(T),
+/// optional(T) with T a tensor or a sequence of tensors).
+enum class ValueKind : int32_t {
+  kTensor = 0,
+  kSequence = 1,          // sequence(tensor(T))
+  kOptionalTensor = 2,    // optional(tensor(T))
+  kOptionalSequence = 3,  // optional(sequence(tensor(T)))
+};
+
+/// "tensor", "sequence", "optional(tensor)", "optional(sequence)".
+const char* value_kind_name(ValueKind k);
+
+/// A value of any ONNX type, as the runtime holds sequences and optionals
+/// (and as the Session API passes them):
+///  - kTensor: `tensor`.
+///  - kSequence: `elements`, in order; every element has dtype `elem_dtype`,
+///    their shapes may differ (ONNX SequenceProto). Possibly empty.
+///  - kOptionalTensor / kOptionalSequence: `has_value` false is ONNX's None;
+///    otherwise the held value is `tensor` / `elements` as above.
+/// Sequence and optional values are immutable once made: kernels share
+/// elements between values (Tensor copies share storage) and never write them.
+struct AnyValue {
+  ValueKind kind = ValueKind::kTensor;
+  DType elem_dtype = DType::kUndefined;
+  bool has_value = true;
+  Tensor tensor;
+  std::vector<Tensor> elements;
+
+  static AnyValue of_tensor(Tensor t);
+  static AnyValue sequence(DType elem_dtype, std::vector<Tensor> elements);
+  /// An optional holding `v` (a tensor or a sequence value).
+  static AnyValue optional_of(const AnyValue& v);
+  /// ONNX None of the given optional kind.
+  static AnyValue none(ValueKind optional_kind, DType elem_dtype);
+  bool is_sequence_like() const { return kind == ValueKind::kSequence || kind == ValueKind::kOptionalSequence; }
+  /// "seq(float32)[3]", "optional(float32[2,3])", "optional(none)", "float32[2,3]".
+  std::string str() const;
+};
+
 /// Copies element data between views of equal dtype and numel (strings too).
 void copy_tensor_data(const TensorView& src, const TensorView& dst);
 

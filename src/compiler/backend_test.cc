@@ -79,30 +79,46 @@ std::vector<std::string> data_set_dirs(const std::string& dir) {
   return r;
 }
 
-// Reads prefix_0.pb, prefix_1.pb, ... until one is missing.
-std::vector<std::pair<std::string, Tensor>> read_numbered(const std::string& dir, const std::string& prefix) {
-  std::vector<std::pair<std::string, Tensor>> r;
-  for (int k = 0;; ++k) {
+// Reads prefix_0.pb, prefix_1.pb, ... until one is missing; file k holds a
+// value of kinds[k] (tensor past the end of kinds).
+std::vector<std::pair<std::string, AnyValue>> read_numbered(const std::string& dir, const std::string& prefix,
+                                                            const std::vector<ValueKind>& kinds) {
+  std::vector<std::pair<std::string, AnyValue>> r;
+  for (size_t k = 0;; ++k) {
     fs::path p = fs::path(dir) / (prefix + "_" + std::to_string(k) + ".pb");
     if (!fs::exists(p)) break;
     std::string name;
-    Tensor t = frontend::read_tensor_proto_file(p.string(), &name);
-    r.emplace_back(name, std::move(t));
+    AnyValue v = frontend::read_value_proto_file(p.string(), k < kinds.size() ? kinds[k] : ValueKind::kTensor, &name);
+    r.emplace_back(name, std::move(v));
   }
+  return r;
+}
+
+std::vector<ValueKind> kinds_of(const std::vector<IoInfo>& ios) {
+  std::vector<ValueKind> r;
+  for (const IoInfo& io : ios) r.push_back(io.kind);
   return r;
 }
 
 // ONNX 1.12's test data stores bfloat16 tensors with data_type UINT16 (the
 // bits are bfloat16). Where the model declares bfloat16, read them as such.
-TensorView as_declared(TensorView v, DType declared) {
-  if (declared == DType::kBFloat16 && v.dtype == DType::kUInt16) v.dtype = DType::kBFloat16;
+Tensor as_declared(Tensor t, DType declared) {
+  if (declared == DType::kBFloat16 && t.dtype() == DType::kUInt16)
+    return Tensor(DType::kBFloat16, t.shape(), t.data(), std::make_shared<Tensor>(t));
+  return t;
+}
+
+AnyValue as_declared(AnyValue v, DType declared) {
+  v.tensor = as_declared(std::move(v.tensor), declared);
+  for (Tensor& e : v.elements) e = as_declared(std::move(e), declared);
+  if (declared == DType::kBFloat16 && v.elem_dtype == DType::kUInt16) v.elem_dtype = declared;
   return v;
 }
 
 // Orders the data set's inputs as the session expects: by name when every
 // file names a model input, else by position.
-std::vector<TensorView> order_inputs(const Session& s, const std::vector<std::pair<std::string, Tensor>>& files) {
-  std::vector<TensorView> views;
+std::vector<AnyValue> order_inputs(const Session& s, const std::vector<std::pair<std::string, AnyValue>>& files) {
+  std::vector<AnyValue> values;
   bool by_name = files.size() == s.inputs().size();
   for (const auto& [name, t] : files) {
     bool found = false;
@@ -110,17 +126,53 @@ std::vector<TensorView> order_inputs(const Session& s, const std::vector<std::pa
     by_name &= found;
   }
   for (size_t i = 0; i < s.inputs().size(); ++i) {
-    const Tensor* t = nullptr;
+    const AnyValue* v = nullptr;
     if (by_name) {
       for (const auto& [name, f] : files)
-        if (name == s.inputs()[i].name) t = &f;
+        if (name == s.inputs()[i].name) v = &f;
     } else if (i < files.size()) {
-      t = &files[i].second;
+      v = &files[i].second;
     }
-    if (!t) fail(ErrorCode::kInvalidArgument, "no data for input '" + s.inputs()[i].name + "'");
-    views.push_back(as_declared(t->view(), s.inputs()[i].dtype));
+    if (!v) fail(ErrorCode::kInvalidArgument, "no data for input '" + s.inputs()[i].name + "'");
+    values.push_back(as_declared(*v, s.inputs()[i].dtype));
   }
-  return views;
+  return values;
+}
+
+CompareResult compare_one(const Tensor& got, const Tensor& want_file, const BackendTestOptions& opts) {
+  const Tensor want = as_declared(want_file, got.dtype());
+  if (!opts.shape_only) return compare_tensors(got.view(), want.view(), opts.rtol, opts.atol);
+  CompareResult c;
+  c.ok = got.dtype() == want.dtype() && got.shape() == want.shape();
+  if (!c.ok)
+    c.message = std::string("expected ") + dtype_name(want.dtype()) + shape_str(want.shape()) + ", got " +
+                dtype_name(got.dtype()) + shape_str(got.shape());
+  return c;
+}
+
+// Compares values of any kind: sequences element by element, optionals by
+// presence and then by their held values.
+CompareResult compare_values(const AnyValue& got, const AnyValue& want, const BackendTestOptions& opts) {
+  CompareResult c;
+  const auto mismatch = [&](const std::string& m) {
+    c.ok = false;
+    c.message = m;
+    return c;
+  };
+  if (got.kind != want.kind) return mismatch("expected a " + std::string(value_kind_name(want.kind)) + ", got " + got.str());
+  const bool optional = got.kind == ValueKind::kOptionalTensor || got.kind == ValueKind::kOptionalSequence;
+  if (optional && got.has_value != want.has_value) return mismatch("expected " + want.str() + ", got " + got.str());
+  if (optional && !got.has_value) return c;
+  if (!got.is_sequence_like()) return compare_one(got.tensor, want.tensor, opts);
+  if (got.elements.size() != want.elements.size())
+    return mismatch("expected " + std::to_string(want.elements.size()) + " sequence elements, got " +
+                    std::to_string(got.elements.size()));
+  for (size_t i = 0; i < got.elements.size(); ++i) {
+    CompareResult e = compare_one(got.elements[i], want.elements[i], opts);
+    c.max_abs_error = std::max(c.max_abs_error, e.max_abs_error);
+    if (!e.ok) return mismatch("element " + std::to_string(i) + ": " + e.message);
+  }
+  return c;
 }
 
 }  // namespace
@@ -142,22 +194,14 @@ BackendTestResult run_backend_test(const std::string& dir, const BackendTestOpti
       auto session = Session::load_from_bytes(cm.gom, so);
       res.data_sets = 0;
       for (const auto& set : sets) {
-        auto inputs = read_numbered(set, "input");
-        auto expected = read_numbered(set, "output");
-        auto outs = session->run(order_inputs(*session, inputs));
+        auto inputs = read_numbered(set, "input", kinds_of(session->inputs()));
+        auto expected = read_numbered(set, "output", kinds_of(session->outputs()));
+        auto outs = session->run_values(order_inputs(*session, inputs));
         if (expected.size() != outs.size())
           fail(ErrorCode::kInvalidArgument, "the model has " + std::to_string(outs.size()) + " outputs, the data set " +
                                                 std::to_string(expected.size()));
         for (size_t k = 0; k < outs.size(); ++k) {
-          const TensorView want = as_declared(expected[k].second.view(), outs[k].dtype());
-          CompareResult c;
-          if (opts.shape_only) {
-            c.ok = outs[k].dtype() == want.dtype && outs[k].shape() == want.shape;
-            if (!c.ok) c.message = std::string("expected ") + dtype_name(want.dtype) + shape_str(want.shape) + ", got " +
-                                   dtype_name(outs[k].dtype()) + shape_str(outs[k].shape());
-          } else {
-            c = compare_tensors(outs[k].view(), want, opts.rtol, opts.atol);
-          }
+          CompareResult c = compare_values(outs[k], expected[k].second, opts);
           res.max_abs_error = std::max(res.max_abs_error, c.max_abs_error);
           if (!c.ok) {
             std::ostringstream m;

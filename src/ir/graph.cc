@@ -22,7 +22,7 @@ TensorType TensorType::of(DType dt, const Shape& s) {
 }
 
 bool TensorType::is_static() const {
-  if (!has_shape) return false;
+  if (!has_shape || kind != ValueKind::kTensor) return false;
   for (const Dim& d : dims)
     if (!d.is_static()) return false;
   return true;
@@ -37,13 +37,23 @@ Shape TensorType::static_shape() const {
 
 std::string TensorType::str() const {
   std::string r = dtype_name(dtype);
-  if (!has_shape) return r + "[*]";
-  r += "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) r += ",";
-    r += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].param.empty() ? "?" : dims[i].param);
+  if (!has_shape) {
+    r += "[*]";
+  } else {
+    r += "[";
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i) r += ",";
+      r += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].param.empty() ? "?" : dims[i].param);
+    }
+    r += "]";
   }
-  return r + "]";
+  switch (kind) {
+    case ValueKind::kTensor: return r;
+    case ValueKind::kSequence: return "seq(" + r + ")";
+    case ValueKind::kOptionalTensor: return "optional(" + r + ")";
+    case ValueKind::kOptionalSequence: return "optional(seq(" + r + "))";
+  }
+  return r;
 }
 
 // ---- Attribute ----------------------------------------------------------------

@@ -33,18 +33,25 @@ struct Dim {
   bool operator==(const Dim& o) const { return value == o.value && param == o.param; }
 };
 
-/// dtype + shape. `has_shape == false` means even the rank is unknown.
+/// A value's type: dtype + shape. `has_shape == false` means even the rank
+/// is unknown. For a sequence or optional value (`kind` != kTensor), dtype
+/// and dims describe its tensor elements (sequence elements may differ in
+/// shape; ONNX shape inference then leaves dims unknown).
 struct TensorType {
   DType dtype = DType::kUndefined;
   bool has_shape = false;
   std::vector<Dim> dims;
+  ValueKind kind = ValueKind::kTensor;
 
   static TensorType of(DType dt, const Shape& s);
-  bool is_static() const;      // rank and every dim known
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
+  /// A tensor whose rank and every dim are known (never true for sequences
+  /// and optionals: those live outside the arena).
+  bool is_static() const;
   Shape static_shape() const;  // requires is_static()
-  std::string str() const;     // "float32[1,3,?,?]"
+  std::string str() const;     // "float32[1,3,?,?]", "seq(float32[?])", "optional(seq(float32[*]))"
   bool operator==(const TensorType& o) const {
-    return dtype == o.dtype && has_shape == o.has_shape && dims == o.dims;
+    return dtype == o.dtype && has_shape == o.has_shape && dims == o.dims && kind == o.kind;
   }
 };
 

@@ -22,14 +22,24 @@
 
 namespace gec::kernels {
 
-/// Runs a subgraph (If/Loop/Scan bodies) on behalf of a control-flow kernel.
-/// Outer-scope values are visible to the subgraph through the executor.
+/// Where the runtime keeps a sequence or optional value (null until its
+/// producer has run). Values are immutable, so slots share them.
+using ValueSlot = std::shared_ptr<const AnyValue>;
+
+/// Runs a subgraph (If/Loop/Scan/SequenceMap bodies) on behalf of a
+/// control-flow kernel. Outer-scope values are visible to the subgraph
+/// through the executor.
 class SubgraphRunner {
  public:
   virtual ~SubgraphRunner() = default;
   /// Binds `inputs` to g.inputs(), runs g, returns copies of g.outputs().
+  /// Tensor-only bodies.
   virtual std::vector<Tensor> run(const ir::Graph& g,
                                   const std::vector<const TensorView*>& inputs) = 0;
+  /// The same for bodies of any value kinds: inputs[i] (null = leave unbound)
+  /// binds to g.inputs()[i] as a tensor or as a sequence/optional, by its
+  /// kind; returns one value per g.outputs() (tensors copied out).
+  virtual std::vector<AnyValue> run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) = 0;
 };
 
 struct KernelContext {
@@ -44,7 +54,18 @@ struct KernelContext {
   /// returns it (also stored in outputs[i]).
   std::function<TensorView*(size_t, DType, const Shape&)> allocate_output;
 
+  /// Sequence and optional values, parallel to inputs / outputs: the slot of
+  /// each present input and output (null for omitted inputs; empty when the
+  /// kernel runs outside a session). Tensor values leave their slots unset.
+  std::vector<const ValueSlot*> value_inputs;
+  std::vector<ValueSlot*> value_outputs;
+
   const TensorView& in(size_t i) const { return *inputs[i]; }
+  /// Input i as a sequence or optional; gec::Error(kInternal) when it holds
+  /// none (the graph fed a tensor where the op takes a sequence).
+  const AnyValue& value_in(size_t i) const;
+  /// Stores output i, a sequence or optional value.
+  void set_value_out(size_t i, AnyValue v) const;
   TensorView& out(size_t i) const { return *outputs[i]; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
 };
@@ -79,6 +100,12 @@ struct KernelRegistrar {
 /// GEC_REGISTER_KERNEL("", "Relu", factory) at file scope.
 #define GEC_REGISTER_KERNEL(domain, op, factory) \
   static ::gec::kernels::KernelRegistrar GEC_K_CONCAT(gec_kernel_reg_, __LINE__)(domain, op, factory)
+
+/// `v` as a value of kind `want`: an optional's held value, a tensor or
+/// sequence wrapped as an optional, or `v` itself. Errors: kInvalidArgument
+/// naming `what` when `v` is None and a value is needed, or the kinds do
+/// not fit (a tensor where a sequence is wanted).
+AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string& what);
 
 /// Creates the kernel for a node, or throws gec::Error(kUnsupported):
 /// "unsupported op: node 'n' op Foo (domain ai.onnx, opset N), inputs float32, int64".

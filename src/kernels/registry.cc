@@ -40,6 +40,33 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
   return k;
 }
 
+const AnyValue& KernelContext::value_in(size_t i) const {
+  const ValueSlot* slot = i < value_inputs.size() ? value_inputs[i] : nullptr;
+  if (!slot || !*slot)
+    fail(ErrorCode::kInternal, "input " + std::to_string(i) + " holds no sequence or optional value");
+  return **slot;
+}
+
+void KernelContext::set_value_out(size_t i, AnyValue v) const {
+  GEC_CHECK(i < value_outputs.size() && value_outputs[i], "output " + std::to_string(i) + " has no value slot");
+  *value_outputs[i] = std::make_shared<const AnyValue>(std::move(v));
+}
+
+AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string& what) {
+  if (v.kind == want) return v;
+  const bool optional = v.kind == ValueKind::kOptionalTensor || v.kind == ValueKind::kOptionalSequence;
+  if (optional && !v.has_value)
+    fail(ErrorCode::kInvalidArgument, what + ": an optional is None where a " + value_kind_name(want) + " is needed");
+  if (want == ValueKind::kTensor && v.kind == ValueKind::kOptionalTensor) return AnyValue::of_tensor(v.tensor);
+  if (want == ValueKind::kSequence && v.kind == ValueKind::kOptionalSequence)
+    return AnyValue::sequence(v.elem_dtype, v.elements);
+  if ((want == ValueKind::kOptionalTensor && v.kind == ValueKind::kTensor) ||
+      (want == ValueKind::kOptionalSequence && v.kind == ValueKind::kSequence))
+    return AnyValue::optional_of(v);
+  fail(ErrorCode::kInvalidArgument,
+       what + ": a " + std::string(value_kind_name(v.kind)) + " where a " + value_kind_name(want) + " is needed");
+}
+
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
                                   int num_threads, SubgraphRunner* subgraphs) {
   const ops::OpSchema* schema = ops::find_schema(node.domain, node.op_type);

@@ -211,7 +211,10 @@ class GraphBuilder {
     if (pt.dtype() != 0 && !dtype_is_valid(pt.dtype()))
       bad(what + " has invalid dtype code " + std::to_string(pt.dtype()));
     if (!pt.has_shape() && pt.dims_size() > 0) bad(what + " has dims but no shape");
+    if (pt.kind() < 0 || pt.kind() > static_cast<int32_t>(ValueKind::kOptionalSequence))
+      bad(what + " has invalid value kind " + std::to_string(pt.kind()));
     ir::TensorType t;
+    t.kind = static_cast<ValueKind>(pt.kind());
     t.dtype = static_cast<DType>(pt.dtype());
     t.has_shape = pt.has_shape();
     for (const gom::Dim& d : pt.dims()) {
@@ -260,6 +263,7 @@ class GraphBuilder {
       v->id = id;
       v->storage = static_cast<ir::Storage>(pv.storage());
       v->offset = pv.offset();
+      if (v->storage == ir::Storage::kWeight && !v->type.is_tensor()) bad(what + ": a constant " + v->type.str());
       if (v->storage == ir::Storage::kWeight) v->constant = make_constant(pv, what);
       if (v->storage == ir::Storage::kArena) check_arena_slot(*v, what);
       values_.push_back(v);
@@ -268,6 +272,7 @@ class GraphBuilder {
 
   void check_arena_slot(const ir::Value& v, const std::string& what) const {
     if (v.offset < 0 || v.offset > m_.arena_bytes()) bad(what + ": arena offset out of range");
+    if (!v.type.is_tensor()) bad(what + ": an arena slot for a " + v.type.str());
     if (!v.type.is_static() || v.type.dtype == DType::kString) return;
     const int64_t bytes = checked_bytes(v.type.dtype, v.type.static_shape());
     if (bytes < 0 || bytes > m_.arena_bytes() - v.offset) bad(what + ": arena slot runs past the arena");

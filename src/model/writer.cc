@@ -18,6 +18,7 @@ namespace {
 void put_type(const ir::TensorType& t, gom::TensorType* out) {
   out->set_dtype(static_cast<int32_t>(t.dtype));
   out->set_has_shape(t.has_shape);
+  out->set_kind(static_cast<int32_t>(t.kind));
   for (const ir::Dim& d : t.dims) {
     gom::Dim* pd = out->add_dims();
     pd->set_value(d.value);

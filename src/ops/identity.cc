@@ -1,4 +1,6 @@
-// Identity (ONNX Identity-16, tensor inputs): output is the input.
+// Identity (ONNX Identity-16: tensors, sequences and optionals): output is
+// the input. For tensors the shape follows; a sequence or optional output is
+// made by the kernel (the executor never infers non-tensor values).
 #include "ops/op_schema.h"
 
 namespace gec::ops {

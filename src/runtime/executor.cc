@@ -12,6 +12,7 @@ namespace gec::runtime {
 
 Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num_threads, bool profile)
     : frame_(static_cast<size_t>(num_values)),
+      slots_(static_cast<size_t>(num_values)),
       dynamic_(static_cast<size_t>(num_values)),
       values_(static_cast<size_t>(num_values), nullptr),
       main_(graph),
@@ -101,11 +102,14 @@ void Executor::build(ir::Graph& g) {
     for (ir::Value* in : n->inputs()) {
       s.in_ids.push_back(in ? in->id : -1);
       s.ctx.inputs.push_back(in ? &frame_[static_cast<size_t>(in->id)] : nullptr);
+      s.ctx.value_inputs.push_back(in ? &slots_[static_cast<size_t>(in->id)] : nullptr);
     }
     for (ir::Value* out : n->outputs()) {
       s.out_ids.push_back(out->id);
       s.ctx.outputs.push_back(&frame_[static_cast<size_t>(out->id)]);
-      if (out->storage != ir::Storage::kArena) s.needs_infer = true;
+      s.ctx.value_outputs.push_back(&slots_[static_cast<size_t>(out->id)]);
+      // Sequence and optional outputs are made by their kernels.
+      if (out->storage != ir::Storage::kArena && out->type.is_tensor()) s.needs_infer = true;
     }
     s.ctx.num_threads = num_threads_;
     s.ctx.subgraphs = this;
@@ -145,8 +149,19 @@ void Executor::bind_input(size_t i, const TensorView& v) {
   frame_[static_cast<size_t>(in->id)] = v;
 }
 
+void Executor::bind_input_value(size_t i, kernels::ValueSlot v) {
+  slots_[static_cast<size_t>(main_.inputs()[i]->id)] = std::move(v);
+}
+
 const TensorView& Executor::output(size_t i) const {
   return frame_[static_cast<size_t>(main_.outputs()[i]->id)];
+}
+
+const AnyValue& Executor::output_value(size_t i) const {
+  const ir::Value* y = main_.outputs()[i];
+  const kernels::ValueSlot& slot = slots_[static_cast<size_t>(y->id)];
+  if (!slot) fail(ErrorCode::kInternal, "output '" + y->name() + "' (" + y->type.str() + ") was not produced");
+  return *slot;
 }
 
 void Executor::run() {
@@ -186,6 +201,7 @@ void Executor::run_step(Step& s) {
     GEC_CHECK(ic.out_shapes.size() >= s.out_ids.size(), s.node->describe() + ": infer set too few outputs");
     for (size_t i = 0; i < s.out_ids.size(); ++i) {
       ir::Value* v = values_[static_cast<size_t>(s.out_ids[i])];
+      if (!v->type.is_tensor()) continue;
       if (v->storage == ir::Storage::kArena) {
         GEC_CHECK(frame_[static_cast<size_t>(v->id)].shape == ic.out_shapes[i],
                   s.node->describe() + ": planned shape differs from the run-time shape");
@@ -206,6 +222,39 @@ std::vector<Tensor> Executor::run(const ir::Graph& g, const std::vector<const Te
   run_graph(it->second);
   std::vector<Tensor> outs;
   for (const ir::Value* o : g.outputs()) outs.push_back(Tensor::copy_of(frame_[static_cast<size_t>(o->id)]));
+  return outs;
+}
+
+std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) {
+  auto it = plans_.find(&g);
+  GEC_CHECK(it != plans_.end(), "subgraph was not prepared");
+  GEC_CHECK(inputs.size() <= g.inputs().size(), "too many subgraph inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    const ir::Value* in = g.inputs()[i];
+    const size_t id = static_cast<size_t>(in->id);
+    if (!in->type.is_tensor()) {
+      slots_[id] = std::make_shared<const AnyValue>(
+          kernels::convert_value_kind(*inputs[i], in->type.kind, "subgraph input '" + in->name() + "'"));
+    } else if (inputs[i]->kind == ValueKind::kTensor) {
+      frame_[id] = inputs[i]->tensor.view();
+    } else {  // an optional tensor: its value, which lives as long as *inputs[i]
+      if (inputs[i]->kind != ValueKind::kOptionalTensor || !inputs[i]->has_value)
+        kernels::convert_value_kind(*inputs[i], ValueKind::kTensor, "subgraph input '" + in->name() + "'");
+      frame_[id] = inputs[i]->tensor.view();
+    }
+  }
+  run_graph(it->second);
+  std::vector<AnyValue> outs;
+  for (const ir::Value* o : g.outputs()) {
+    const size_t id = static_cast<size_t>(o->id);
+    if (o->type.is_tensor()) {
+      outs.push_back(AnyValue::of_tensor(Tensor::copy_of(frame_[id])));
+    } else {
+      if (!slots_[id]) fail(ErrorCode::kInternal, "subgraph output '" + o->name() + "' was not produced");
+      outs.push_back(*slots_[id]);
+    }
+  }
   return outs;
 }
 

@@ -1,5 +1,6 @@
 // The executor: runs a loaded graph's nodes in their stored order over one
-// frame of tensor views indexed by value id.
+// frame of tensor views indexed by value id (and, for sequence and optional
+// values, a parallel frame of shared immutable AnyValues).
 //
 // Values planned in the arena (static shape) are bound once at load; values of
 // dynamic shape get their shape from the op's infer function at run time and
@@ -33,10 +34,15 @@ class Executor final : public kernels::SubgraphRunner {
 
   /// Binds the main graph inputs (views must stay valid during run()).
   void bind_input(size_t i, const TensorView& v);
+  /// Binds main graph input i, a sequence or optional.
+  void bind_input_value(size_t i, kernels::ValueSlot v);
   /// Runs the main graph.
   void run();
   /// Current view of a main graph output after run().
   const TensorView& output(size_t i) const;
+  /// Main graph output i, a sequence or optional, after run(); kInternal
+  /// error when its producer stored none.
+  const AnyValue& output_value(size_t i) const;
 
   /// Makes main graph output i be produced straight into `v` (zero copy) for
   /// the following runs, until unbind_outputs(). Returns false, binding
@@ -52,6 +58,7 @@ class Executor final : public kernels::SubgraphRunner {
   bool output_bindable(size_t i) const { return bindable_[i]; }
 
   std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) override;
+  std::vector<AnyValue> run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) override;
 
   std::vector<NodeProfile> profile() const;
   void reset_profile();
@@ -79,6 +86,7 @@ class Executor final : public kernels::SubgraphRunner {
   void find_bindable_outputs();
 
   std::vector<TensorView> frame_;
+  std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id
   std::vector<ir::Value*> values_;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;

@@ -11,15 +11,25 @@
 namespace gec {
 
 std::string IoInfo::str() const {
-  std::string r = name + ": " + dtype_name(dtype);
-  if (!has_shape) return r + "[*]";
-  r += "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) r += ",";
-    if (dims[i] >= 0) r += std::to_string(dims[i]);
-    else r += (i < dim_params.size() && !dim_params[i].empty()) ? dim_params[i] : "?";
+  std::string t = dtype_name(dtype);
+  if (!has_shape) {
+    t += "[*]";
+  } else {
+    t += "[";
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i) t += ",";
+      if (dims[i] >= 0) t += std::to_string(dims[i]);
+      else t += (i < dim_params.size() && !dim_params[i].empty()) ? dim_params[i] : "?";
+    }
+    t += "]";
   }
-  return r + "]";
+  switch (kind) {
+    case ValueKind::kTensor: break;
+    case ValueKind::kSequence: t = "seq(" + t + ")"; break;
+    case ValueKind::kOptionalTensor: t = "optional(" + t + ")"; break;
+    case ValueKind::kOptionalSequence: t = "optional(seq(" + t + "))"; break;
+  }
+  return name + ": " + t;
 }
 
 struct Session::Impl {
@@ -34,6 +44,7 @@ struct Session::Impl {
 static IoInfo io_info(const ir::Value* v) {
   IoInfo io;
   io.name = v->name();
+  io.kind = v->type.kind;
   io.dtype = v->type.dtype;
   io.has_shape = v->type.has_shape;
   for (const ir::Dim& d : v->type.dims) {
@@ -84,7 +95,7 @@ void Session::reset_profile() { impl_->exec->reset_profile(); }
 
 static void check_input(const IoInfo& want, const TensorView& got) {
   bool ok = got.dtype == want.dtype;
-  if (ok && want.has_shape) {
+  if (ok && want.has_shape && (want.kind == ValueKind::kTensor || want.kind == ValueKind::kOptionalTensor)) {
     ok = got.shape.size() == want.dims.size();
     for (size_t i = 0; ok && i < want.dims.size(); ++i) ok = want.dims[i] < 0 || want.dims[i] == got.shape[i];
   }
@@ -97,17 +108,72 @@ static void check_input(const IoInfo& want, const TensorView& got) {
     fail(ErrorCode::kInvalidArgument, "input '" + want.name + "': no data");
 }
 
+static void check_input_count(const Session::Impl& impl, size_t got) {
+  if (got == impl.inputs.size()) return;
+  std::string names;
+  for (const auto& io : impl.inputs) names += (names.empty() ? "" : ", ") + io.str();
+  fail(ErrorCode::kInvalidArgument, "the model takes " + std::to_string(impl.inputs.size()) + " input(s) (" + names +
+                                        "), got " + std::to_string(got));
+}
+
+// The tensor-only run() overloads cannot pass sequences or optionals.
+static void require_tensor_io(const Session::Impl& impl) {
+  for (const auto* list : {&impl.inputs, &impl.outputs})
+    for (const IoInfo& io : *list)
+      if (io.kind != ValueKind::kTensor)
+        fail(ErrorCode::kInvalidArgument, "'" + io.str() + "' is not a tensor; run this model with Session::run_values");
+}
+
 static void bind_inputs(Session::Impl& impl, const std::vector<TensorView>& inputs) {
-  if (inputs.size() != impl.inputs.size()) {
-    std::string names;
-    for (const auto& io : impl.inputs) names += (names.empty() ? "" : ", ") + io.str();
-    fail(ErrorCode::kInvalidArgument, "the model takes " + std::to_string(impl.inputs.size()) +
-                                          " input(s) (" + names + "), got " + std::to_string(inputs.size()));
-  }
+  require_tensor_io(impl);
+  check_input_count(impl, inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     check_input(impl.inputs[i], inputs[i]);
     impl.exec->bind_input(i, inputs[i]);
   }
+}
+
+// Checks a sequence/optional input against its declaration: the kind, and
+// every element's dtype.
+static void check_value_input(const IoInfo& want, const AnyValue& got) {
+  const auto bad = [&](const std::string& why) {
+    fail(ErrorCode::kInvalidArgument, "input '" + want.name + "': expected " + want.str().substr(want.name.size() + 2) +
+                                          ", got " + why);
+  };
+  if (got.kind != want.kind) bad(got.str());
+  if (got.kind == ValueKind::kOptionalTensor && got.has_value) {
+    check_input(want, got.tensor.view());
+    return;
+  }
+  // An empty sequence or a None read from a file may not know its dtype.
+  if (want.dtype != DType::kUndefined && got.elem_dtype != DType::kUndefined && got.elem_dtype != want.dtype)
+    bad(got.str());
+  for (const Tensor& e : got.elements)
+    if (e.dtype() != got.elem_dtype) bad("an element " + std::string(dtype_name(e.dtype())) + shape_str(e.shape()));
+}
+
+std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
+  check_input_count(*impl_, inputs.size());
+  runtime::Executor& ex = *impl_->exec;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (impl_->inputs[i].kind == ValueKind::kTensor) {
+      if (inputs[i].kind != ValueKind::kTensor)
+        fail(ErrorCode::kInvalidArgument, "input '" + impl_->inputs[i].name + "': expected a tensor, got " +
+                                              inputs[i].str());
+      check_input(impl_->inputs[i], inputs[i].tensor.view());
+      ex.bind_input(i, inputs[i].tensor.view());
+    } else {
+      check_value_input(impl_->inputs[i], inputs[i]);
+      ex.bind_input_value(i, std::make_shared<const AnyValue>(inputs[i]));
+    }
+  }
+  ex.run();
+  std::vector<AnyValue> outs;
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) {
+    if (impl_->outputs[i].kind == ValueKind::kTensor) outs.push_back(AnyValue::of_tensor(Tensor::copy_of(ex.output(i))));
+    else outs.push_back(ex.output_value(i));
+  }
+  return outs;
 }
 
 std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {

@@ -92,3 +92,66 @@ void copy_tensor_data(const TensorView& src, const TensorView& dst) {
 }
 
 }  // namespace gec
+
+// ---- non-tensor values ------------------------------------------------------------
+
+namespace gec {
+
+const char* value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kSequence: return "sequence";
+    case ValueKind::kOptionalTensor: return "optional(tensor)";
+    case ValueKind::kOptionalSequence: return "optional(sequence)";
+  }
+  return "?";
+}
+
+AnyValue AnyValue::of_tensor(Tensor t) {
+  AnyValue v;
+  v.kind = ValueKind::kTensor;
+  v.elem_dtype = t.dtype();
+  v.tensor = std::move(t);
+  return v;
+}
+
+AnyValue AnyValue::sequence(DType elem_dtype, std::vector<Tensor> elements) {
+  AnyValue v;
+  v.kind = ValueKind::kSequence;
+  v.elem_dtype = elem_dtype;
+  v.elements = std::move(elements);
+  return v;
+}
+
+AnyValue AnyValue::optional_of(const AnyValue& in) {
+  GEC_CHECK(in.kind == ValueKind::kTensor || in.kind == ValueKind::kSequence,
+            std::string("optional of a ") + value_kind_name(in.kind));
+  AnyValue v = in;
+  v.kind = in.kind == ValueKind::kTensor ? ValueKind::kOptionalTensor : ValueKind::kOptionalSequence;
+  v.has_value = true;
+  return v;
+}
+
+AnyValue AnyValue::none(ValueKind optional_kind, DType elem_dtype) {
+  GEC_CHECK(optional_kind == ValueKind::kOptionalTensor || optional_kind == ValueKind::kOptionalSequence,
+            std::string("none of kind ") + value_kind_name(optional_kind));
+  AnyValue v;
+  v.kind = optional_kind;
+  v.elem_dtype = elem_dtype;
+  v.has_value = false;
+  return v;
+}
+
+std::string AnyValue::str() const {
+  const bool optional = kind == ValueKind::kOptionalTensor || kind == ValueKind::kOptionalSequence;
+  if (optional && !has_value) return std::string("optional(none of ") + dtype_name(elem_dtype) + ")";
+  std::string inner;
+  if (is_sequence_like()) {
+    inner = std::string("seq(") + dtype_name(elem_dtype) + ")[" + std::to_string(elements.size()) + "]";
+  } else {
+    inner = std::string(dtype_name(tensor.dtype())) + shape_str(tensor.shape());
+  }
+  return optional ? "optional(" + inner + ")" : inner;
+}
+
+}  // namespace gec

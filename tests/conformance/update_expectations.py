@@ -22,8 +22,6 @@ SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 REASONS = [
     (r"^test_(adagrad|adam|momentum|nesterov_momentum|gradient_of)",
      "training-only op of the ai.onnx.preview.training domain; GraphEngine is an inference engine"),
-    (r"^test_(sequence|optional|identity_opt|identity_sequence|if_opt|if_seq|loop13_seq|loop16_seq)",
-     "sequence/optional types are not implemented yet: the runtime holds tensor values only"),
     (r"^test_castlike_(BFLOAT16_to_FLOAT|FLOAT_to_BFLOAT16)",
      "the test data's 'like' input is [1] while the model declares [3,4]; inputs that contradict declared static dims are refused"),
     (r"^test_cast_FLOAT_to_BFLOAT16$",

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "frontend/onnx/tensor_proto.h"
+#include "frontend/onnx/type_proto.h"
 #include "gec/error.h"
 #include "onnx/onnx_pb.h"
 
@@ -15,16 +16,7 @@ constexpr const char* kOurDomain = "com.graphengine";
 
 void set_type(const ir::Value& v, onnx::ValueInfoProto* vi) {
   vi->set_name(v.name());
-  if (v.type.dtype == DType::kUndefined) return;  // not inferred yet: leave the type out
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(static_cast<int32_t>(v.type.dtype));
-  if (!v.type.has_shape) return;
-  auto* shape = tt->mutable_shape();
-  for (const ir::Dim& d : v.type.dims) {
-    auto* sd = shape->add_dim();
-    if (d.is_static()) sd->set_dim_value(d.value);
-    else if (!d.param.empty()) sd->set_dim_param(d.param);
-  }
+  type_to_proto(v.type, vi->mutable_type());  // left empty when not inferred yet
 }
 
 void export_graph(const ir::Graph& g, onnx::GraphProto* gp, std::set<std::string>& domains);

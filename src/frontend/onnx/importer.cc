@@ -25,6 +25,7 @@
 #include "frontend/onnx/canonicalize.h"
 #include "frontend/onnx/function_inline.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "frontend/onnx/type_proto.h"
 #include "gec/error.h"
 #include "kernels/kernel.h"
 #include "onnx/checker.h"
@@ -67,20 +68,6 @@ std::string unsupported_message(const std::string& name, const std::string& op, 
 }
 
 // ---- types --------------------------------------------------------------------------
-
-TensorType type_from_proto(const onnx::TypeProto& t) {
-  TensorType r;
-  if (!t.has_tensor_type()) return r;
-  const auto& tt = t.tensor_type();
-  if (dtype_is_valid(tt.elem_type())) r.dtype = static_cast<DType>(tt.elem_type());
-  if (!tt.has_shape()) return r;
-  r.has_shape = true;
-  for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() >= 0) r.dims.push_back(ir::Dim{d.dim_value(), ""});
-    else r.dims.push_back(ir::Dim{-1, d.has_dim_param() ? d.dim_param() : ""});
-  }
-  return r;
-}
 
 using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
 
@@ -169,7 +156,9 @@ void run_checker(const onnx::ModelProto& m, const std::string& model_dir, const 
   }
 }
 
-std::string type_str(const onnx::ValueInfoProto& vi) { return type_from_proto(vi.type()).str(); }
+std::string type_str(const onnx::ValueInfoProto& vi) {
+  return type_from_proto(vi.type(), "input '" + vi.name() + "'").str();
+}
 
 void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>& shapes) {
   std::unordered_set<std::string> inits;
@@ -344,10 +333,7 @@ void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* ou
   }
   for (const auto& in : gp.input()) {
     if (scope.names.count(in.name())) continue;  // an initializer: a constant with a default (IR >= 4)
-    if (in.type().has_sequence_type() || in.type().has_optional_type() || in.type().has_map_type())
-      fail(ErrorCode::kUnsupported, "graph input '" + in.name() +
-                                        "' is not a tensor (sequence, optional and map inputs are not supported)");
-    Value* v = g.add_value(in.name(), type_from_proto(in.type()));
+    Value* v = g.add_value(in.name(), type_from_proto(in.type(), "graph input '" + in.name() + "'"));
     g.inputs().push_back(v);
     scope.names[in.name()] = v;
   }
@@ -358,7 +344,7 @@ void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* ou
     for (const auto& o : n.output()) {
       if (o.empty() || pending.count(o)) continue;
       auto t = types.find(o);
-      pending[o] = g.add_value(o, t == types.end() ? TensorType{} : type_from_proto(*t->second));
+      pending[o] = g.add_value(o, t == types.end() ? TensorType{} : type_from_proto(*t->second, "value '" + o + "'"));
     }
   for (auto& n : *gp.mutable_node()) import_node(n, g, scope, pending);
   for (const auto& o : gp.output()) {
@@ -411,28 +397,18 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
     return;
   }
   if (try_expand_function(n, d, g, scope, pending)) return;
-  for (auto& a : *n.mutable_attribute()) d.attrs.push_back(convert_attr(a, d, g, scope));
+  for (auto& a : *n.mutable_attribute()) {
+    // Optional's `type` (a TypeProto) is its output's type, which the IR
+    // value already carries (type_proto.h); no other op takes a type.
+    if (a.type() == onnx::AttributeProto::TYPE_PROTO && d.op_type == "Optional" && d.domain.empty()) continue;
+    d.attrs.push_back(convert_attr(a, d, g, scope));
+  }
   for (const auto& o : n.output()) {
     d.outputs.push_back(take_output(o));
     d.output_used.push_back(!o.empty() && facts_.read_names.count(o) > 0);
   }
   if (d.domain.empty() && d.opset < kFirstCanonicalOpset) old_form_check(d);
   emit_canonical(g, d);
-}
-
-onnx::TypeProto type_to_proto(const TensorType& t) {
-  onnx::TypeProto p;
-  if (t.dtype == DType::kUndefined) return p;
-  auto* tt = p.mutable_tensor_type();
-  tt->set_elem_type(static_cast<int32_t>(t.dtype));
-  if (!t.has_shape) return p;
-  auto* s = tt->mutable_shape();
-  for (const ir::Dim& dim : t.dims) {
-    auto* sd = s->add_dim();
-    if (dim.is_static()) sd->set_dim_value(dim.value);
-    else if (!dim.param.empty()) sd->set_dim_param(dim.param);
-  }
-  return p;
 }
 
 // An op GraphEngine cannot run but ONNX defines as a function is replaced by
@@ -446,7 +422,10 @@ bool GraphImporter::try_expand_function(const onnx::NodeProto& n, const NodeDraf
   onnx::NodeProto call = n;
   call.set_name(d.name);
   std::vector<onnx::TypeProto> input_types;
-  for (Value* v : d.inputs) input_types.push_back(v ? type_to_proto(v->type) : onnx::TypeProto());
+  for (Value* v : d.inputs) {
+    input_types.emplace_back();
+    if (v) type_to_proto(v->type, &input_types.back());
+  }
   auto fresh = [&](const std::string& base) {
     std::string name = base;
     while (fresh_names_.count(name) || pending.count(name) || scope.find(name) || facts_.read_names.count(name) ||

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gec/error.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
 namespace gec::frontend {
@@ -181,6 +182,45 @@ Tensor read_tensor_proto_file(const std::string& path, std::string* name) {
     fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX TensorProto");
   if (name) *name = p.name();
   return tensor_from_proto(p, dir_of(path));
+}
+
+namespace {
+
+AnyValue sequence_from_proto(const onnx::SequenceProto& p, const std::string& path) {
+  if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != onnx::SequenceProto::UNDEFINED)
+    fail(ErrorCode::kInvalidModel, path + ": a sequence of " + onnx::SequenceProto::DataType_Name(p.elem_type()) +
+                                       " is not supported (sequences of tensors are)");
+  std::vector<Tensor> elems;
+  for (const auto& t : p.tensor_values()) elems.push_back(tensor_from_proto(t, dir_of(path)));
+  const DType dt = elems.empty() ? DType::kUndefined : elems[0].dtype();
+  return AnyValue::sequence(dt, std::move(elems));
+}
+
+}  // namespace
+
+AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name) {
+  if (kind == ValueKind::kTensor) {
+    std::string n;
+    Tensor t = read_tensor_proto_file(path, &n);
+    if (name) *name = n;
+    return AnyValue::of_tensor(std::move(t));
+  }
+  const std::string bytes = read_file_bytes(path);
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto p;
+    if (!p.ParseFromString(bytes)) fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX SequenceProto");
+    if (name) *name = p.name();
+    return sequence_from_proto(p, path);
+  }
+  onnx::OptionalProto p;
+  if (!p.ParseFromString(bytes)) fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX OptionalProto");
+  if (name) *name = p.name();
+  if (kind == ValueKind::kOptionalTensor) {
+    if (!p.has_tensor_value()) return AnyValue::none(kind, DType::kUndefined);
+    return AnyValue::optional_of(AnyValue::of_tensor(tensor_from_proto(p.tensor_value(), dir_of(path))));
+  }
+  if (!p.has_sequence_value()) return AnyValue::none(kind, DType::kUndefined);
+  return AnyValue::optional_of(sequence_from_proto(p.sequence_value(), path));
 }
 
 void write_tensor_proto_file(const std::string& path, const TensorView& t, const std::string& name) {

@@ -39,6 +39,14 @@ void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorP
 /// TensorProto.
 Tensor read_tensor_proto_file(const std::string& path, std::string* name = nullptr);
 
+/// Reads one serialized value of kind `kind` (a test data set file): a
+/// TensorProto for tensors, a SequenceProto of tensors for sequences, an
+/// OptionalProto for optionals (ONNX IR "sequence"/"optional" types).
+/// elem_dtype comes from the elements; an empty sequence or a None leaves it
+/// kUndefined. Errors: kIo when unreadable, kInvalidModel when the file is
+/// not that kind of proto or holds a map or nested sequence.
+AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name = nullptr);
+
 /// The whole content of a file. Errors: kIo naming the path and the reason.
 std::string read_file_bytes(const std::string& path);
 

@@ -1,5 +1,6 @@
 // Control flow through the executor's SubgraphRunner (the body's outputs
-// come back as copies, so loop state can be fed to the next iteration):
+// come back as copies, so loop state can be fed to the next iteration).
+// If outputs and Loop-carried values may be sequences or optionals too:
 //  - If (ONNX If-16): runs then_branch or else_branch; its outputs become the
 //    node's outputs.
 //  - Loop (ONNX Loop-16): runs `body` while i < M and cond; carries N values
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/axis_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -29,6 +31,21 @@ bool read_condition(const TensorView& c, const ir::Node& node) {
   }
 }
 
+// Stores `v` as node output i, converted to the output's kind (a Loop may
+// carry an optional in and a sequence out; a tensor output is copied).
+void emit_value(KernelContext& ctx, const ir::Node& node, size_t i, const AnyValue& v) {
+  if (i >= ctx.outputs.size()) return;
+  const ir::Value* out = node.output(i);
+  const std::string what = node.describe() + " output '" + out->name() + "'";
+  if (!out->type.is_tensor()) {
+    ctx.set_value_out(i, convert_value_kind(v, out->type.kind, what));
+    return;
+  }
+  const Tensor& t = v.kind == ValueKind::kTensor ? v.tensor : convert_value_kind(v, ValueKind::kTensor, what).tensor;
+  TensorView* o = ctx.allocate_output(i, t.dtype(), t.shape());
+  copy_tensor_data(t.view(), *o);
+}
+
 class IfKernel final : public Kernel {
  public:
   explicit IfKernel(const ir::Node& n) : node_(n) {
@@ -40,11 +57,8 @@ class IfKernel final : public Kernel {
   }
   void run(KernelContext& ctx) override {
     const ir::Graph* g = read_condition(ctx.in(0), node_) ? then_ : else_;
-    std::vector<Tensor> outs = ctx.subgraphs->run(*g, {});
-    for (size_t i = 0; i < outs.size(); ++i) {
-      TensorView* o = ctx.allocate_output(i, outs[i].dtype(), outs[i].shape());
-      copy_tensor_data(outs[i].view(), *o);
-    }
+    std::vector<AnyValue> outs = ctx.subgraphs->run_values(*g, {});
+    for (size_t i = 0; i < outs.size(); ++i) emit_value(ctx, node_, i, outs[i]);
   }
   std::string impl_name() const override { return "control.if"; }
 
@@ -60,24 +74,6 @@ GEC_REGISTER_KERNEL("", "If", [](const ir::Node& n, const std::vector<DType>&) {
 
 // ---- slicing and stacking along an axis -------------------------------------------
 
-// Copies n elements from src[src_at..] to dst[dst_at..] (strings by value).
-void copy_elems(const TensorView& src, int64_t src_at, const TensorView& dst, int64_t dst_at, int64_t n) {
-  if (n <= 0) return;
-  if (src.dtype == DType::kString) {
-    std::copy_n(src.as<std::string>() + src_at, n, dst.as<std::string>() + dst_at);
-    return;
-  }
-  const size_t es = dtype_size(src.dtype);
-  std::memcpy(static_cast<char*>(dst.data) + static_cast<size_t>(dst_at) * es,
-              static_cast<const char*>(src.data) + static_cast<size_t>(src_at) * es, static_cast<size_t>(n) * es);
-}
-
-int64_t prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
-}
-
 // t[..., index, ...] along `axis`, with that axis removed.
 Tensor take_slice(const TensorView& t, size_t axis, int64_t index) {
   Shape s = t.shape;
@@ -85,16 +81,15 @@ Tensor take_slice(const TensorView& t, size_t axis, int64_t index) {
   s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
   Tensor r(t.dtype, s);
   const TensorView rv = r.view();
-  const int64_t outer = prod(t.shape, 0, axis), inner = prod(t.shape, axis + 1, t.shape.size());
-  for (int64_t o = 0; o < outer; ++o) copy_elems(t, (o * len + index) * inner, rv, o * inner, inner);
+  copy_along_axis(t, len, index, rv, 1, 0, 1, dims_product(t.shape, 0, axis),
+                  dims_product(t.shape, axis + 1, t.shape.size()));
   return r;
 }
 
 // out[..., index, ...] = part along `axis` (part's shape is out's without axis).
 void put_slice(const TensorView& part, const TensorView& out, size_t axis, int64_t index) {
-  const int64_t len = out.shape[axis];
-  const int64_t outer = prod(out.shape, 0, axis), inner = prod(out.shape, axis + 1, out.shape.size());
-  for (int64_t o = 0; o < outer; ++o) copy_elems(part, o * inner, out, (o * len + index) * inner, inner);
+  copy_along_axis(part, 1, 0, out, out.shape[axis], index, 1, dims_product(out.shape, 0, axis),
+                  dims_product(out.shape, axis + 1, out.shape.size()));
 }
 
 void emit_copy(KernelContext& ctx, size_t i, const Tensor& t) {
@@ -160,28 +155,29 @@ class LoopKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const int64_t trips = ctx.has_input(0) ? read_trip_count(ctx.in(0), node_) : std::numeric_limits<int64_t>::max();
     bool cond = ctx.has_input(1) ? read_condition(ctx.in(1), node_) : true;
-    std::vector<Tensor> state;
+    // Loop-carried values may be tensors, sequences or optionals.
+    std::vector<AnyValue> state;
     for (size_t j = 0; j < carried_; ++j) {
       if (!ctx.has_input(2 + j)) fail(ErrorCode::kInvalidModel, node_.describe() + ": loop-carried input missing");
-      state.push_back(Tensor::copy_of(ctx.in(2 + j)));
+      if (node_.input(2 + j)->type.is_tensor()) state.push_back(AnyValue::of_tensor(Tensor::copy_of(ctx.in(2 + j))));
+      else state.push_back(ctx.value_in(2 + j));
     }
     std::vector<std::vector<Tensor>> scans(scans_);
-    Tensor iter(DType::kInt64, {}), cond_in(DType::kBool, {});
-    std::vector<TensorView> views(carried_ + 2);
-    std::vector<const TensorView*> ptrs(carried_ + 2);
+    AnyValue iter = AnyValue::of_tensor(Tensor(DType::kInt64, {}));
+    AnyValue cond_in = AnyValue::of_tensor(Tensor(DType::kBool, {}));
+    std::vector<const AnyValue*> ptrs(carried_ + 2);
     for (int64_t i = 0; i < trips && cond; ++i) {
-      *iter.as<int64_t>() = i;
-      *cond_in.as<uint8_t>() = 1;
-      views[0] = iter.view();
-      views[1] = cond_in.view();
-      for (size_t j = 0; j < carried_; ++j) views[2 + j] = state[j].view();
-      for (size_t j = 0; j < views.size(); ++j) ptrs[j] = &views[j];
-      std::vector<Tensor> outs = ctx.subgraphs->run(*body_, ptrs);
-      cond = read_condition(outs[0].view(), node_);
+      *iter.tensor.as<int64_t>() = i;
+      *cond_in.tensor.as<uint8_t>() = 1;
+      ptrs[0] = &iter;
+      ptrs[1] = &cond_in;
+      for (size_t j = 0; j < carried_; ++j) ptrs[2 + j] = &state[j];
+      std::vector<AnyValue> outs = ctx.subgraphs->run_values(*body_, ptrs);
+      cond = read_condition(outs[0].tensor.view(), node_);
       for (size_t j = 0; j < carried_; ++j) state[j] = std::move(outs[1 + j]);
-      for (size_t k = 0; k < scans_; ++k) scans[k].push_back(std::move(outs[1 + carried_ + k]));
+      for (size_t k = 0; k < scans_; ++k) scans[k].push_back(std::move(outs[1 + carried_ + k].tensor));
     }
-    for (size_t j = 0; j < carried_; ++j) emit_copy(ctx, j, state[j]);
+    for (size_t j = 0; j < carried_; ++j) emit_value(ctx, node_, j, state[j]);
     for (size_t k = 0; k < scans_; ++k)
       emit_copy(ctx, carried_ + k, stack(scans[k], 0, false, body_->outputs()[1 + carried_ + k], node_));
   }
