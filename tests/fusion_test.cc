@@ -8,6 +8,8 @@
 //    residual in place (Y is Z's buffer) and the no-input-channel path;
 //  - the --dump-graph export of a FusedConv (domain com.graphengine).
 //
+// The kernel tests run the activation both ways the kernel has (oneDNN
+// eltwise post-op, and the ai.onnx kernel in place after the conv).
 // Tolerance of fused vs separate: |fused - ref| <= 1e-5 + 1e-5 * |ref|
 // (oneDNN may pick another convolution implementation once post-ops are
 // attached, summing in another order; its exp/tanh are polynomial
@@ -314,17 +316,37 @@ TEST(FusedConvKernel, MatchesConvThenSeparateActivation) {
   const Tensor sum = run_op("Add", {conv, z})[0];
   for (const ActCase& c : all_activations()) {
     for (bool residual : {false, true}) {
-      std::vector<ir::Attribute> attrs = conv_attrs;
-      for (auto& a : act_attrs(c.op, c.alpha, c.beta)) attrs.push_back(a);
-      std::vector<Tensor> in{x, ws, b};
-      if (residual) in.push_back(z);
-      const Tensor fused = run_fused(in, attrs);
-      const Tensor ref = reference_activation(c, residual ? sum : conv);
-      ASSERT_EQ(fused.shape(), ref.shape());
-      SCOPED_TRACE(c.op + (residual ? " + residual" : ""));
-      expect_close(values<float>(fused), values<float>(ref), 1e-5f, 1e-5f);
+      for (const char* impl : {"post_op", "kernel", "auto"}) {
+        std::vector<ir::Attribute> attrs = conv_attrs;
+        for (auto& a : act_attrs(c.op, c.alpha, c.beta)) attrs.push_back(a);
+        attrs.push_back(as(ops::kActivationImplAttr, impl));
+        std::vector<Tensor> in{x, ws, b};
+        if (residual) in.push_back(z);
+        const Tensor fused = run_fused(in, attrs);
+        const Tensor ref = reference_activation(c, residual ? sum : conv);
+        ASSERT_EQ(fused.shape(), ref.shape());
+        SCOPED_TRACE(c.op + (residual ? " + residual, " : ", ") + impl);
+        expect_close(values<float>(fused), values<float>(ref), 1e-5f, 1e-5f);
+      }
     }
   }
+}
+
+// With the activation kernel (what gemm-based convolutions get), a NaN
+// reaching Relu stays NaN as ONNX Relu says (shared case B11); the numbers
+// around it are unchanged. 1x1 conv W = 1: y = relu(x).
+TEST(FusedConvKernel, ActivationKernelKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = make<float>({1, 1, 1, 3}, {nan, -1, 2}), w = make<float>({1, 1, 1, 1}, {1});
+  auto attrs = act_attrs("Relu", 0, 0);
+  attrs.push_back(as(ops::kActivationImplAttr, "kernel"));
+  const Tensor y = run_fused({x, w}, attrs);
+  const std::vector<float> v = values<float>(y);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 0.f);
+  EXPECT_EQ(v[2], 2.f);
+  attrs.back() = as(ops::kActivationImplAttr, "fastest");
+  EXPECT_THROW(run_fused({x, w}, attrs), Error);
 }
 
 // Grouped (depthwise) conv, no bias, stride 2: the residual adds to the

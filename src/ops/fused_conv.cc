@@ -90,6 +90,29 @@ void write_fused_activation(ir::Node& n, const FusedActivation& a) {
   n.set_attr(ir::Attribute::Float("activation_beta", a.beta));
 }
 
+ir::Node* add_activation_node(ir::Graph& g, const FusedActivation& a, ir::Value* x, const std::string& out) {
+  GEC_CHECK(is_fusable_activation(a.op), "add_activation_node: not an activation: '" + a.op + "'");
+  std::vector<ir::Value*> ins{x};
+  if (a.op == "Clip") {
+    for (float bound : {a.alpha, a.beta}) {
+      Tensor t(DType::kFloat32, Shape{});
+      t.as<float>()[0] = bound;
+      ins.push_back(g.add_constant(g.unique_name(out + "_bound"), std::move(t)));
+    }
+  }
+  ir::Node* n = g.add_node(a.op, ins, {out}, out);
+  if (a.op == "LeakyRelu" || a.op == "Elu") n->set_attr(ir::Attribute::Float("alpha", a.alpha));
+  if (a.op == "HardSigmoid") {
+    n->set_attr(ir::Attribute::Float("alpha", a.alpha));
+    n->set_attr(ir::Attribute::Float("beta", a.beta));
+  }
+  if (a.op == "Selu") {
+    n->set_attr(ir::Attribute::Float("alpha", a.alpha));
+    n->set_attr(ir::Attribute::Float("gamma", a.beta));
+  }
+  return n;
+}
+
 float apply_activation(const FusedActivation& a, float x) {
   const std::string& op = a.op;
   auto softplus = [](float v) { return v > 0.f ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); };

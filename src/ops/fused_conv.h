@@ -8,6 +8,10 @@
 //   activation        string, the ONNX op name of the activation ("" = none)
 //   activation_alpha  float, first parameter (see FusedActivation)
 //   activation_beta   float, second parameter
+//   __gec_activation_impl  string, how the CPU kernel applies the activation:
+//                     "auto" (default: the faster way for the oneDNN
+//                     implementation chosen), "post_op" (oneDNN eltwise
+//                     post-op), "kernel" (the ai.onnx kernel, in place after)
 // Z (optional input 3) has Y's exact shape and dtype: no broadcasting.
 // Float32 only. This header names the activations all three places accept.
 #pragma once
@@ -21,6 +25,7 @@ namespace gec::ops {
 
 inline constexpr const char* kFusedConvDomain = "com.graphengine";
 inline constexpr const char* kFusedConvOp = "FusedConv";
+inline constexpr const char* kActivationImplAttr = "__gec_activation_impl";
 
 /// One activation with its parameters resolved (ONNX defaults applied):
 ///   Relu                      max(x, 0)
@@ -54,6 +59,10 @@ FusedActivation read_fused_activation(const ir::Node& n);
 
 /// Writes `a` as the activation attributes of `n`.
 void write_fused_activation(ir::Node& n, const FusedActivation& a);
+
+/// Adds to `g` the ai.onnx node that computes `a` on `x` (the inverse of
+/// activation_of; Clip gets float32 constant min/max inputs), output `out`.
+ir::Node* add_activation_node(ir::Graph& g, const FusedActivation& a, ir::Value* x, const std::string& out);
 
 /// The activation of one value, in float (the semantics above; for kernels'
 /// degenerate paths and tests).

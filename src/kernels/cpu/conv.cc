@@ -7,13 +7,19 @@
 // grouped weights {G, OC/G, IC/G, k...}, which is the ONNX [M, C/G, k...]
 // buffer reinterpreted, so the user-layout descriptor needs no copy.
 //
-// FusedConv runs its residual Add and activation as oneDNN post-ops, in the
-// one pass that writes Y: the residual is a `sum` post-op (dst += Z, so Z is
-// copied into Y first unless Y already is Z's buffer), the activation one or
-// two `eltwise` post-ops. Known difference from running the ONNX ops one by
-// one: oneDNN's relu/clip turn a NaN into 0 / the lower bound (ONNX Relu and
-// Clip propagate NaN); transcendental activations use oneDNN's polynomial
-// approximations (a few ulp from libm).
+// FusedConv runs its residual Add as a oneDNN `sum` post-op (dst += Z, so Z
+// is copied into Y first unless Y already is Z's buffer; in oneDNN's gemm
+// convolution that is the GEMM's beta = 1, free). The activation is one or
+// two `eltwise` post-ops when the chosen implementation applies them in its
+// JIT code (blocked-layout convolutions). oneDNN 2.6's gemm-based convolution
+// on plain NCHW, which is what our layout gets almost always, applies them
+// element by element instead (measured 17x slower than the conv itself on a
+// mobilenet_v2 1x1 conv); there the ai.onnx activation kernel runs in place
+// on Y right after the convolution (ActivationEpilogue). The attribute
+// ops::kActivationImplAttr forces either way (tests, measurements).
+// Known differences of the eltwise post-ops from the separate ONNX ops:
+// relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
+// exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
 #include <cstring>
 
 #include "kernels/cpu/onednn_common.h"
@@ -78,12 +84,55 @@ dnnl::post_ops make_post_ops(const ops::FusedActivation& a, bool residual) {
   return po;
 }
 
+/// The activation as its ai.onnx unary kernel (vectorized, NaN-propagating),
+/// run in place on Y right after the convolution. Used where the chosen
+/// oneDNN implementation would apply eltwise post-ops one element at a time:
+/// oneDNN 2.6's gemm-based convolution on plain NCHW does, and turned a
+/// 0.35 ms 1x1 conv + Relu6 of mobilenet_v2 into 6 ms.
+class ActivationEpilogue {
+ public:
+  explicit ActivationEpilogue(const ops::FusedActivation& a) {
+    ir::Value* y = g_.add_value("y", ir::TensorType{DType::kFloat32, false, {}});
+    ir::Node* n = ops::add_activation_node(g_, a, y, "activation");
+    kernel_ = create_kernel(*n);
+    for (size_t i = 1; i < n->inputs().size(); ++i) bounds_.push_back(n->input(i)->constant->view());
+    ctx_.inputs.assign(1, nullptr);
+    for (TensorView& b : bounds_) ctx_.inputs.push_back(&b);
+    ctx_.outputs.assign(1, nullptr);
+  }
+
+  void run(TensorView& y, int num_threads) {
+    ctx_.inputs[0] = &y;  // in place: every unary kernel reads element i before writing it
+    ctx_.outputs[0] = &y;
+    ctx_.num_threads = num_threads;
+    kernel_->run(ctx_);
+  }
+
+ private:
+  ir::Graph g_;
+  std::unique_ptr<Kernel> kernel_;
+  std::vector<TensorView> bounds_;  // Clip's min / max
+  KernelContext ctx_;
+};
+
+/// True when `pd`'s implementation applies eltwise post-ops element by
+/// element rather than in its JIT code (oneDNN 2.6: gemm-based and
+/// reference convolutions).
+bool slow_eltwise_post_ops(const dnnl::convolution_forward::primitive_desc& pd) {
+  const std::string impl = pd.impl_info_str();
+  return impl.find("gemm") != std::string::npos || impl.find("ref") != std::string::npos;
+}
+
 class ConvKernel final : public Kernel {
  public:
-  /// `act` and `residual` are FusedConv's post-ops (none for Conv).
-  ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual)
+  /// `act` and `residual` are FusedConv's post-ops (none for Conv);
+  /// `act_impl` is ops::kActivationImplAttr's value.
+  ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, std::string act_impl = "auto")
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
-        act_(std::move(act)), residual_(residual) {}
+        act_(std::move(act)), residual_(residual), act_impl_(std::move(act_impl)) {
+    if (act_impl_ != "auto" && act_impl_ != "post_op" && act_impl_ != "kernel")
+      fail(ErrorCode::kInvalidModel, desc_ + ": " + ops::kActivationImplAttr + " must be auto, post_op or kernel");
+  }
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
@@ -105,9 +154,11 @@ class ConvKernel final : public Kernel {
     if (b) bind(bias_, b->data);
     conv_.execute(cpu_stream(), args_);
     cpu_stream().wait();
+    if (native_act_) epilogue_->run(y, ctx.num_threads);
   }
 
   std::string impl_name() const override {
+    if (native_act_) return "onednn.conv+activation_kernel";
     return residual_ || !act_.op.empty() ? "onednn.conv+post_ops" : "onednn.conv";
   }
 
@@ -140,9 +191,12 @@ class ConvKernel final : public Kernel {
                                        any_w, plain_md({ws[0]}), dst, strides, dil, pl, pr)
                             : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                                        any_w, dst, strides, dil, pl, pr);
-      dnnl::primitive_attr attr;
-      if (residual_ || !act_.op.empty()) attr.set_post_ops(make_post_ops(act_, residual_));
-      cf::primitive_desc pd(d, attr, cpu_engine());
+      cf::primitive_desc pd(d, post_ops_attr(act_), cpu_engine());
+      native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
+      if (native_act_) {
+        pd = cf::primitive_desc(d, post_ops_attr({}), cpu_engine());
+        if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+      }
       conv_ = cf(pd);
       weights_.reset(user_w, pd.weights_desc());
     } catch (const dnnl::error& e) {
@@ -155,6 +209,13 @@ class ConvKernel final : public Kernel {
       bias_ = unbound_memory(plain_md({ws[0]}));
       args_[DNNL_ARG_BIAS] = bias_;
     }
+  }
+
+  /// The post-ops: the residual sum (if any), then `act` (if any).
+  dnnl::primitive_attr post_ops_attr(const ops::FusedActivation& act) const {
+    dnnl::primitive_attr attr;
+    if (residual_ || !act.op.empty()) attr.set_post_ops(make_post_ops(act, residual_));
+    return attr;
   }
 
   void check_residual(const TensorView& z, const TensorView& y) const {
@@ -180,6 +241,9 @@ class ConvKernel final : public Kernel {
   int64_t group_;
   ops::FusedActivation act_;
   bool residual_;
+  std::string act_impl_;
+  bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
+  std::unique_ptr<ActivationEpilogue> epilogue_;  // made on first need
   ShapeKey key_;
   dnnl::convolution_forward conv_;
   PackedWeights weights_;
@@ -195,7 +259,8 @@ GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const std::vector<DType>& 
 GEC_REGISTER_KERNEL(ops::kFusedConvDomain, ops::kFusedConvOp,
                     [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
                       for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
-                      return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3));
+                      return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3),
+                                                          n.get_string(ops::kActivationImplAttr, "auto"));
                     });
 
 }  // namespace
