@@ -181,6 +181,59 @@ TEST_F(Cli, RunWritesOutputsAndRefusesBadInputs) {
   EXPECT_EQ(gec("run " + p("m.gom") + " --input-dir " + p("case") + " --format txt").status, 2);
 }
 
+// xs: seq(float32) -> ys = SequenceInsert(xs, ConcatFromSequence(xs, axis 0)).
+void write_sequence_model(const fs::path& path) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("seq");
+  auto seq_type = [](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+  };
+  seq_type(g->add_input(), "xs");
+  seq_type(g->add_output(), "ys");
+  auto* cat = g->add_node();
+  cat->set_name("cat");
+  cat->set_op_type("ConcatFromSequence");
+  cat->add_input("xs");
+  cat->add_output("all");
+  auto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  auto* ins = g->add_node();
+  ins->set_name("append");
+  ins->set_op_type("SequenceInsert");
+  ins->add_input("xs");
+  ins->add_input("all");
+  ins->add_output("ys");
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+}
+
+TEST_F(Cli, RunReadsAndWritesSequences) {
+  write_sequence_model(dir_ / "seq.onnx");
+  fs::create_directories(dir_ / "seq_in");
+  const AnyValue xs = AnyValue::sequence(DType::kFloat32, {testing::make<float>({2}, {1, 2}), testing::make<float>({1}, {3})});
+  frontend::write_value_proto_file(p("seq_in/input_0.pb"), xs, "xs");
+  Result r = gec("run " + p("seq.onnx") + " --input-dir " + p("seq_in") + " --output-dir " + p("seq_out"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("seq(float32)[3]"), std::string::npos) << r.out;
+  AnyValue ys = frontend::read_value_proto_file(p("seq_out/output_0.pb"), ValueKind::kSequence);
+  ASSERT_EQ(ys.elements.size(), 3u);
+  EXPECT_EQ(testing::values<float>(ys.elements[2]), (std::vector<float>{1, 2, 3}));
+  // A sequence cannot come from a .npy file, and bench cannot generate one.
+  write_npy(p("x.npy"), testing::make<float>({2}, {1, 2}).view());
+  r = gec("run " + p("seq.onnx") + " --input xs=" + p("x.npy"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("SequenceProto"), std::string::npos) << r.out;
+  r = gec("bench " + p("seq.onnx") + " --iterations 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("tensor inputs only"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, InspectAndCorruptedFiles) {
   ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
   Result r = gec("inspect " + p("m.gom"));

@@ -14,6 +14,7 @@
 #include "frontend/onnx/tensor_proto.h"
 #include "onnx/onnx_pb.h"
 #include "ops/op_schema.h"
+#include "onnx_build.h"
 #include "test_util.h"
 
 namespace gec::frontend {
@@ -25,88 +26,7 @@ using ir::Graph;
 using ir::Node;
 using ir::Value;
 
-// ---- building models ------------------------------------------------------------------
-
-constexpr int kFloat = onnx::TensorProto::FLOAT;
-constexpr int kInt64 = onnx::TensorProto::INT64;
-constexpr int kBool = onnx::TensorProto::BOOL;
-
-// dims: "1,3,N,224": numbers are fixed dims, other words symbolic.
-void set_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::string& dims) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  std::stringstream ss(dims);
-  std::string d;
-  while (std::getline(ss, d, ',')) {
-    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) shape->add_dim()->set_dim_value(std::stoll(d));
-    else shape->add_dim()->set_dim_param(d);
-  }
-}
-
-void add_input(onnx::GraphProto* g, const std::string& name, int elem, const std::string& dims) {
-  set_type(g->add_input(), name, elem, dims);
-}
-void add_output(onnx::GraphProto* g, const std::string& name, int elem, const std::string& dims) {
-  set_type(g->add_output(), name, elem, dims);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
-                          const std::vector<std::string>& outs, const std::string& name = "") {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& i : ins) n->add_input(i);
-  for (const auto& o : outs) n->add_output(o);
-  return n;
-}
-
-onnx::AttributeProto* attr(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto::AttributeType t) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(t);
-  return a;
-}
-void attr_i(onnx::NodeProto* n, const std::string& name, int64_t v) { attr(n, name, onnx::AttributeProto::INT)->set_i(v); }
-void attr_f(onnx::NodeProto* n, const std::string& name, float v) { attr(n, name, onnx::AttributeProto::FLOAT)->set_f(v); }
-void attr_s(onnx::NodeProto* n, const std::string& name, const std::string& v) {
-  attr(n, name, onnx::AttributeProto::STRING)->set_s(v);
-}
-void attr_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = attr(n, name, onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-// An initializer with hand-written float data in float_data.
-void add_float_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                    const std::vector<float>& data) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(kFloat);
-  for (int64_t d : dims) t->add_dims(d);
-  for (float x : data) t->add_float_data(x);
-}
-void add_int64_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                    const std::vector<int64_t>& data) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(kInt64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t x : data) t->add_int64_data(x);
-}
-
-onnx::ModelProto new_model(int64_t opset, int64_t ir_version = 7) {
-  onnx::ModelProto m;
-  m.set_ir_version(ir_version);
-  m.set_producer_name("gec-test");
-  m.set_producer_version("0.1");
-  auto* imp = m.add_opset_import();
-  imp->set_domain("");
-  imp->set_version(opset);
-  m.mutable_graph()->set_name("main");
-  return m;
-}
+using namespace gec::testing::onnx_build;
 
 ImportResult import(const onnx::ModelProto& m, ImportOptions opt = {}, bool check_support = false) {
   opt.check_support = check_support;

@@ -42,9 +42,14 @@ std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags&
                                     const SessionOptions& so);
 
 /// Reads the inputs given by --input-dir (input_K.pb) and --input NAME=FILE
-/// (.pb or .npy) in the session's input order.
-std::vector<Tensor> read_inputs(const Session& s, const std::string& input_dir,
-                                const std::vector<std::string>& named);
+/// (.pb or .npy) in the session's input order. A sequence or optional input
+/// is read from an ONNX SequenceProto / OptionalProto .pb file.
+std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir,
+                                  const std::vector<std::string>& named);
+
+/// The tensors of `values`; kInvalidArgument naming `command` and the input
+/// when one is a sequence or optional (bench and profile time tensor models).
+std::vector<Tensor> tensor_inputs(const Session& s, const std::vector<AnyValue>& values, const std::string& command);
 
 /// True when stderr is a terminal (progress bars).
 bool stderr_is_tty();

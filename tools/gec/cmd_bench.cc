@@ -33,6 +33,9 @@ std::vector<Tensor> generated_inputs(const Session& s) {
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> uf(0.f, 1.f);
   for (const auto& io : s.inputs()) {
+    if (io.kind != ValueKind::kTensor)
+      fail(ErrorCode::kInvalidArgument, "cannot generate input '" + io.str() +
+                                            "': gec bench and gec profile generate tensor inputs only");
     Shape shape;
     for (int64_t d : io.dims) shape.push_back(d < 0 ? 1 : d);
     Tensor t(io.dtype, shape);
@@ -80,7 +83,8 @@ Loaded load(const BenchArgs& a, bool profile) {
   l.session = open_model(a.model, a.flags, so);
   l.load_ms = ms_since(t0);
   l.inputs = (a.input_dir.empty() && a.inputs.empty()) ? generated_inputs(*l.session)
-                                                        : read_inputs(*l.session, a.input_dir, a.inputs);
+                                                        : tensor_inputs(*l.session, read_inputs(*l.session, a.input_dir, a.inputs),
+                                                                        profile ? "profile" : "bench");
   for (auto& t : l.inputs) l.views.push_back(t.view());
   return l;
 }

@@ -19,6 +19,36 @@ struct RunArgs {
   int threads = 0;
   CompileFlags flags;
 };
+
+void print_tensor(const std::string& label, const Tensor& t) {
+  TensorStats st = summarize(t.view());
+  std::printf("  %-24s %-8s %-20s min %-12.6g max %-12.6g mean %-12.6g%s\n", label.c_str(), dtype_name(t.dtype()),
+              shape_str(t.shape()).c_str(), st.min, st.max, st.mean,
+              st.nan_count ? (" NaN x" + std::to_string(st.nan_count)).c_str() : "");
+}
+
+// One line per tensor; a sequence prints its length, then one line per element.
+void print_output(const std::string& name, const AnyValue& v) {
+  if (v.kind == ValueKind::kTensor) return print_tensor(name, v.tensor);
+  std::printf("  %-24s %s\n", name.c_str(), v.str().c_str());
+  if (!v.has_value) return;
+  if (!v.is_sequence_like()) return print_tensor("  (value)", v.tensor);
+  for (size_t j = 0; j < v.elements.size(); ++j) print_tensor("  [" + std::to_string(j) + "]", v.elements[j]);
+}
+
+// output_K.pb (a TensorProto, SequenceProto or OptionalProto) or, for npy,
+// output_K.npy / one output_K_J.npy per sequence element.
+void write_output(const std::string& dir, const std::string& format, size_t k, const std::string& name,
+                  const AnyValue& v) {
+  const std::string stem = (fs::path(dir) / ("output_" + std::to_string(k))).string();
+  if (format == "pb") return frontend::write_value_proto_file(stem + ".pb", v, name);
+  if (!v.is_sequence_like()) {
+    if (v.has_value) write_npy(stem + ".npy", v.tensor.view());
+    return;
+  }
+  for (size_t j = 0; j < v.elements.size(); ++j) write_npy(stem + "_" + std::to_string(j) + ".npy", v.elements[j].view());
+}
+
 }  // namespace
 
 Command add_run(CLI::App& root) {
@@ -35,24 +65,16 @@ Command add_run(CLI::App& root) {
             SessionOptions so;
             so.num_threads = a->threads;
             auto session = open_model(a->model, a->flags, so);
-            std::vector<Tensor> inputs = read_inputs(*session, a->input_dir, a->inputs);
-            std::vector<TensorView> views;
-            for (auto& t : inputs) views.push_back(t.view());
+            std::vector<AnyValue> inputs = read_inputs(*session, a->input_dir, a->inputs);
             auto t0 = std::chrono::steady_clock::now();
-            std::vector<Tensor> outs = session->run(views);
+            std::vector<AnyValue> outs = session->run_values(inputs);
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             if (!a->output_dir.empty()) fs::create_directories(a->output_dir);
             std::printf("ran %s in %.2f ms (first run)\n", a->model.c_str(), ms);
             for (size_t k = 0; k < outs.size(); ++k) {
               const auto& io = session->outputs()[k];
-              TensorStats st = summarize(outs[k].view());
-              std::printf("  %-24s %-8s %-20s min %-12.6g max %-12.6g mean %-12.6g%s\n", io.name.c_str(),
-                          dtype_name(outs[k].dtype()), shape_str(outs[k].shape()).c_str(), st.min, st.max, st.mean,
-                          st.nan_count ? (" NaN x" + std::to_string(st.nan_count)).c_str() : "");
-              if (a->output_dir.empty()) continue;
-              fs::path p = fs::path(a->output_dir) / ("output_" + std::to_string(k) + "." + a->format);
-              if (a->format == "npy") write_npy(p.string(), outs[k].view());
-              else frontend::write_tensor_proto_file(p.string(), outs[k].view(), io.name);
+              print_output(io.name, outs[k]);
+              if (!a->output_dir.empty()) write_output(a->output_dir, a->format, k, io.name, outs[k]);
             }
             return 0;
           }};

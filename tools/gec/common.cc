@@ -58,25 +58,32 @@ std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags&
   return Session::load(path, so);
 }
 
-static Tensor read_tensor_file(const std::string& file, std::string* name) {
-  if (ends_with(file, ".npy")) return read_npy(file);
-  return frontend::read_tensor_proto_file(file, name);
+// A .npy file (tensors only) or an ONNX proto file of the input's kind.
+static AnyValue read_value_file(const std::string& file, const IoInfo& io, std::string* name) {
+  if (!ends_with(file, ".npy")) return frontend::read_value_proto_file(file, io.kind, name);
+  if (io.kind != ValueKind::kTensor)
+    fail(ErrorCode::kInvalidArgument, file + ": input '" + io.str() +
+                                          "' is not a tensor; give it as an ONNX SequenceProto/OptionalProto .pb file");
+  return AnyValue::of_tensor(read_npy(file));
 }
 
-std::vector<Tensor> read_inputs(const Session& s, const std::string& input_dir, const std::vector<std::string>& named) {
+std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir, const std::vector<std::string>& named) {
   const auto& ios = s.inputs();
-  std::vector<Tensor> inputs(ios.size());
+  std::vector<AnyValue> inputs(ios.size());
+  std::vector<bool> given(ios.size(), false);
   if (!input_dir.empty()) {
     if (!fs::is_directory(input_dir)) fail(ErrorCode::kIo, input_dir + ": not a directory");
     for (size_t k = 0; k < ios.size(); ++k) {
       fs::path p = fs::path(input_dir) / ("input_" + std::to_string(k) + ".pb");
       if (!fs::exists(p)) continue;
       std::string name;
-      Tensor t = read_tensor_file(p.string(), &name);
+      AnyValue v = read_value_file(p.string(), ios[k], &name);
       size_t slot = k;
       for (size_t j = 0; j < ios.size(); ++j)
         if (!name.empty() && ios[j].name == name) slot = j;
-      inputs[slot] = std::move(t);
+      if (ios[slot].kind != ios[k].kind) v = read_value_file(p.string(), ios[slot], nullptr);
+      inputs[slot] = std::move(v);
+      given[slot] = true;
     }
   }
   for (const auto& spec : named) {
@@ -91,14 +98,26 @@ std::vector<Tensor> read_inputs(const Session& s, const std::string& input_dir, 
       for (const auto& io : ios) known += (known.empty() ? "" : ", ") + io.name;
       fail(ErrorCode::kInvalidArgument, "--input: the model has no input '" + name + "' (inputs: " + known + ")");
     }
-    inputs[slot] = read_tensor_file(spec.substr(eq + 1), nullptr);
+    inputs[slot] = read_value_file(spec.substr(eq + 1), ios[slot], nullptr);
+    given[slot] = true;
   }
   for (size_t j = 0; j < ios.size(); ++j)
-    if (!inputs[j].defined())
+    if (!given[j])
       fail(ErrorCode::kInvalidArgument, "missing input '" + ios[j].name + "' (" + ios[j].str() +
                                             "): give --input-dir with input_" + std::to_string(j) +
                                             ".pb or --input " + ios[j].name + "=FILE");
   return inputs;
+}
+
+std::vector<Tensor> tensor_inputs(const Session& s, const std::vector<AnyValue>& values, const std::string& command) {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind != ValueKind::kTensor)
+      fail(ErrorCode::kInvalidArgument, "gec " + command + " runs models with tensor inputs; input '" +
+                                            s.inputs()[i].str() + "' is not a tensor (use gec run)");
+    r.push_back(values[i].tensor);
+  }
+  return r;
 }
 
 bool stderr_is_tty() { return isatty(2) != 0; }

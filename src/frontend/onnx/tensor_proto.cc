@@ -232,4 +232,42 @@ void write_tensor_proto_file(const std::string& path, const TensorView& t, const
     fail(ErrorCode::kIo, "cannot write " + path + ": " + std::strerror(errno));
 }
 
+namespace {
+
+void fill_sequence(const AnyValue& v, onnx::SequenceProto* p) {
+  p->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const Tensor& e : v.elements) tensor_to_proto(e.view(), "", p->add_tensor_values());
+}
+
+template <typename Proto>
+void write_proto(const std::string& path, const Proto& p) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) fail(ErrorCode::kIo, "cannot create " + path + ": " + std::strerror(errno));
+  if (!p.SerializeToOstream(&f) || !f.flush()) fail(ErrorCode::kIo, "cannot write " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+void write_value_proto_file(const std::string& path, const AnyValue& v, const std::string& name) {
+  switch (v.kind) {
+    case ValueKind::kTensor: return write_tensor_proto_file(path, v.tensor.view(), name);
+    case ValueKind::kSequence: {
+      onnx::SequenceProto p;
+      p.set_name(name);
+      fill_sequence(v, &p);
+      return write_proto(path, p);
+    }
+    case ValueKind::kOptionalTensor:
+    case ValueKind::kOptionalSequence: {
+      onnx::OptionalProto p;
+      p.set_name(name);
+      const bool seq = v.kind == ValueKind::kOptionalSequence;
+      p.set_elem_type(seq ? onnx::OptionalProto::SEQUENCE : onnx::OptionalProto::TENSOR);
+      if (v.has_value && seq) fill_sequence(v, p.mutable_sequence_value());
+      if (v.has_value && !seq) tensor_to_proto(v.tensor.view(), "", p.mutable_tensor_value());
+      return write_proto(path, p);
+    }
+  }
+}
+
 }  // namespace gec::frontend

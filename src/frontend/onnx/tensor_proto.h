@@ -50,6 +50,10 @@ AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::str
 /// The whole content of a file. Errors: kIo naming the path and the reason.
 std::string read_file_bytes(const std::string& path);
 
+/// Writes `v` as one serialized TensorProto, SequenceProto or OptionalProto
+/// (by its kind) named `name`. Errors: kIo.
+void write_value_proto_file(const std::string& path, const AnyValue& v, const std::string& name);
+
 /// Writes `t` as one serialized TensorProto named `name`. Errors: kIo.
 void write_tensor_proto_file(const std::string& path, const TensorView& t, const std::string& name);
 
