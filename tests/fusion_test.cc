@@ -1,5 +1,5 @@
 // conv_activation_fusion and com.graphengine::FusedConv:
-//  - pattern tests: the graph after the pass against the expected one (op,
+//  - pattern tests: the graph after the pass (incl. a spelled-out HardSwish) against the expected one (op,
 //    domain, inputs, activation attributes, fused_from, output names), with
 //    outputs unchanged, and each guard (two consumers, graph output, Clip
 //    bound not constant, broadcasting residual, activation before the Add);
@@ -254,6 +254,56 @@ TEST(ConvActivationFusion, DumpedGraphHasOurDomain) {
   for (const auto& op : m.opset_import()) imported |= op.domain() == "com.graphengine";
   EXPECT_TRUE(imported);
   std::filesystem::remove_all(dir);
+}
+
+/// x -> Conv -> a spelled-out HardSwish of the conv output (form 0:
+/// Div(Mul(c, Clip(Add(c, 3), 0, 6)), 6) as paddle2onnx writes it; form 1:
+/// Mul(Div(Clip(Add(3, c), 0, 6), 6), c); form 2: Mul(c, HardSigmoid(c, 1/6, 1/2)));
+/// `three` replaces the 3 (a guard test passes another value).
+ir::Value* spelled_out_hardswish(ir::Graph& g, ir::Value* c, int form, float three = 3.f) {
+  auto k = [&g](const std::string& n, float v) { return g.add_constant(n, make<float>({}, {v})); };
+  auto node = [&g, c](const std::string& op, std::vector<ir::Value*> in, const std::string& out) {
+    ir::Node* n = g.add_node(op, in, {out}, out + "_node");
+    n->output(0)->type = c->type;
+    return n->output(0);
+  };
+  if (form == 2) {
+    ir::Value* h = node("HardSigmoid", {c}, "hs");
+    h->producer()->set_attr(ir::Attribute::Float("alpha", 1.f / 6.f));
+    return node("Mul", {c, h}, "y");
+  }
+  ir::Value* a = form == 0 ? node("Add", {c, k("three", three)}, "a") : node("Add", {k("three", three), c}, "a");
+  ir::Value* r6 = node("Clip", {a, k("zero", 0.f), k("six", 6.f)}, "r6");
+  if (form == 0) return node("Div", {node("Mul", {c, r6}, "m"), k("six2", 6.f)}, "y");
+  return node("Mul", {node("Div", {r6, k("six2", 6.f)}, "d"), c}, "y");
+}
+
+TEST(ConvActivationFusion, SpelledOutHardSwishJoinsTheConv) {
+  for (int form = 0; form < 3; ++form) {
+    ir::Graph g;
+    ir::Node* conv = add_conv(g, input(g, "x", {1, 2, 3, 3}));
+    g.outputs().push_back(spelled_out_hardswish(g, conv->output(0), form));
+    run_pass_and_compare(g, {{"x", wave({1, 2, 3, 3})}}, 2);  // HardSwish, then Conv + HardSwish
+    EXPECT_EQ(ops_of(g), (std::vector<std::string>{"FusedConv"})) << "form " << form;
+    ir::Node* f = only_node(g, "FusedConv");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->get_string("activation", "?"), "HardSwish");
+    EXPECT_EQ(f->fused_from.front(), "conv1");
+    EXPECT_EQ(f->fused_from.size(), form == 2 ? 3u : 5u) << "form " << form;
+    EXPECT_EQ(g.outputs()[0]->name(), "y");
+  }
+}
+
+TEST(ConvActivationFusion, SpelledOutHardSwishGuards) {
+  for (int which = 0; which < 2; ++which) {
+    ir::Graph g;
+    ir::Node* conv = add_conv(g, input(g, "x", {1, 2, 3, 3}));
+    g.outputs().push_back(spelled_out_hardswish(g, conv->output(0), 0, which == 0 ? 2.f : 3.f));
+    if (which == 1) g.outputs().push_back(g.find_value("r6"));  // an intermediate is a graph output
+    const std::vector<std::string> before = ops_of(g);
+    EXPECT_EQ(make_conv_activation_fusion()->run(g), 0) << "case " << which;
+    EXPECT_EQ(ops_of(g), before) << "case " << which;
+  }
 }
 
 // ---- kernel tests -------------------------------------------------------------

@@ -19,6 +19,18 @@
 // min <= max). The residual z must have the Conv output's exact type (static
 // or same-named dims): the sum post-op cannot broadcast.
 //
+// One more rule first puts a HardSwish that an exporter spelled out back
+// together (paddle2onnx, older PyTorch), so that the Conv before it can
+// take it and one elementwise pass replaces four even where it cannot:
+//
+//   Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6)    -> HardSwish(x)
+//   Mul(x, Div(Clip(Add(x, 3), 0, 6), 6))    -> HardSwish(x)   (operands of Add/Mul in either order)
+//   Mul(x, HardSigmoid(x, 1/6, 1/2))         -> HardSwish(x)
+//
+// HardSwish-14 is x * max(0, min(1, x/6 + 1/2)): the same function, within
+// a rounding or two. Guards: the constants are float32 scalars of exactly
+// those values, every intermediate is read once and is not a graph output.
+//
 // Runs after the weight foldings (conv_bn_folding, conv_scale_folding),
 // which only match a plain Conv.
 #include "ops/fused_conv.h"
@@ -100,7 +112,89 @@ bool fuse_activation(ir::Graph& g, ir::Node* act) {
   return true;
 }
 
-bool fuse(ir::Graph& g, ir::Node* n) { return fuse_residual(g, n) || fuse_activation(g, n); }
+/// `v`'s producer when it is an ai.onnx `op` in `g` and `v` its only reader's input.
+ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) {
+  ir::Node* p = v ? v->producer() : nullptr;
+  if (!is_op(p, op) || p->owner() != &g || !single_consumer(g, v).first) return nullptr;
+  return p;
+}
+
+/// True when `v` is a float32 constant with one element equal to `want`.
+bool const_is(const ir::Value* v, float want) {
+  auto f = const_floats(v);
+  return f && f->size() == 1 && (*f)[0] == want;
+}
+
+/// The x of Clip(Add(x, 3), 0, 6) (Add operands in either order), or null.
+ir::Value* relu6_of_x_plus_3(const ir::Graph& g, const ir::Value* v) {
+  ir::Node* clip = sole_producer(g, v, "Clip");
+  if (!clip || !const_is(clip->input(1), 0.f) || !const_is(clip->input(2), 6.f)) return nullptr;
+  ir::Node* add = sole_producer(g, clip->input(0), "Add");
+  if (!add || add->inputs().size() != 2) return nullptr;
+  for (int side = 0; side < 2; ++side)
+    if (const_is(add->input(1 - side), 3.f)) return add->input(side);
+  return nullptr;
+}
+
+/// The x when `mul` is Mul(x, r) or Mul(r, x) and `part(r)` returns x.
+template <typename F>
+ir::Value* mul_of_x_and(const ir::Node* mul, F part) {
+  if (!is_op(mul, "Mul") || mul->inputs().size() != 2) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    ir::Value* x = mul->input(side);
+    if (x && part(mul->input(1 - side)) == x) return x;
+  }
+  return nullptr;
+}
+
+/// The x for which `root` computes HardSwish(x) in one of the spelled-out forms.
+ir::Value* spelled_out_hardswish(const ir::Graph& g, const ir::Node* root) {
+  auto div6 = [&g](const ir::Value* v) -> ir::Value* {  // Div(Clip(Add(x, 3), 0, 6), 6)
+    ir::Node* d = sole_producer(g, v, "Div");
+    return d && const_is(d->input(1), 6.f) ? relu6_of_x_plus_3(g, d->input(0)) : nullptr;
+  };
+  auto hard_sigmoid = [&g](const ir::Value* v) -> ir::Value* {
+    ir::Node* h = sole_producer(g, v, "HardSigmoid");
+    return h && h->get_float("alpha", 0.2f) == 1.f / 6.f && h->get_float("beta", 0.5f) == 0.5f ? h->input(0)
+                                                                                                : nullptr;
+  };
+  if (is_op(root, "Div") && const_is(root->input(1), 6.f)) {
+    ir::Node* mul = sole_producer(g, root->input(0), "Mul");
+    return mul ? mul_of_x_and(mul, [&g](const ir::Value* v) { return relu6_of_x_plus_3(g, v); }) : nullptr;
+  }
+  if (ir::Value* x = mul_of_x_and(root, div6)) return x;
+  return mul_of_x_and(root, hard_sigmoid);
+}
+
+// Rule: a spelled-out HardSwish -> HardSwish (the Conv rule takes it next sweep).
+bool fuse_hardswish(ir::Graph& g, ir::Node* root) {
+  if (!root->output(0) || root->output(0)->type.dtype != DType::kFloat32) return false;
+  ir::Value* x = spelled_out_hardswish(g, root);
+  if (!x) return false;
+  ir::Node* hs = g.add_node("HardSwish", {x}, {g.unique_name(root->output(0)->name())}, root->name);
+  hs->output(0)->type = root->output(0)->type;
+  if (!replace_value(g, root->output(0), hs->output(0))) {
+    g.remove_node(hs);
+    return false;
+  }
+  // Remove the chain from the root up; each part now has no reader.
+  std::vector<ir::Node*> dead{root};
+  for (size_t i = 0; i < dead.size(); ++i)
+    for (ir::Value* in : dead[i]->inputs())
+      if (in && in != x && in->producer() && in->uses().size() == 1) dead.push_back(in->producer());
+  hs->fused_from.clear();
+  for (auto it = dead.rbegin(); it != dead.rend(); ++it) {  // source order: Add first
+    const ir::Node* n = *it;
+    if (n->fused_from.empty()) hs->fused_from.push_back(n->name);
+    hs->fused_from.insert(hs->fused_from.end(), n->fused_from.begin(), n->fused_from.end());
+  }
+  for (ir::Node* n : dead) remove_if_dead(g, n);
+  return true;
+}
+
+bool fuse(ir::Graph& g, ir::Node* n) {
+  return fuse_hardswish(g, n) || fuse_residual(g, n) || fuse_activation(g, n);
+}
 
 class ConvActivationFusion final : public Pass {
  public:
