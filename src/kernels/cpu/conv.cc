@@ -14,8 +14,9 @@
 // JIT code (blocked-layout convolutions). oneDNN 2.6's gemm-based convolution
 // on plain NCHW, which is what our layout gets almost always, applies them
 // element by element instead (measured 17x slower than the conv itself on a
-// mobilenet_v2 1x1 conv); there the ai.onnx activation kernel runs in place
-// on Y right after the convolution (ActivationEpilogue). The attribute
+// mobilenet_v2 1x1 conv); there the activation runs in place on Y right
+// after the convolution (ActivationEpilogue: a vectorized loop for the
+// piecewise-linear ones, the ai.onnx kernel for the others). The attribute
 // ops::kActivationImplAttr forces either way (tests, measurements).
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
@@ -84,14 +85,15 @@ dnnl::post_ops make_post_ops(const ops::FusedActivation& a, bool residual) {
   return po;
 }
 
-/// The activation as its ai.onnx unary kernel (vectorized, NaN-propagating),
-/// run in place on Y right after the convolution. Used where the chosen
+/// The activation run in place on Y right after the convolution, with ONNX's
+/// NaN propagation: Clip/LeakyRelu/HardSigmoid/HardSwish as a loop here, the
+/// others by their ai.onnx unary kernel (Relu/Sigmoid/Tanh vectorized). Used where the chosen
 /// oneDNN implementation would apply eltwise post-ops one element at a time:
 /// oneDNN 2.6's gemm-based convolution on plain NCHW does, and turned a
 /// 0.35 ms 1x1 conv + Relu6 of mobilenet_v2 into 6 ms.
 class ActivationEpilogue {
  public:
-  explicit ActivationEpilogue(const ops::FusedActivation& a) {
+  explicit ActivationEpilogue(const ops::FusedActivation& a) : act_(a) {
     ir::Value* y = g_.add_value("y", ir::TensorType{DType::kFloat32, false, {}});
     ir::Node* n = ops::add_activation_node(g_, a, y, "activation");
     kernel_ = create_kernel(*n);
@@ -102,6 +104,7 @@ class ActivationEpilogue {
   }
 
   void run(TensorView& y, int num_threads) {
+    if (piecewise_linear(y.as<float>(), y.numel(), num_threads)) return;
     ctx_.inputs[0] = &y;  // in place: every unary kernel reads element i before writing it
     ctx_.outputs[0] = &y;
     ctx_.num_threads = num_threads;
@@ -109,6 +112,37 @@ class ActivationEpilogue {
   }
 
  private:
+  /// Clip, LeakyRelu, HardSigmoid, HardSwish as one vectorized loop here
+  /// (the ai.onnx HardSwish kernel is a scalar one with branches, ~5x
+  /// slower); the comparisons are written so that NaN stays NaN, as ONNX
+  /// says. False for the other activations.
+  static float clamp01(float v) {  // NaN stays NaN
+    v = v < 0.f ? 0.f : v;
+    return v > 1.f ? 1.f : v;
+  }
+
+  bool piecewise_linear(float* y, int64_t n, int num_threads) const {
+    const float a = act_.alpha, b = act_.beta;
+    const bool big = n > 32768;
+    if (act_.op == "Clip") {
+#pragma omp parallel for simd num_threads(num_threads) if (big)
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < a ? a : (y[i] > b ? b : y[i]);
+    } else if (act_.op == "LeakyRelu") {
+#pragma omp parallel for simd num_threads(num_threads) if (big)
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.f ? a * y[i] : y[i];
+    } else if (act_.op == "HardSigmoid") {
+#pragma omp parallel for simd num_threads(num_threads) if (big)
+      for (int64_t i = 0; i < n; ++i) y[i] = clamp01(a * y[i] + b);
+    } else if (act_.op == "HardSwish") {
+#pragma omp parallel for simd num_threads(num_threads) if (big)
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * clamp01(y[i] * (1.f / 6.f) + 0.5f);
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  ops::FusedActivation act_;
   ir::Graph g_;
   std::unique_ptr<Kernel> kernel_;
   std::vector<TensorView> bounds_;  // Clip's min / max
@@ -158,8 +192,8 @@ class ConvKernel final : public Kernel {
   }
 
   std::string impl_name() const override {
-    if (native_act_) return "onednn.conv+activation_kernel";
-    return residual_ || !act_.op.empty() ? "onednn.conv+post_ops" : "onednn.conv";
+    // Asked before the first run too, when the activation's way is not chosen yet.
+    return residual_ || !act_.op.empty() ? "onednn.conv+fused" : "onednn.conv";
   }
 
  private:
