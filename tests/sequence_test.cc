@@ -197,6 +197,28 @@ TEST(Optional, HasGetAndNone) {
   }
 }
 
+// A tensor fed to a sequence op, and a sequence declared as a tensor output:
+// refused at compile time, naming the node and the value (they would
+// otherwise reach kernels that read the wrong kind of value).
+TEST(Sequence, KindMismatchesAreRefusedAtCompileTime) {
+  onnx::ModelProto m = new_model(17, 8);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "2");
+  add_input(g, "p", kInt64, "");
+  add_node(g, "SequenceAt", {"x", "p"}, {"y"}, "at");
+  add_output(g, "y", kFloat, "");
+  expect_error([&] { compile_and_load(m, 0); }, ErrorCode::kInvalidModel,
+               "node 'at' (SequenceAt): input 0 'x' is float32[2], the op needs a sequence");
+
+  onnx::ModelProto m2 = new_model(17, 8);
+  auto* g2 = m2.mutable_graph();
+  add_input(g2, "x", kFloat, "2");
+  add_node(g2, "SequenceConstruct", {"x"}, {"s"}, "make");
+  add_output(g2, "s", kFloat, "2");
+  expect_error([&] { compile_and_load(m2, 0); }, ErrorCode::kInvalidModel,
+               "node 'make' (SequenceConstruct): output 's' is float32[2], the op needs a sequence");
+}
+
 TEST(Sequence, MapInputsAreRefusedAtCompileTime) {
   onnx::ModelProto m = new_model(17, 8);
   auto* g = m.mutable_graph();

@@ -81,6 +81,14 @@ struct OpRegistrar {
 #define GEC_REGISTER_OP(...) \
   static ::gec::ops::OpRegistrar GEC_OP_CONCAT(gec_op_reg_, __LINE__)(__VA_ARGS__)
 
+/// Checks that every value is of the kind its ops make and take (ONNX IR
+/// types: sequence ops take and make sequences, Optional makes optionals,
+/// Identity/If/Loop pass kinds through, every other op works on tensors),
+/// in `g` and its subgraphs. With `fix_untyped`, a value ONNX gave no type
+/// takes the kind its producer makes. Errors: kInvalidModel naming the node
+/// and the value (e.g. a sequence declared as a tensor graph output).
+void check_value_kinds(ir::Graph& g, bool fix_untyped);
+
 // ---- helpers shared by infer functions --------------------------------------
 
 /// Numpy-style multidirectional broadcast (ONNX "Broadcasting in ONNX");

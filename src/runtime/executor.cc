@@ -33,6 +33,8 @@ Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num
       }
     }
   });
+  // The kernels trust value kinds (a sequence slot vs tensor bytes).
+  ops::check_value_kinds(graph, /*fix_untyped=*/false);
   ir::for_each_graph(graph, [&](ir::Graph& g) { build(g); });
   find_bindable_outputs();
 }

@@ -539,6 +539,7 @@ ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, cons
   });
   r.graph->verify();
   if (options.check_support) check_support(*r.graph, opsets);
+  ops::check_value_kinds(*r.graph, /*fix_untyped=*/true);
   return r;
 }
 
