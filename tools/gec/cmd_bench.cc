@@ -72,6 +72,19 @@ struct Loaded {
   std::vector<Tensor> inputs;
   std::vector<TensorView> views;
   double load_ms = 0;
+  bool generated = false;  // inputs made by generated_inputs()
+
+  /// The first run; when it fails on generated inputs, says how to give real ones.
+  void first_run() {
+    try {
+      session->run(views);
+    } catch (const Error& e) {
+      if (!generated || e.code() == ErrorCode::kInternal) throw;
+      throw Error(e.code(), std::string(e.what()) +
+                                " (on generated inputs, every dynamic dim set to 1: give real inputs with "
+                                "--input-dir / --input, or fix the dims with --input-shape)");
+    }
+  }
 };
 
 Loaded load(const BenchArgs& a, bool profile) {
@@ -82,7 +95,8 @@ Loaded load(const BenchArgs& a, bool profile) {
   auto t0 = Clock::now();
   l.session = open_model(a.model, a.flags, so);
   l.load_ms = ms_since(t0);
-  l.inputs = (a.input_dir.empty() && a.inputs.empty()) ? generated_inputs(*l.session)
+  l.generated = a.input_dir.empty() && a.inputs.empty();
+  l.inputs = l.generated ? generated_inputs(*l.session)
                                                         : tensor_inputs(*l.session, read_inputs(*l.session, a.input_dir, a.inputs),
                                                                         profile ? "profile" : "bench");
   for (auto& t : l.inputs) l.views.push_back(t.view());
@@ -108,7 +122,7 @@ Command add_bench(CLI::App& root) {
   return {app, [a]() {
             Loaded l = load(*a, false);
             auto t0 = Clock::now();
-            l.session->run(l.views);
+            l.first_run();
             const double first_ms = ms_since(t0);
             for (int i = 0; i < a->warmup; ++i) l.session->run(l.views);
             std::vector<double> times;
@@ -153,7 +167,7 @@ Command add_profile(CLI::App& root) {
   app->add_option("--trace", a->trace, "write Chrome trace-event JSON (open in Perfetto)");
   return {app, [a]() {
             Loaded l = load(*a, true);
-            l.session->run(l.views);  // warm-up: primitive creation is not per-run cost
+            l.first_run();  // warm-up: primitive creation is not per-run cost
             l.session->reset_profile();
             for (int i = 0; i < a->iterations; ++i) l.session->run(l.views);
             auto prof = l.session->profile();
