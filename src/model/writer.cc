@@ -36,30 +36,46 @@ void put_inline_tensor(const Tensor& t, gom::InlineTensor* out) {
   }
 }
 
-// Lays constant data out in WEIGHTS, each tensor at a 64-byte aligned offset.
+// Lays constant data out in WEIGHTS, each tensor at a 64-byte aligned
+// offset. Only the layout is decided here; write_gom copies each tensor once,
+// straight into the file image.
 class WeightsBuilder {
  public:
   // Returns the offset of `t`'s bytes; tensors already placed (same storage,
-  // same size) are not written twice.
+  // same size) are not placed twice.
   uint64_t place(const Tensor& t) {
     auto key = std::make_pair(t.data(), t.bytes());
     auto it = placed_.find(key);
     if (it != placed_.end()) return it->second;
-    const uint64_t off = align_up(blob_.size(), kWeightAlign);
-    blob_.resize(off + t.bytes(), 0);
-    if (t.bytes() > 0) std::memcpy(blob_.data() + off, t.data(), t.bytes());
+    const uint64_t off = align_up(size_, kWeightAlign);
+    size_ = off + t.bytes();
+    pieces_.push_back({static_cast<const uint8_t*>(t.data()), t.bytes(), off});
     placed_.emplace(key, off);
     return off;
   }
-  std::vector<uint8_t>& blob() { return blob_; }
+  uint64_t size() const { return size_; }
+  /// Copies every placed tensor into `dst` (size() bytes, padding zeroed).
+  void copy_to(uint8_t* dst) const {
+    uint64_t at = 0;
+    for (const Piece& p : pieces_) {
+      std::memset(dst + at, 0, p.offset - at);
+      if (p.bytes) std::memcpy(dst + p.offset, p.data, p.bytes);
+      at = p.offset + p.bytes;
+    }
+  }
 
  private:
+  struct Piece {
+    const uint8_t* data;
+    uint64_t bytes, offset;
+  };
   struct KeyHash {
     size_t operator()(const std::pair<void*, size_t>& k) const {
       return std::hash<void*>()(k.first) ^ (std::hash<size_t>()(k.second) * 31);
     }
   };
-  std::vector<uint8_t> blob_;
+  uint64_t size_ = 0;
+  std::vector<Piece> pieces_;
   std::unordered_map<std::pair<void*, size_t>, uint64_t, KeyHash> placed_;
 };
 
@@ -142,7 +158,7 @@ gom::Model build_model(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset
     for (const ir::Value* v : g->inputs()) pg->add_inputs(v->id);
     for (const ir::Value* v : g->outputs()) pg->add_outputs(v->id);
   }
-  m.set_weights_bytes(static_cast<int64_t>(weights.blob().size()));
+  m.set_weights_bytes(static_cast<int64_t>(weights.size()));
   return m;
 }
 
@@ -161,29 +177,37 @@ std::vector<uint8_t> write_gom(ir::Graph& main_graph, int64_t arena_bytes, int32
   std::string model_def;
   GEC_CHECK(model.SerializeToString(&model_def), "write_gom: MODEL_DEF does not serialize (over 2 GB?)");
 
-  // MODEL_DEF, METADATA, then WEIGHTS at an aligned offset (padding is zeros).
+  // MODEL_DEF, METADATA, then WEIGHTS at an aligned offset (padding is
+  // zeros). The weights, most of the file, are copied once, into place.
   struct Part { PartitionKind kind; const uint8_t* data; uint64_t size; };
-  const std::vector<uint8_t>& w = weights.blob();
   const Part parts[] = {
       {PartitionKind::kModelDef, reinterpret_cast<const uint8_t*>(model_def.data()), model_def.size()},
       {PartitionKind::kMetadata, reinterpret_cast<const uint8_t*>(metadata_json.data()), metadata_json.size()},
-      {PartitionKind::kWeights, w.data(), w.size()},
+      {PartitionKind::kWeights, nullptr, weights.size()},
   };
   const uint32_t count = sizeof(parts) / sizeof(parts[0]);
   uint64_t cursor = kHeaderSize + count * sizeof(PartitionEntry);
   std::vector<PartitionEntry> table(count);
   for (uint32_t i = 0; i < count; ++i) {
     if (parts[i].kind == PartitionKind::kWeights) cursor = align_up(cursor, kWeightAlign);
-    table[i] = PartitionEntry{static_cast<uint32_t>(parts[i].kind), 0, cursor, parts[i].size,
-                              XXH64(parts[i].data, parts[i].size, 0)};
+    table[i] = PartitionEntry{static_cast<uint32_t>(parts[i].kind), 0, cursor, parts[i].size, 0};
     cursor += parts[i].size;
   }
-
-  std::vector<uint8_t> out(cursor, 0);
+  std::vector<uint8_t> out;
+  out.reserve(cursor);
+  out.resize(kHeaderSize + count * sizeof(PartitionEntry), 0);
   for (uint32_t i = 0; i < count; ++i) {
+    out.resize(table[i].offset, 0);
+    if (parts[i].data) {
+      out.insert(out.end(), parts[i].data, parts[i].data + parts[i].size);
+    } else {
+      out.resize(out.size() + parts[i].size);  // value-initialized, then overwritten
+      weights.copy_to(out.data() + table[i].offset);
+    }
+    table[i].xxh64 = XXH64(out.data() + table[i].offset, parts[i].size, 0);
     put_pod(out, kHeaderSize + i * sizeof(PartitionEntry), table[i]);
-    if (parts[i].size) std::memcpy(out.data() + table[i].offset, parts[i].data, parts[i].size);
   }
+  GEC_CHECK(out.size() == cursor, "write_gom: layout mismatch");
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
   h.format_version = kFormatVersion;
