@@ -53,6 +53,10 @@ class Tensor {
   TensorView view() const { return TensorView{data_, dtype_, shape_}; }
   bool defined() const { return dtype_ != DType::kUndefined; }
 
+  /// Allocates storage for numel(shape) elements without zeroing it (string
+  /// tensors still get empty strings): for callers that overwrite every
+  /// element at once, where zero-filling would be a wasted pass.
+  static Tensor uninitialized(DType dtype, Shape shape);
   /// Deep copy of a view into new storage.
   static Tensor copy_of(const TensorView& v);
   /// Same storage, new shape with the same element count.

@@ -15,6 +15,7 @@
 #include "memory/planner.h"
 #include "model/writer.h"
 #include "passes/pass.h"
+#include "support/mapped_file.h"
 
 namespace gec {
 namespace {
@@ -22,18 +23,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorCode::kIo, path + ": cannot open");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string sha256_hex(const std::string& bytes) {
+std::string sha256_hex(const uint8_t* data, size_t size) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  EVP_Digest(data, size, md, &len, EVP_sha256(), nullptr);
   static const char* hex = "0123456789abcdef";
   std::string r;
   for (unsigned i = 0; i < len; ++i) {
@@ -74,11 +67,11 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
 
   auto t = Clock::now();
   if (opts.on_stage) opts.on_stage("parse", 0, 6);
-  const std::string bytes = read_file(path);
+  const auto file = MappedFile::open(path);  // parsed in place, not read into a copy
   frontend::ImportOptions io;
   io.input_shapes = opts.input_shapes;
   io.source_name = path;
-  frontend::ImportResult imported = frontend::import_onnx_bytes(bytes, dir_of(path), io);
+  frontend::ImportResult imported = frontend::import_onnx_bytes(file->data(), file->size(), dir_of(path), io);
   ir::Graph& g = *imported.graph;
   stages["parse"] = ms_since(t);
 
@@ -120,7 +113,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   meta["compiler"] = "GraphEngine";
   meta["compiler_version"] = version();
   meta["source_model"] = path;
-  meta["source_sha256"] = sha256_hex(bytes);
+  meta["source_sha256"] = sha256_hex(file->data(), file->size());
   meta["source_opset"] = imported.opset;
   meta["source_producer"] = imported.producer;
   meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes}};

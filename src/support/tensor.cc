@@ -45,28 +45,34 @@ void* aligned_alloc64(size_t bytes) {
 
 void aligned_free(void* p) { std::free(p); }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0) fail(ErrorCode::kInternal, "tensor with negative dim " + shape_str(shape_));
-  const int64_t n = numel();
-  if (dtype_ == DType::kString) {
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(uninitialized(dtype, std::move(shape))) {
+  if (dtype_ != DType::kString) std::memset(data_, 0, bytes());
+}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  for (int64_t d : shape)
+    if (d < 0) fail(ErrorCode::kInternal, "tensor with negative dim " + shape_str(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const int64_t n = t.numel();
+  if (dtype == DType::kString) {
     auto* arr = new std::string[static_cast<size_t>(n > 0 ? n : 1)];
-    data_ = arr;
-    owner_ = std::shared_ptr<void>(arr, [](void* p) { delete[] static_cast<std::string*>(p); });
+    t.data_ = arr;
+    t.owner_ = std::shared_ptr<void>(arr, [](void* p) { delete[] static_cast<std::string*>(p); });
   } else {
-    const size_t b = bytes();
-    void* p = aligned_alloc64(b);
-    std::memset(p, 0, b);
-    data_ = p;
-    owner_ = std::shared_ptr<void>(p, aligned_free);
+    void* p = aligned_alloc64(t.bytes());
+    t.data_ = p;
+    t.owner_ = std::shared_ptr<void>(p, aligned_free);
   }
+  return t;
 }
 
 Tensor::Tensor(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner)
     : dtype_(dtype), shape_(std::move(shape)), data_(data), owner_(std::move(owner)) {}
 
 Tensor Tensor::copy_of(const TensorView& v) {
-  Tensor t(v.dtype, v.shape);
+  Tensor t = uninitialized(v.dtype, v.shape);
   copy_tensor_data(v, t.view());
   return t;
 }

@@ -17,6 +17,7 @@
 #include "frontend/onnx/importer.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -33,6 +34,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "ops/op_schema.h"
+#include "support/mapped_file.h"
 
 namespace onnx::checker {
 // Defined and exported by libonnx 1.12 (checker.cc) but not declared in its
@@ -112,11 +114,14 @@ ModelFacts scan_model(onnx::GraphProto& main) {
 
 // ---- the steps before the IR ----------------------------------------------------------
 
-onnx::ModelProto parse_model(const std::string& bytes, const std::string& where) {
+onnx::ModelProto parse_model(const void* data, size_t size, const std::string& where) {
   onnx::ModelProto m;
-  if (!m.ParseFromString(bytes))
+  if (size > static_cast<size_t>(INT_MAX))
+    fail(ErrorCode::kUnsupported, where + ": the model is " + std::to_string(size) +
+                                      " bytes; ONNX files over 2 GiB must keep weights as external data");
+  if (!m.ParseFromArray(data, static_cast<int>(size)))
     fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (protobuf parsing failed after " +
-                                       std::to_string(bytes.size()) + " bytes; truncated or not a ModelProto)");
+                                       std::to_string(size) + " bytes; truncated or not a ModelProto)");
   if (!m.has_graph())
     fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no graph)");
   return m;
@@ -328,8 +333,7 @@ void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* ou
   const TypeMap types = collect_types(gp);
   Scope scope{outer, {}};
   for (auto& init : *gp.mutable_initializer()) {
-    scope.names[init.name()] = g.add_constant(init.name(), tensor_from_proto(init, model_dir_));
-    std::string().swap(*init.mutable_raw_data());  // the IR has its own copy now
+    scope.names[init.name()] = g.add_constant(init.name(), take_tensor_from_proto(&init, model_dir_));
   }
   for (const auto& in : gp.input()) {
     if (scope.names.count(in.name())) continue;  // an initializer: a constant with a default (IR >= 4)
@@ -552,15 +556,20 @@ std::string folder_of(const std::string& path) {
 }  // namespace
 
 ImportResult import_onnx_file(const std::string& path, const ImportOptions& options) {
-  const std::string bytes = read_file_bytes(path);
+  const auto file = MappedFile::open(path);
   const std::string where = options.source_name.empty() ? path : options.source_name;
-  return import_model(parse_model(bytes, where), folder_of(path), where, options);
+  return import_model(parse_model(file->data(), file->size(), where), folder_of(path), where, options);
+}
+
+ImportResult import_onnx_bytes(const void* data, size_t size, const std::string& model_dir,
+                               const ImportOptions& options) {
+  const std::string where = !options.source_name.empty() ? options.source_name
+                            : "model in memory (folder " + (model_dir.empty() ? std::string(".") : model_dir) + ")";
+  return import_model(parse_model(data, size, where), model_dir, where, options);
 }
 
 ImportResult import_onnx_bytes(const std::string& bytes, const std::string& model_dir, const ImportOptions& options) {
-  const std::string where = !options.source_name.empty() ? options.source_name
-                            : "model in memory (folder " + (model_dir.empty() ? std::string(".") : model_dir) + ")";
-  return import_model(parse_model(bytes, where), model_dir, where, options);
+  return import_onnx_bytes(bytes.data(), bytes.size(), model_dir, options);
 }
 
 }  // namespace gec::frontend

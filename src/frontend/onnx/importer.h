@@ -59,5 +59,9 @@ ImportResult import_onnx_file(const std::string& path, const ImportOptions& opti
 /// files are looked up.
 ImportResult import_onnx_bytes(const std::string& bytes, const std::string& model_dir,
                                const ImportOptions& options = {});
+/// Same, from serialized bytes the caller keeps alive during the call (e.g.
+/// a memory-mapped file).
+ImportResult import_onnx_bytes(const void* data, size_t size, const std::string& model_dir,
+                               const ImportOptions& options = {});
 
 }  // namespace gec::frontend

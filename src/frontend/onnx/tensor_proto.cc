@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -132,9 +133,25 @@ void read_typed_fields(const onnx::TensorProto& p, Tensor& t) {
 
 }  // namespace
 
+Tensor take_tensor_from_proto(onnx::TensorProto* p, const std::string& model_dir) {
+  const bool raw = dtype_is_valid(p->data_type()) && p->data_location() != onnx::TensorProto::EXTERNAL &&
+                   p->has_raw_data() && p->data_type() != static_cast<int32_t>(DType::kString);
+  if (!raw) return tensor_from_proto(*p, model_dir);
+  const DType dt = static_cast<DType>(p->data_type());
+  Shape dims = dims_of(*p);
+  if (static_cast<size_t>(shape_numel(dims)) * dtype_size(dt) != p->raw_data().size())
+    return tensor_from_proto(*p, model_dir);  // reports the size mismatch
+  std::shared_ptr<std::string> bytes(p->release_raw_data());
+  void* data = bytes->data();
+  return Tensor(dt, std::move(dims), data, std::shared_ptr<void>(bytes, bytes.get()));
+}
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
   if (!dtype_is_valid(p.data_type())) bad_tensor(p, "unsupported data_type " + std::to_string(p.data_type()));
-  Tensor t(static_cast<DType>(p.data_type()), dims_of(p));
+  const DType dt = static_cast<DType>(p.data_type());
+  // raw_data of the right size overwrites every byte (checked below): no zero-fill first.
+  const bool raw = p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() && dt != DType::kString;
+  Tensor t = raw ? Tensor::uninitialized(dt, dims_of(p)) : Tensor(dt, dims_of(p));
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     read_external(p, model_dir, t);
   } else if (p.has_raw_data()) {
@@ -164,7 +181,18 @@ void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorP
 std::string read_file_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(ErrorCode::kIo, "cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
+  // A regular file is read in one call into a string of its size (a
+  // growing stream buffer copied out costs seconds on a 100 MB model).
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && std::filesystem::is_regular_file(path, ec)) {
+    std::string bytes(static_cast<size_t>(size), '\0');
+    f.read(bytes.data(), static_cast<std::streamsize>(size));
+    if (f.gcount() != static_cast<std::streamsize>(size))
+      fail(ErrorCode::kIo, "cannot read " + path + ": short read");
+    return bytes;
+  }
+  std::ostringstream ss;  // a pipe or device: size unknown up front
   ss << f.rdbuf();
   if (f.bad()) fail(ErrorCode::kIo, "cannot read " + path + ": " + std::strerror(errno));
   return ss.str();

@@ -28,6 +28,11 @@ namespace gec::frontend {
 /// cannot be read or is too short.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& model_dir);
 
+/// Same, but a raw_data payload moves into the tensor instead of being
+/// copied (the proto loses it): for importing large initializers. Such
+/// storage is a std::string's, so 16-byte rather than 64-byte aligned.
+Tensor take_tensor_from_proto(onnx::TensorProto* proto, const std::string& model_dir);
+
 /// Fills `proto` (cleared first) with name, dtype, dims and data: raw_data for
 /// numeric dtypes, string_data for strings.
 void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorProto* proto);
