@@ -42,6 +42,8 @@ PassManager make_pipeline(int opt_level) {
   }
   // After every folding: those match a plain Conv, this makes it a FusedConv.
   if (opt_level >= 2) pm.add(make_conv_activation_fusion());  // + Add + Relu as oneDNN post-ops
+  // Last: it records layouts on the final nodes (and adds Reorders).
+  if (opt_level >= 2) pm.add(make_layout_propagation());  // nChw16c from conv to conv
   // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
   return pm;

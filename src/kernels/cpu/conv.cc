@@ -1,7 +1,10 @@
 // Conv (ONNX Conv-11) and com.graphengine::FusedConv (ops/fused_conv.h) on
 // CPU through oneDNN convolution_forward.
 //
-// src/dst stay in plain NC[D]HW layout (what the arena holds); the weights
+// src/dst are in plain NC[D]HW layout (what the arena holds) unless the pass
+// layout_propagation marked them blocked nChw16c (ops/layout.h: then the
+// blocked JIT convolutions run instead of the gemm one); Z always has dst's
+// layout (the pass guarantees it; the sum post-op adds it byte by byte). The weights
 // use the layout oneDNN prefers (format_tag::any), reordered once into a
 // kernel-owned buffer. Groups (incl. depthwise) map to oneDNN's 5-D/6-D
 // grouped weights {G, OC/G, IC/G, k...}, which is the ONNX [M, C/G, k...]
@@ -23,9 +26,11 @@
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
 #include <cstring>
 
+#include "kernels/cpu/layout_md.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/fused_conv.h"
+#include "ops/layout.h"
 #include "ops/nn_shape.h"
 
 namespace gec::kernels::cpu {
@@ -163,7 +168,10 @@ class ConvKernel final : public Kernel {
   /// `act_impl` is ops::kActivationImplAttr's value.
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, std::string act_impl = "auto")
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
-        act_(std::move(act)), residual_(residual), act_impl_(std::move(act_impl)) {
+        act_(std::move(act)), residual_(residual), act_impl_(std::move(act_impl)),
+        src_blocked_(ops::input_blocked(n, 0)), dst_blocked_(ops::output_blocked(n, 0)) {
+    if (residual_ && ops::input_blocked(n, 3) != dst_blocked_)
+      fail(ErrorCode::kInvalidModel, desc_ + ": residual Z must have the output's layout");
     if (act_impl_ != "auto" && act_impl_ != "post_op" && act_impl_ != "kernel")
       fail(ErrorCode::kInvalidModel, desc_ + ": " + ops::kActivationImplAttr + " must be auto, post_op or kernel");
   }
@@ -178,7 +186,10 @@ class ConvKernel final : public Kernel {
     require_f32(desc_, w.dtype);
     if (z) check_residual(*z, y);
     if (y.numel() == 0) return;
-    if (x.numel() == 0 || w.numel() == 0) return fill_bias(y, b, z);  // no input channels
+    if (x.numel() == 0 || w.numel() == 0) {  // no input channels
+      if (dst_blocked_) fail(ErrorCode::kInternal, desc_ + ": blocked output of an empty convolution");
+      return fill_bias(y, b, z);
+    }
     if (key_.update({x.shape, w.shape, b ? Shape{1} : Shape{0}})) build(x.shape, w.shape, b != nullptr, y.shape);
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
@@ -217,7 +228,8 @@ class ConvKernel final : public Kernel {
       wdims = {group_, ws[0] / group_};
       wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
     }
-    const memory::desc src = plain_md(xs), dst = plain_md(ys), user_w = plain_md(wdims);
+    const memory::desc src = activation_md(xs, src_blocked_), dst = activation_md(ys, dst_blocked_),
+                       user_w = plain_md(wdims);
     const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
     try {
       using cf = dnnl::convolution_forward;
@@ -276,6 +288,7 @@ class ConvKernel final : public Kernel {
   ops::FusedActivation act_;
   bool residual_;
   std::string act_impl_;
+  bool src_blocked_, dst_blocked_;  // nChw16c (ops/layout.h), else plain
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   std::unique_ptr<ActivationEpilogue> epilogue_;  // made on first need
   ShapeKey key_;

@@ -1,6 +1,8 @@
 // MaxPool (ONNX MaxPool-12), AveragePool (AveragePool-11), GlobalMaxPool and
 // GlobalAveragePool (-1) on CPU through oneDNN pooling_v2_forward, plain
-// NC[D]HW layout in and out.
+// NC[D]HW layout in and out, or nChw16c in and out where the pass
+// layout_propagation marked the input blocked (ops/layout.h; a global
+// pool's [N,C,1,1] output has the same bytes in both layouts).
 //
 // ceil_mode: the output size comes from the schema; the end padding handed to
 // oneDNN is stretched so that oneDNN's floor formula reproduces it. Padded
@@ -14,8 +16,10 @@
 #include <limits>
 
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/layout_md.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/layout.h"
 #include "ops/nn_shape.h"
 
 namespace gec::kernels::cpu {
@@ -23,15 +27,17 @@ namespace {
 
 using dnnl::memory;
 
-/// One oneDNN pooling primitive over plain src/dst, rebuilt when shapes change.
+/// One oneDNN pooling primitive over plain (or, when `blocked`, 16-channel
+/// blocked) src/dst, rebuilt when shapes change.
 struct PoolPrimitive {
   dnnl::pooling_v2_forward prim;
   memory src, dst;
+  bool blocked = false;
 
   void build(const std::string& who, dnnl::algorithm alg, const Shape& xs, const Shape& ys,
              const memory::dims& kernel, const memory::dims& strides, const memory::dims& dil,
              const memory::dims& pl, const memory::dims& pr) {
-    const memory::desc s = plain_md(xs), d = plain_md(ys);
+    const memory::desc s = activation_md(xs, blocked), d = activation_md(ys, blocked);
     try {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s, d, strides, kernel, dil, pl,
                                           pr);
@@ -56,7 +62,11 @@ class PoolKernel final : public Kernel {
       : desc_(n.describe()),
         raw_(ops::read_window_attrs(n)),
         is_max_(is_max),
-        include_pad_(n.get_int("count_include_pad", 0) != 0) {}
+        include_pad_(n.get_int("count_include_pad", 0) != 0) {
+    pool_.blocked = ops::input_blocked(n, 0);
+    if (pool_.blocked != ops::output_blocked(n, 0))
+      fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+  }
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
@@ -124,7 +134,12 @@ class PoolKernel final : public Kernel {
       if (cells == full || cells <= 0) continue;
       const float f = static_cast<float>(full) / static_cast<float>(cells);
       float* out = y.as<float>();
-      for (int64_t c = 0; c < planes; ++c) out[c * spatial + p] *= f;
+      if (!pool_.blocked) {
+        for (int64_t c = 0; c < planes; ++c) out[c * spatial + p] *= f;
+      } else {  // [N][C/16][spatial][16]
+        for (int64_t g = 0; g < planes / 16; ++g)
+          for (int64_t l = 0; l < 16; ++l) out[(g * spatial + p) * 16 + l] *= f;
+      }
     }
   }
 
@@ -139,7 +154,9 @@ class PoolKernel final : public Kernel {
 
 class GlobalPoolKernel final : public Kernel {
  public:
-  GlobalPoolKernel(const ir::Node& n, bool is_max) : desc_(n.describe()), is_max_(is_max) {}
+  GlobalPoolKernel(const ir::Node& n, bool is_max) : desc_(n.describe()), is_max_(is_max) {
+    pool_.blocked = ops::input_blocked(n, 0);  // the [N,C,1] output: same bytes either way
+  }
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);

@@ -1,0 +1,64 @@
+// com.graphengine::Reorder (ops/layout.h) on CPU: a oneDNN reorder between
+// plain nchw and blocked nChw16c float32 [N,C,H,W] (C % 16 == 0), the
+// primitive built once per input shape.
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+#include "ops/layout.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+using dnnl::memory;
+
+memory::format_tag layout_tag(const std::string& l) {
+  return l == ops::kBlockedLayout ? memory::format_tag::nChw16c : memory::format_tag::nchw;
+}
+
+class ReorderKernel final : public Kernel {
+ public:
+  explicit ReorderKernel(const ir::Node& n)
+      : desc_(n.describe()), from_(layout_tag(n.get_string("from", ""))), to_(layout_tag(n.get_string("to", ""))) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    require_f32(desc_, x.dtype);
+    if (x.shape.size() != 4 || x.shape[1] % ops::kBlockedChannels != 0)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": needs [N,C,H,W] with C % 16 == 0, got " + shape_str(x.shape));
+    if (y.numel() == 0) return;
+    if (key_.update({x.shape})) build(x.shape);
+    bind(src_, x.data);
+    bind(dst_, y.data);
+    reorder_.execute(cpu_stream(), src_, dst_);
+    cpu_stream().wait();
+  }
+
+  std::string impl_name() const override { return "onednn.reorder"; }
+
+ private:
+  void build(const Shape& s) {
+    const memory::desc from(to_dims(s), memory::data_type::f32, from_), to(to_dims(s), memory::data_type::f32, to_);
+    try {
+      src_ = unbound_memory(from);
+      dst_ = unbound_memory(to);
+      reorder_ = dnnl::reorder(src_, dst_);
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a reorder for " + shape_str(s), e);
+    }
+  }
+
+  std::string desc_;
+  memory::format_tag from_, to_;
+  ShapeKey key_;
+  memory src_, dst_;
+  dnnl::reorder reorder_;
+};
+
+GEC_REGISTER_KERNEL(ops::kReorderDomain, ops::kReorderOp,
+                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                      for (DType d : dts) require_f32(n, d);
+                      return std::make_unique<ReorderKernel>(n);
+                    });
+
+}  // namespace
+}  // namespace gec::kernels::cpu

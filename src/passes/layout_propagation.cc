@@ -1,0 +1,317 @@
+// layout_propagation: hold activations between oneDNN convolutions in the
+// blocked layout nChw16c (ops/layout.h) instead of plain NCHW.
+//
+// Why: on plain NCHW, oneDNN 2.6 runs every convolution as im2col + GEMM; on
+// nChw16c src and dst it runs its direct JIT kernels (faster, and they apply
+// eltwise post-ops in registers). A reorder around each convolution costs
+// about what that saves, so the layout must flow from conv to conv. Mixed
+// src/dst layouts are worse still: oneDNN falls back to its reference
+// convolution (hundreds of times slower), except for a first convolution
+// with 1 to 3 input channels (plain src, blocked dst is a JIT kernel).
+//
+// nChw16c of a float32 [N,C,H,W] with C % 16 == 0 has exactly NCHW's bytes,
+// so the value types, the memory plan and the arena stay as they are; the
+// decision is recorded on the nodes (__gec_layout_in / __gec_layout_out).
+//
+// Which ops read and write blocked values (each input/output entry):
+//   Conv, FusedConv   src and dst both blocked (or plain src with C <= 3,
+//                     blocked dst); Z has dst's layout. Eligible when the
+//                     output has C % 16 == 0 and the groups split channels
+//                     in multiples of 16 or are depthwise (oneDNN's JIT
+//                     kernels have no other blocked case).
+//   unary elementwise out[i] = f(in[i]): output has the input's layout.
+//   binary elementwise when every operand is blocked with the output's shape
+//                     or a one-element constant (no real broadcasting).
+//   Concat axis 1     when every input is blocked: per batch index, each
+//                     input's channel groups are one contiguous range of
+//                     the output, exactly as its channels are in NCHW (so
+//                     the concat kernel and the planner's in-place concat
+//                     work unchanged).
+//   MaxPool, AveragePool  blocked in and out; GlobalAverage/MaxPool read a
+//                     blocked input (the [N,C,1,1] output has the same
+//                     bytes in both layouts).
+// Everything else reads plain data. Never blocked: graph inputs and outputs,
+// values read inside a subgraph, values with a dim that is not static or 0.
+//
+// Algorithm: (1) a forward walk in topological order gives each node its
+// layouts: a convolution is blocked unless ruled out, the others follow
+// their inputs as above. (2) A backward walk marks which blocked values
+// "benefit": some consumer reads them blocked and is a convolution, a global
+// pool, or passes the layout on to a value that benefits. A convolution
+// whose output does not benefit and whose src would need a reorder to
+// blocked (or is a 1-3 channel first convolution) is ruled out: it would
+// only add reorders. (1)-(2) repeat until nothing changes. (A convolution
+// whose src arrives blocked stays blocked even when its output is then
+// reordered: a plain one would need its src reordered instead, and run the
+// slower gemm kernel.) (3) Where a consumer wants the
+// other layout of a value with H*W > 1, one com.graphengine::Reorder per
+// (value, layout) is inserted and shared by all such consumers (a value
+// with H = W = 1 has the same bytes in both layouts).
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/fused_conv.h"
+#include "ops/layout.h"
+#include "passes/pass.h"
+#include "passes/rewrite_util.h"
+
+namespace gec::passes {
+namespace {
+
+enum class Kind { kOther, kConv, kUnary, kBinary, kPool, kGlobalPool, kConcat };
+
+/// Which inputs/outputs of one node are (to be) blocked.
+struct NodeLayout {
+  std::vector<bool> in, out;
+  bool any() const {
+    for (bool b : in)
+      if (b) return true;
+    for (bool b : out)
+      if (b) return true;
+    return false;
+  }
+};
+
+bool is_fused_conv(const ir::Node* n) { return n->domain == ops::kFusedConvDomain && n->op_type == ops::kFusedConvOp; }
+
+Kind kind_of(const ir::Node* n) {
+  static const std::unordered_set<std::string> unary = {
+      "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
+      "Softplus", "Softsign", "Mish", "Exp", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"};
+  static const std::unordered_set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"};
+  if (is_fused_conv(n)) return Kind::kConv;
+  if (!n->domain.empty()) return Kind::kOther;
+  if (n->op_type == "Conv") return Kind::kConv;
+  if (unary.count(n->op_type)) return Kind::kUnary;
+  if (binary.count(n->op_type)) return Kind::kBinary;
+  if (n->op_type == "MaxPool" || n->op_type == "AveragePool") return Kind::kPool;
+  if (n->op_type == "GlobalAveragePool" || n->op_type == "GlobalMaxPool") return Kind::kGlobalPool;
+  if (n->op_type == "Concat") return Kind::kConcat;
+  return Kind::kOther;
+}
+
+/// Float32 [N,C,H,W], every dim static and > 0, C % 16 == 0: the shape a
+/// blocked value (or a reorder) needs.
+bool blockable_shape(const ir::Value* v) {
+  if (!v || !v->type.is_tensor() || v->type.dtype != DType::kFloat32 || !v->type.is_static()) return false;
+  const Shape s = v->type.static_shape();
+  if (s.size() != 4) return false;
+  for (int64_t d : s)
+    if (d <= 0) return false;
+  return s[1] % ops::kBlockedChannels == 0;
+}
+
+/// H = W = 1: nChw16c and NCHW are the same bytes; no reorder needed.
+bool layout_free(const ir::Value* v) {
+  const Shape s = v->type.static_shape();
+  return s[2] * s[3] == 1;
+}
+
+/// A value this pass may hold blocked: computed in `g`, blockable shape, not
+/// a graph output, read only by nodes of `g`.
+bool candidate(const ir::Graph& g, const ir::Value* v) {
+  if (!blockable_shape(v) || v->is_constant() || !v->producer() || v->producer()->owner() != &g ||
+      g.is_graph_output(v))
+    return false;
+  for (const auto& [user, idx] : v->uses())
+    if (user->owner() != &g) return false;
+  return true;
+}
+
+bool one_element_constant(const ir::Value* v) {
+  return v && v->is_constant() && v->constant->numel() == 1 && v->type.dtype == DType::kFloat32;
+}
+
+/// A convolution oneDNN runs as a JIT kernel with blocked dst: 2-D, output
+/// C % 16 == 0, and either a first convolution (1-3 input channels, one
+/// group: plain src) or input channels, groups as JIT's blocked kernels take.
+bool conv_eligible(const ir::Graph& g, const ir::Node* n) {
+  const ir::Value* x = n->input(0);
+  const ir::Value* w = n->input(1);
+  if (!candidate(g, n->output(0)) || !x || !w || !x->type.is_static() || !w->type.is_static()) return false;
+  if (x->type.dtype != DType::kFloat32 || x->type.static_shape().size() != 4 || w->type.static_shape().size() != 4)
+    return false;
+  const int64_t ic = x->type.static_shape()[1], oc = n->output(0)->type.static_shape()[1];
+  const int64_t group = n->get_int("group", 1);
+  if (group == 1 && ic >= 1 && ic <= 3) return true;  // plain src
+  if (!blockable_shape(x) || group < 1) return false;
+  const bool depthwise = group == ic && group == oc;
+  return depthwise || ((ic / group) % ops::kBlockedChannels == 0 && (oc / group) % ops::kBlockedChannels == 0);
+}
+
+bool pool_eligible(const ir::Node* n) {
+  if (n->op_type == "MaxPool" && n->outputs().size() > 1 && n->output(1) && !n->output(1)->name().empty())
+    return false;  // Indices: the native kernel
+  return n->op_type != "MaxPool" || n->get_int("storage_order", 0) == 0;
+}
+
+class LayoutPropagation final : public Pass {
+ public:
+  const char* name() const override { return "layout_propagation"; }
+
+  int64_t run(ir::Graph& g) override {
+    g.topo_sort();
+    nodes_ = g.node_list();
+    std::unordered_set<const ir::Node*> ruled_out;
+    while (true) {
+      forward(g, ruled_out);
+      const size_t before = ruled_out.size();
+      prune(ruled_out);
+      if (ruled_out.size() == before) break;
+    }
+    return materialize(g);
+  }
+
+ private:
+  bool blocked(const ir::Value* v) const { return v && blocked_.count(v); }
+
+  /// (1): the layouts of every node, given the convolutions ruled out.
+  void forward(const ir::Graph& g, const std::unordered_set<const ir::Node*>& ruled_out) {
+    layouts_.clear();
+    blocked_.clear();
+    for (ir::Node* n : nodes_) {
+      NodeLayout& l = layouts_[n];
+      l.in.assign(n->inputs().size(), false);
+      l.out.assign(n->outputs().size(), false);
+      decide(g, n, ruled_out.count(n) > 0, l);
+      for (size_t i = 0; i < l.out.size(); ++i)
+        if (l.out[i]) blocked_.insert(n->output(i));
+    }
+  }
+
+  void decide(const ir::Graph& g, const ir::Node* n, bool ruled_out, NodeLayout& l) const {
+    const ir::Value* out = n->output(0);
+    switch (kind_of(n)) {
+      case Kind::kConv:
+        if (ruled_out || !conv_eligible(g, n) || (n->has_input(3) && n->input(3)->is_constant())) return;
+        l.out[0] = true;
+        l.in[0] = n->input(0)->type.static_shape()[1] > 3;
+        if (n->has_input(3)) l.in[3] = true;  // Z follows dst
+        return;
+      case Kind::kUnary:
+        for (size_t i = 1; i < n->inputs().size(); ++i)
+          if (n->has_input(i) && !one_element_constant(n->input(i))) return;
+        if (blocked(n->input(0)) && candidate(g, out)) l.in[0] = l.out[0] = true;
+        return;
+      case Kind::kBinary: {
+        if (!candidate(g, out)) return;
+        std::vector<bool> in(n->inputs().size(), false);
+        for (size_t i = 0; i < in.size(); ++i) {
+          const ir::Value* v = n->input(i);
+          if (one_element_constant(v)) continue;
+          if (!blocked(v) || v->type.static_shape() != out->type.static_shape()) return;
+          in[i] = true;
+        }
+        for (bool b : in)
+          if (b) l.in = in, l.out[0] = true;
+        return;
+      }
+      case Kind::kPool:
+        if (blocked(n->input(0)) && candidate(g, out) && pool_eligible(n)) l.in[0] = l.out[0] = true;
+        return;
+      case Kind::kGlobalPool:
+        l.in[0] = blocked(n->input(0));  // output: same bytes either way, call it plain
+        return;
+      case Kind::kConcat: {
+        int64_t axis = n->get_int("axis", 0);
+        if (axis < 0) axis += 4;
+        if (axis != 1 || !candidate(g, out) || n->inputs().empty()) return;
+        for (const ir::Value* v : n->inputs())
+          if (!blocked(v)) return;
+        l.in.assign(l.in.size(), true);
+        l.out[0] = true;
+        return;
+      }
+      case Kind::kOther:
+        return;
+    }
+  }
+
+  /// (2): rules out every convolution whose blocked output no consumer
+  /// gains from.
+  void prune(std::unordered_set<const ir::Node*>& ruled_out) const {
+    std::unordered_set<const ir::Value*> benefit;
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
+      for (const ir::Value* v : (*it)->outputs())
+        if (blocked(v) && gains(v, benefit)) benefit.insert(v);
+    for (ir::Node* n : nodes_)
+      if (kind_of(n) == Kind::kConv && layouts_.at(n).out[0] && !benefit.count(n->output(0)) &&
+          !src_arrives_blocked(n))
+        ruled_out.insert(n);
+  }
+
+  /// A blocked convolution reading its src blocked without a reorder: it
+  /// gains by itself (a JIT kernel instead of the gemm one), and a plain one
+  /// would need its src reordered instead of its dst.
+  bool src_arrives_blocked(const ir::Node* n) const {
+    const ir::Value* x = n->input(0);
+    return layouts_.at(n).in[0] && (blocked(x) || layout_free(x));
+  }
+
+  bool gains(const ir::Value* v, const std::unordered_set<const ir::Value*>& benefit) const {
+    for (const auto& [user, idx] : v->uses()) {
+      const NodeLayout& l = layouts_.at(user);
+      if (!l.in[static_cast<size_t>(idx)]) continue;
+      const Kind k = kind_of(user);
+      if (k == Kind::kConv || k == Kind::kGlobalPool) return true;
+      for (size_t j = 0; j < l.out.size(); ++j)
+        if (l.out[j] && benefit.count(user->output(j))) return true;
+    }
+    return false;
+  }
+
+  /// (3): layout attributes on the nodes, shared Reorders where a consumer
+  /// wants the other layout. Returns blocked values + reorders inserted.
+  int64_t materialize(ir::Graph& g) {
+    int64_t changes = static_cast<int64_t>(blocked_.size());
+    std::map<std::pair<ir::Value*, bool>, ir::Value*> reorders;  // (value, to blocked) -> reordered value
+    for (ir::Node* n : nodes_) {
+      const NodeLayout& l = layouts_.at(n);
+      if (!l.any()) continue;
+      auto names = [](const std::vector<bool>& b) {
+        std::vector<std::string> s;
+        for (bool x : b) s.push_back(x ? ops::kBlockedLayout : ops::kPlainLayout);
+        return s;
+      };
+      n->set_attr(ir::Attribute::Strings(ops::kLayoutInAttr, names(l.in)));
+      n->set_attr(ir::Attribute::Strings(ops::kLayoutOutAttr, names(l.out)));
+    }
+    for (ir::Node* n : nodes_) {
+      const NodeLayout& l = layouts_.at(n);
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        ir::Value* v = n->input(i);
+        if (!v || v->is_constant() || l.in[i] == blocked(v) || layout_free(v)) continue;
+        ir::Value*& r = reorders[{v, l.in[i]}];
+        if (!r) {
+          r = add_reorder(g, v, l.in[i]);
+          ++changes;
+        }
+        n->set_input(i, r);
+      }
+    }
+    if (!reorders.empty()) g.topo_sort();
+    return changes;
+  }
+
+  static ir::Value* add_reorder(ir::Graph& g, ir::Value* v, bool to_blocked) {
+    const char* from = to_blocked ? ops::kPlainLayout : ops::kBlockedLayout;
+    const char* to = to_blocked ? ops::kBlockedLayout : ops::kPlainLayout;
+    ir::Node* r = g.add_node(ops::kReorderOp, {v}, {g.unique_name(v->name() + "_" + to)},
+                             g.unique_name("reorder_" + v->name()), ops::kReorderDomain);
+    r->set_attr(ir::Attribute::String("from", from));
+    r->set_attr(ir::Attribute::String("to", to));
+    r->output(0)->type = v->type;
+    return r->output(0);
+  }
+
+  std::vector<ir::Node*> nodes_;
+  std::unordered_map<const ir::Node*, NodeLayout> layouts_;
+  std::unordered_set<const ir::Value*> blocked_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_layout_propagation() { return std::make_unique<LayoutPropagation>(); }
+
+}  // namespace gec::passes

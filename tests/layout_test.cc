@@ -1,0 +1,302 @@
+// layout_propagation (nChw16c between oneDNN convolutions) and the kernels
+// that honour its layout attributes:
+//  - pattern tests: which nodes read/write blocked values and where the
+//    com.graphengine::Reorder nodes go (graph output, Flatten/Resize
+//    consumers sharing one Reorder, an Add of a blocked and a plain input,
+//    C not a multiple of 16 -> untouched), each also run before/after the
+//    pass with the CPU kernels: the outputs must not change;
+//  - a small CNN (conv, relu, residual add, maxpool, concat, global average
+//    pool, flatten, gemm; C = 16/32) through the -O3 pipeline with and
+//    without the pass;
+//  - the Reorder kernel against the nChw16c index formula, and AveragePool
+//    with a blocked input against the plain one.
+// Tolerance of blocked vs plain runs: |a - b| <= 1e-4 + 1e-4 * |b| (oneDNN's
+// JIT convolutions sum in another order than its gemm one).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ops/layout.h"
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+/// Deterministic values in about [-1, 1), both signs.
+Tensor wave(Shape s, int seed) {
+  Tensor t(DType::kFloat32, s);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.as<float>()[i] = 0.2f * static_cast<float>((i * 7 + seed * 5) % 11) - 1.f + 0.01f * static_cast<float>(i % 5);
+  return t;
+}
+
+ir::TensorType f32(const Shape& s) { return ir::TensorType::of(DType::kFloat32, s); }
+
+/// Conv k x k, stride 1, "same" padding, bias; output `name` + "_y".
+ir::Value* conv(ir::Graph& g, ir::Value* x, int64_t oc, int64_t k, const std::string& name) {
+  const Shape xs = x->type.static_shape();
+  ir::Value* w = g.add_constant(name + "_W", wave({oc, xs[1], k, k}, static_cast<int>(oc + k)));
+  ir::Value* b = g.add_constant(name + "_B", wave({oc}, 3));
+  ir::Node* n = g.add_node("Conv", {x, w, b}, {name + "_y"}, name);
+  n->set_attr(ir::Attribute::Ints("pads", {k / 2, k / 2, k / 2, k / 2}));
+  n->output(0)->type = f32({xs[0], oc, xs[2], xs[3]});
+  return n->output(0);
+}
+
+ir::Value* unary(ir::Graph& g, const std::string& op, ir::Value* x, const std::string& name) {
+  ir::Node* n = g.add_node(op, {x}, {name + "_y"}, name);
+  n->output(0)->type = x->type;
+  return n->output(0);
+}
+
+ir::Value* binary(ir::Graph& g, const std::string& op, ir::Value* a, ir::Value* b, const std::string& name) {
+  ir::Node* n = g.add_node(op, {a, b}, {name + "_y"}, name);
+  n->output(0)->type = a->type;
+  return n->output(0);
+}
+
+ir::Node* node(const ir::Graph& g, const std::string& name) {
+  for (const auto& n : g.nodes())
+    if (n->name == name) return n.get();
+  ADD_FAILURE() << "no node " << name;
+  return nullptr;
+}
+
+std::vector<ir::Node*> reorders(const ir::Graph& g) {
+  std::vector<ir::Node*> r;
+  for (const auto& n : g.nodes())
+    if (n->op_type == ops::kReorderOp && n->domain == ops::kReorderDomain) r.push_back(n.get());
+  return r;
+}
+
+std::vector<std::string> layouts(const ir::Node* n, const char* attr) {
+  const ir::Attribute* a = n->find_attr(attr);
+  return a ? a->strings : std::vector<std::string>{};
+}
+
+const std::string B = ops::kBlockedLayout, P = ops::kPlainLayout;
+
+void expect_near_all(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    for (int64_t j = 0; j < got[i].numel(); ++j) {
+      const float a = got[i].as<float>()[j], b = want[i].as<float>()[j];
+      ASSERT_LE(std::fabs(a - b), 1e-4f + 1e-4f * std::fabs(b)) << "output " << i << " element " << j;
+    }
+  }
+}
+
+/// Runs the pass on `g`; checks it verifies and keeps every output.
+int64_t run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& feeds) {
+  const auto before = run_graph(g, feeds);
+  const int64_t changes = make_layout_propagation()->run(g);
+  g.verify();
+  expect_near_all(run_graph(g, feeds), before);
+  return changes;
+}
+
+// ---- pattern tests ----------------------------------------------------------
+
+// x -> conv1 (3->16) -> relu1 -> conv2 (16->32) -> relu2 = graph output:
+// the first conv reads plain and writes blocked; the graph output is plain,
+// so one Reorder sits between conv2 and relu2.
+TEST(LayoutPropagation, ChainBlockedUntilGraphOutput) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 8, 8});
+  ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
+  g.outputs().push_back(unary(g, "Relu", c2, "relu2"));
+  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}}), 4);  // 3 blocked values + 1 reorder
+  EXPECT_EQ(layouts(node(g, "conv1"), ops::kLayoutInAttr), (std::vector<std::string>{P, P, P}));
+  EXPECT_EQ(layouts(node(g, "conv1"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(layouts(node(g, "relu1"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutInAttr), (std::vector<std::string>{B, P, P}));
+  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+  EXPECT_FALSE(node(g, "relu2")->has_attr(ops::kLayoutInAttr));
+  auto r = reorders(g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->input(0), c2);
+  EXPECT_EQ(r[0]->get_string("from", ""), B);
+  EXPECT_EQ(r[0]->get_string("to", ""), P);
+  EXPECT_EQ(node(g, "relu2")->input(0), r[0]->output(0));
+  EXPECT_EQ(g.outputs()[0]->name(), "relu2_y");
+}
+
+// A blocked value read by a conv, a Flatten and a Resize: the two plain
+// readers share one Reorder; the global pool's [1,32,1,1] output needs none.
+TEST(LayoutPropagation, PlainConsumersShareOneReorder) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 4, 4});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+  ir::Node* gap = g.add_node("GlobalAveragePool", {conv(g, r1, 32, 1, "conv2")}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 32, 1, 1});
+  ir::Node* fl2 = g.add_node("Flatten", {gap->output(0)}, {"flat2"}, "flatten2");
+  fl2->output(0)->type = f32({1, 32});
+  ir::Node* fl = g.add_node("Flatten", {r1}, {"flat"}, "flatten");
+  fl->output(0)->type = f32({1, 256});
+  ir::Node* rs = g.add_node("Resize", {r1, nullptr, g.add_constant("scales", make<float>({4}, {1, 1, 2, 2}))},
+                            {"up"}, "resize");
+  rs->output(0)->type = f32({1, 16, 8, 8});
+  g.outputs() = {fl2->output(0), fl->output(0), rs->output(0)};
+  run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 2)}});
+  auto r = reorders(g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->input(0), r1);
+  EXPECT_EQ(fl->input(0), r[0]->output(0));
+  EXPECT_EQ(rs->input(0), r[0]->output(0));
+  EXPECT_EQ(node(g, "conv2")->input(0), r1);
+  EXPECT_EQ(layouts(gap, ops::kLayoutInAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(fl2->input(0), gap->output(0));  // H = W = 1: same bytes
+}
+
+// Add(blocked, plain graph input) runs plain: the blocked operand is
+// reordered, the Add's output stays plain (its reader conv3 is plain: its
+// src would need a reorder and its output is a graph output).
+TEST(LayoutPropagation, MixedAddReadsPlain) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* z = input(g, "z", {1, 16, 6, 6});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+  ir::Value* sum = binary(g, "Add", r1, z, "add");
+  ir::Node* gap = g.add_node("GlobalMaxPool", {conv(g, r1, 16, 3, "conv2")}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 16, 1, 1});
+  g.outputs() = {conv(g, sum, 16, 1, "conv3"), gap->output(0)};
+  run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 3)}, {"z", wave({1, 16, 6, 6}, 4)}});
+  auto r = reorders(g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->input(0), r1);
+  ir::Node* add = node(g, "add");
+  EXPECT_EQ(add->input(0), r[0]->output(0));
+  EXPECT_FALSE(add->has_attr(ops::kLayoutOutAttr));
+  EXPECT_FALSE(node(g, "conv3")->has_attr(ops::kLayoutOutAttr));
+  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+}
+
+// 24 channels: not a multiple of 16, nothing changes.
+TEST(LayoutPropagation, ChannelsNotMultipleOf16Untouched) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 5, 5});
+  g.outputs().push_back(conv(g, unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1"), 24, 3, "conv2"));
+  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 5)}}), 0);
+  for (const auto& n : g.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutInAttr)) << n->name;
+}
+
+// A first conv whose output only a Flatten reads gains nothing: left plain.
+TEST(LayoutPropagation, NoBlockedOutputWithoutABenefit) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 5, 5});
+  ir::Node* fl = g.add_node("Flatten", {conv(g, x, 16, 3, "conv1")}, {"flat"}, "flatten");
+  fl->output(0)->type = f32({1, 400});
+  g.outputs().push_back(fl->output(0));
+  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 6)}}), 0);
+  EXPECT_TRUE(reorders(g).empty());
+}
+
+// ---- the small CNN through -O3 ------------------------------------------------
+
+// x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->
+// maxpool 2x2 -> {conv3 1x1 16->16 -> relu, conv4 3x3 16->16} -> concat (32)
+// -> global average pool -> flatten -> gemm 32->10.
+void build_cnn(ir::Graph& g) {
+  ir::Value* x = input(g, "x", {1, 3, 16, 16});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+  ir::Value* res = binary(g, "Add", conv(g, r1, 16, 3, "conv2"), r1, "add");
+  ir::Node* mp = g.add_node("MaxPool", {res}, {"mp_y"}, "maxpool");
+  mp->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  mp->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  mp->output(0)->type = f32({1, 16, 8, 8});
+  ir::Value* a = unary(g, "Relu", conv(g, mp->output(0), 16, 1, "conv3"), "relu3");
+  ir::Value* b = conv(g, mp->output(0), 16, 3, "conv4");
+  ir::Node* cat = g.add_node("Concat", {a, b}, {"cat_y"}, "concat");
+  cat->set_attr(ir::Attribute::Int("axis", 1));
+  cat->output(0)->type = f32({1, 32, 8, 8});
+  ir::Node* gap = g.add_node("GlobalAveragePool", {cat->output(0)}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 32, 1, 1});
+  ir::Node* fl = g.add_node("Flatten", {gap->output(0)}, {"flat"}, "flatten");
+  fl->output(0)->type = f32({1, 32});
+  ir::Node* gemm = g.add_node("Gemm", {fl->output(0), g.add_constant("Wg", wave({10, 32}, 7)),
+                                       g.add_constant("Bg", wave({10}, 8))},
+                              {"y"}, "gemm");
+  gemm->set_attr(ir::Attribute::Int("transB", 1));
+  gemm->output(0)->type = f32({1, 10});
+  g.outputs().push_back(gemm->output(0));
+}
+
+TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
+  const std::map<std::string, Tensor> feeds{{"x", wave({1, 3, 16, 16}, 9)}};
+  ir::Graph with, without;
+  build_cnn(with);
+  build_cnn(without);
+  CompileOptions on, off;
+  off.disabled_passes = {"layout_propagation"};
+  make_pipeline(3).run(with, on);
+  make_pipeline(3).run(without, off);
+  with.verify();
+  // Everything from conv1's output to the concat is blocked; no reorders.
+  EXPECT_TRUE(reorders(with).empty());
+  EXPECT_EQ(layouts(node(with, "concat"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(layouts(node(with, "maxpool"), ops::kLayoutInAttr), (std::vector<std::string>{B}));
+  int blocked_convs = 0;
+  for (const auto& n : with.nodes())
+    if (ops::output_blocked(*n, 0) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
+  EXPECT_EQ(blocked_convs, 4);
+  for (const auto& n : without.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
+  expect_near_all(run_graph(with, feeds), run_graph(without, feeds));
+}
+
+// ---- kernels ---------------------------------------------------------------
+
+// Reorder nchw -> nChw16c puts element (n,c,h,w) at
+// ((n*C/16 + c/16)*H*W + h*W + w)*16 + c%16; and back.
+TEST(LayoutReorder, MatchesTheBlockedIndexFormula) {
+  const int64_t N = 2, C = 32, H = 3, W = 5;
+  Tensor x = wave({N, C, H, W}, 10);
+  Tensor blocked = run_op(ops::kReorderOp, {x}, {ir::Attribute::String("from", P), ir::Attribute::String("to", B)},
+                          1, ops::kReorderDomain)[0];
+  ASSERT_EQ(blocked.shape(), x.shape());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < H * W; ++p)
+        ASSERT_EQ(blocked.as<float>()[((n * C / 16 + c / 16) * H * W + p) * 16 + c % 16],
+                  x.as<float>()[(n * C + c) * H * W + p]);
+  Tensor back = run_op(ops::kReorderOp, {blocked}, {ir::Attribute::String("from", B), ir::Attribute::String("to", P)},
+                       1, ops::kReorderDomain)[0];
+  expect_near_all({back}, {x});
+}
+
+// AveragePool, ceil_mode with count_include_pad (border rescaling) on a
+// blocked input: Reorder -> pool (blocked) -> Reorder equals the plain pool.
+TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 16, 5, 5});
+  ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kReorderDomain);
+  to->set_attr(ir::Attribute::String("from", P));
+  to->set_attr(ir::Attribute::String("to", B));
+  to->output(0)->type = x->type;
+  auto pool = [&](ir::Value* in, const std::string& name, bool blocked) {
+    ir::Node* n = g.add_node("AveragePool", {in}, {name + "_y"}, name);
+    n->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+    n->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+    n->set_attr(ir::Attribute::Int("ceil_mode", 1));
+    n->set_attr(ir::Attribute::Int("count_include_pad", 1));
+    if (blocked) {
+      n->set_attr(ir::Attribute::Strings(ops::kLayoutInAttr, {B}));
+      n->set_attr(ir::Attribute::Strings(ops::kLayoutOutAttr, {B}));
+    }
+    n->output(0)->type = f32({1, 16, 3, 3});
+    return n->output(0);
+  };
+  ir::Node* back = g.add_node(ops::kReorderOp, {pool(to->output(0), "pool_b", true)}, {"yb"}, "back",
+                              ops::kReorderDomain);
+  back->set_attr(ir::Attribute::String("from", B));
+  back->set_attr(ir::Attribute::String("to", P));
+  back->output(0)->type = f32({1, 16, 3, 3});
+  g.outputs() = {back->output(0), pool(x, "pool_p", false)};
+  auto out = run_graph(g, {{"x", wave({1, 16, 5, 5}, 11)}});
+  expect_near_all({out[0]}, {out[1]});
+}
+
+}  // namespace
+}  // namespace gec::passes
