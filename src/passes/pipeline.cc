@@ -19,6 +19,7 @@ void add_cleanup(PassManager& pm) {
 // -O2: fold per-channel affine ops into the weights before them.
 void add_fusion(PassManager& pm) {
   pm.add(make_conv_bn_folding());       // Conv + BatchNormalization
+  pm.add(make_conv_transpose_folding());  // ConvTranspose + BN / per-channel Mul / Add
   pm.add(make_conv_scale_folding());    // Conv + per-channel Mul / Add
   pm.add(make_gemm_bn_folding());       // Gemm / MatMul + BatchNormalization
   pm.add(make_matmul_add_to_gemm());    // MatMul + 1-D bias Add (2-D A)

@@ -9,6 +9,15 @@
 // taps (index, weight), then each output element sums over the product of
 // its per-dim taps (1 for nearest, <= 2 for linear, <= 4 for cubic per
 // resized dim; untouched dims contribute a single tap).
+//
+// Fast path (the common CNN upsample): when every dim but the last two maps
+// output o to input o alone (scale 1, no crop) and no output of the last two
+// dims falls outside the input, the op is a 2-D resample of each plane. Each
+// output row is then a blend of its <= 4 input rows (skipped when it is one
+// row with weight 1) resampled along W by per-column taps, parallel over
+// (plane, row). The taps are the same ones the general path uses, built once
+// per (shapes, scales, roi); only the float rounding order differs (float
+// sums, H first, instead of one double sum), and nearest is an exact copy.
 #include <cmath>
 
 #include "kernels/cpu/dtype_dispatch.h"
@@ -69,16 +78,132 @@ class ResizeKernel final : public Kernel {
     if (x.numel() == 0) fail(ErrorCode::kInvalidArgument, desc_ + ": cannot resize an empty input to a non-empty output");
     if (mode_ != Mode::kNearest && x.dtype != DType::kFloat32)
       fail(ErrorCode::kUnsupported, desc_ + ": dtype " + dtype_name(x.dtype) + " is not supported for linear/cubic");
-    build_taps(ctx, x.shape, y.shape);
+    if (taps_changed(ctx, x.shape, y.shape)) {
+      build_taps(ctx, x.shape, y.shape);
+      plan_fast_path(x.shape, y.shape);
+    }
     dispatch_arith(x.dtype, desc_, [&](auto t) {
       using T = decltype(t);
-      resample<T>(x.as<T>(), x.shape, y.as<T>(), y.shape, ctx.num_threads);
+      if (!fast_) resample<T>(x.as<T>(), x.shape, y.as<T>(), y.shape, ctx.num_threads);
+      else if (mode_ == Mode::kNearest) plane_nearest<T>(x.as<T>(), y.as<T>(), ctx.num_threads);
+      else if constexpr (std::is_same_v<T, float>) plane_weighted(x.as<float>(), y.as<float>(), ctx.num_threads);
     });
   }
 
   std::string impl_name() const override { return "native.resize"; }
 
  private:
+  /// True when the shapes or the scales / roi values differ from the last
+  /// run's (the taps depend on the scale values, not only on the shapes).
+  bool taps_changed(const KernelContext& ctx, const Shape& in, const Shape& out) {
+    std::vector<double> key(in.begin(), in.end());
+    key.insert(key.end(), out.begin(), out.end());
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!ctx.has_input(i)) continue;
+      const TensorView& v = ctx.in(i);
+      key.push_back(-1.0);  // separates the inputs
+      for (int64_t k = 0; k < v.numel(); ++k)
+        key.push_back(v.dtype == DType::kFloat64 ? v.as<double>()[k] : static_cast<double>(v.as<float>()[k]));
+    }
+    if (have_key_ && key == key_) return false;
+    key_ = std::move(key);
+    have_key_ = true;
+    return true;
+  }
+
+  /// Decides the fast path from the built taps (see the file comment) and
+  /// flattens the taps of the last two dims into per-row / per-column tables.
+  void plan_fast_path(const Shape& in, const Shape& out) {
+    const size_t r = in.size();
+    fast_ = r >= 2;
+    for (size_t d = 0; fast_ && d + 2 < r; ++d) fast_ = is_identity(dims_[d], out[d]);
+    for (size_t d = r - 2; fast_ && d < r; ++d)
+      for (uint8_t o : dims_[d].outside) fast_ = fast_ && !o;
+    if (!fast_) return;
+    planes_ = shape_numel(in) / (in[r - 2] * in[r - 1]);
+    in_h_ = in[r - 2], in_w_ = in[r - 1], out_h_ = out[r - 2], out_w_ = out[r - 1];
+    const DimTaps& w = dims_[r - 1];
+    col_single_ = true;
+    col_index_.assign(out_w_, 0);
+    for (int64_t o = 0; o < out_w_; ++o) {
+      const int64_t b = w.begin[o];
+      col_single_ = col_single_ && w.begin[o + 1] - b == 1 && w.taps[b].weight == 1.f;
+      col_index_[o] = w.taps[b].index;
+    }
+  }
+
+  /// Output o of this dim reads input o alone with weight 1.
+  static bool is_identity(const DimTaps& dt, int64_t out) {
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t b = dt.begin[o];
+      if (dt.outside[o] || dt.begin[o + 1] - b != 1 || dt.taps[b].index != o || dt.taps[b].weight != 1.f)
+        return false;
+    }
+    return true;
+  }
+
+  /// Nearest: every output row is a column gather of one input row (a plain
+  /// copy, so any dtype).
+  template <typename T>
+  void plane_nearest(const T* x, T* y, int threads) const {
+    const DimTaps& h = dims_[dims_.size() - 2];
+    const int64_t rows = planes_ * out_h_, ow = out_w_;
+    const int64_t* cols = col_index_.data();
+#pragma omp parallel for num_threads(threads) if (rows * ow > 32768)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t p = row / out_h_, oh = row % out_h_;
+      const T* src = x + (p * in_h_ + h.taps[h.begin[oh]].index) * in_w_;
+      T* dst = y + row * ow;
+      for (int64_t o = 0; o < ow; ++o) dst[o] = src[cols[o]];
+    }
+  }
+
+  /// Linear / cubic (float32): blend the output row's input rows (contiguous,
+  /// vectorizes), then apply each column's taps to the blended row.
+  void plane_weighted(const float* x, float* y, int threads) const {
+    const DimTaps& h = dims_[dims_.size() - 2];
+    const DimTaps& w = dims_.back();
+    const int64_t rows = planes_ * out_h_;
+#pragma omp parallel num_threads(threads) if (rows * out_w_ > 32768)
+    {
+      std::vector<float> blend(static_cast<size_t>(in_w_));
+#pragma omp for
+      for (int64_t row = 0; row < rows; ++row) {
+        const int64_t p = row / out_h_, oh = row % out_h_;
+        const float* src = blend_rows(x + p * in_h_ * in_w_, h, oh, blend.data());
+        float* dst = y + row * out_w_;
+        if (col_single_) {
+          for (int64_t o = 0; o < out_w_; ++o) dst[o] = src[col_index_[o]];
+          continue;
+        }
+        for (int64_t o = 0; o < out_w_; ++o) {
+          float acc = 0.f;
+          for (int64_t k = w.begin[o]; k < w.begin[o + 1]; ++k) acc += w.taps[k].weight * src[w.taps[k].index];
+          dst[o] = acc;
+        }
+      }
+    }
+  }
+
+  /// sum_k weight_k * plane[row_k] over output row `oh`'s taps, into `buf`;
+  /// returns the input row itself when that is one row with weight 1.
+  const float* blend_rows(const float* plane, const DimTaps& h, int64_t oh, float* buf) const {
+    const int64_t b = h.begin[oh], e = h.begin[oh + 1];
+    if (e - b == 1 && h.taps[b].weight == 1.f) return plane + h.taps[b].index * in_w_;
+    const int64_t n = in_w_;
+    {
+      const float wt = h.taps[b].weight;
+      const float* s = plane + h.taps[b].index * n;
+      for (int64_t i = 0; i < n; ++i) buf[i] = wt * s[i];
+    }
+    for (int64_t k = b + 1; k < e; ++k) {
+      const float wt = h.taps[k].weight;
+      const float* s = plane + h.taps[k].index * n;
+      for (int64_t i = 0; i < n; ++i) buf[i] += wt * s[i];
+    }
+    return buf;
+  }
+
   void build_taps(const KernelContext& ctx, const Shape& in, const Shape& out) {
     const size_t r = in.size();
     const bool has_scales = ctx.has_input(2) && ctx.in(2).numel() > 0;
@@ -227,6 +352,12 @@ class ResizeKernel final : public Kernel {
   bool exclude_outside_;
   float extrapolation_;
   std::vector<DimTaps> dims_;
+  // Cache key of dims_ (shapes, scales, roi) and the fast-path plan.
+  std::vector<double> key_;
+  bool have_key_ = false;
+  bool fast_ = false, col_single_ = false;
+  int64_t planes_ = 0, in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
+  std::vector<int64_t> col_index_;  // input column of each output column (first tap)
 };
 
 GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
