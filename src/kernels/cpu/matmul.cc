@@ -7,6 +7,12 @@
 // unit dims dropped, so the same bytes serve both. Integer and float64 MatMul
 // use a plain loop (rare in models; correctness over speed).
 //
+// When every batch dim of B is 1 (B 2-D, the usual weight), A's batch dims
+// fold into M: [b1, .., M, K] x [K, N] is one [b1*..*M, K] x [K, N] GEMM
+// (A and Y are row-major, so the bytes are the same). oneDNN would otherwise
+// run it as b1*.. small products: a [128, 1, 256] x [256, 768] MatMul (M = 1)
+// ran at ~84 GFLOP/s as 128 1x256 products.
+//
 // Gemm: Y = alpha * op(A) op(B) + beta * C. Transposes are strided views of
 // the inputs; C is first broadcast into Y, then the primitive adds
 // alpha * AB on top with a sum post-op scaled by beta.
@@ -44,6 +50,23 @@ MatmulDims promote(const Shape& as, const Shape& bs) {
   d.n = d.b[r - 1];
   d.out[r - 2] = d.m;
   d.out[r - 1] = d.n;
+  return d;
+}
+
+/// `d` with A's batch dims folded into M when B has no batch (every batch
+/// dim 1): a = [1, .., 1, B*M, K], out = [1, .., 1, B*M, N]. Unchanged when
+/// B has a real batch dim or A has none to fold.
+MatmulDims fold_batch_into_m(MatmulDims d) {
+  const size_t r = d.out.size();
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (d.b[i] != 1) return d;
+    batch *= d.a[i];
+  }
+  if (batch == 1) return d;
+  for (size_t i = 0; i + 2 < r; ++i) d.a[i] = d.out[i] = 1;
+  d.m *= batch;
+  d.a[r - 2] = d.out[r - 2] = d.m;
   return d;
 }
 
@@ -106,7 +129,7 @@ class MatMulKernel final : public Kernel {
 
  private:
   void build(const Shape& as, const Shape& bs) {
-    dims_ = promote(as, bs);
+    dims_ = fold_batch_into_m(promote(as, bs));
     if (dims_.k == 0) return;
     const memory::desc src = plain_md(dims_.a), wei = plain_md(dims_.b), dst = plain_md(dims_.out);
     try {
