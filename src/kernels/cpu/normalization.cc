@@ -16,11 +16,15 @@
 namespace gec::kernels::cpu {
 namespace {
 
-/// Mean and 1/sqrt(var + eps) of n floats (population variance).
+/// Mean and 1/sqrt(var + eps) of n floats (population variance). The
+/// `omp simd` reductions let the compiler vectorize the double sums (they
+/// may then add in another order: still double, far below float rounding).
 void row_stats(const float* x, int64_t n, float eps, float* mean, float* inv_std) {
   double s = 0, s2 = 0;
+#pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += x[i];
   const double m = n ? s / n : 0;
+#pragma omp simd reduction(+ : s2)
   for (int64_t i = 0; i < n; ++i) s2 += (x[i] - m) * (x[i] - m);
   const double var = n ? s2 / n : 0;
   *mean = static_cast<float>(m);
@@ -40,10 +44,10 @@ class LayerNormKernel final : public Kernel {
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.shape[i];
     const Shape norm(x.shape.begin() + axis, x.shape.end());
+    // Scale and B as `inner` floats each (B zeros when absent), so the row
+    // loop below is one branch-free, vectorizable line.
     const float* scale = expand(ctx.in(1), norm, inner, scale_buf_);
-    const int64_t scale_n = scale == scale_buf_.data() ? inner : ctx.in(1).numel();
-    const float* bias = ctx.has_input(2) ? expand(ctx.in(2), norm, inner, bias_buf_) : nullptr;
-    const int64_t bias_n = !bias ? 1 : bias == bias_buf_.data() ? inner : ctx.in(2).numel();
+    const float* bias = ctx.has_input(2) ? expand(ctx.in(2), norm, inner, bias_buf_) : zeros(inner);
     float* y = ctx.out(0).as<float>();
     float* mean_out = out_or_null(ctx, 1);
     float* inv_out = out_or_null(ctx, 2);
@@ -56,8 +60,8 @@ class LayerNormKernel final : public Kernel {
       if (inv_out) inv_out[o] = inv;
       const float* xr = xp + o * inner;
       float* yr = y + o * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        yr[i] = (xr[i] - mean) * inv * scale[scale_n == 1 ? 0 : i] + (bias ? bias[bias_n == 1 ? 0 : i] : 0.f);
+#pragma omp simd
+      for (int64_t i = 0; i < inner; ++i) yr[i] = (xr[i] - mean) * inv * scale[i] + bias[i];
     }
   }
 
@@ -67,12 +71,22 @@ class LayerNormKernel final : public Kernel {
     return ctx.out(i).as<float>();
   }
 
-  /// Scale or B as given when it has 1 or `inner` elements; otherwise
-  /// broadcast (right-aligned, numpy rules) into `buf` of `inner` floats.
-  /// The schema has checked that t broadcasts to `norm`.
+  /// `inner` zeros (B when it is absent), kept across runs.
+  const float* zeros(int64_t inner) {
+    if (static_cast<int64_t>(zeros_.size()) != inner) zeros_.assign(static_cast<size_t>(inner), 0.f);
+    return zeros_.data();
+  }
+
+  /// Scale or B as given when it has `inner` elements; otherwise broadcast
+  /// (right-aligned, numpy rules; one element fills all) into `buf` of
+  /// `inner` floats. The schema has checked that t broadcasts to `norm`.
   const float* expand(const TensorView& t, const Shape& norm, int64_t inner, std::vector<float>& buf) const {
     const int64_t n = t.numel();
-    if (n == 1 || n == inner) return t.as<float>();
+    if (n == inner) return t.as<float>();
+    if (n == 1) {
+      buf.assign(static_cast<size_t>(inner), t.as<float>()[0]);
+      return buf.data();
+    }
     const size_t k = norm.size(), m = t.shape.size();
     if (m > k) fail(ErrorCode::kInvalidArgument, desc_ + ": Scale/B do not broadcast to the normalized shape");
     std::vector<int64_t> stride(k, 0);  // element stride of t along each normalized dim (0 = broadcast)
@@ -101,6 +115,7 @@ class LayerNormKernel final : public Kernel {
   int64_t axis_;
   float eps_;
   std::vector<float> scale_buf_, bias_buf_;  // broadcast Scale/B, reused across runs
+  std::vector<float> zeros_;                 // B when absent
 };
 
 class InstanceNormKernel final : public Kernel {
