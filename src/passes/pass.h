@@ -66,6 +66,7 @@ std::unique_ptr<Pass> make_gemm_bn_folding();
 std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
 std::unique_ptr<Pass> make_layout_propagation();  // nChw16c between oneDNN convolutions
+std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
 std::unique_ptr<Pass> make_shape_inference();
 
 /// Writes `g` as DIR/NN_<tag>.onnx and DIR/NN_<tag>.dot (+ .svg when `dot` is

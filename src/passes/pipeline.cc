@@ -23,6 +23,7 @@ void add_fusion(PassManager& pm) {
   pm.add(make_conv_scale_folding());    // Conv + per-channel Mul / Add
   pm.add(make_gemm_bn_folding());       // Gemm / MatMul + BatchNormalization
   pm.add(make_matmul_add_to_gemm());    // MatMul + 1-D bias Add (2-D A)
+  pm.add(make_transformer_fusion());    // spelled-out GELU / LayerNorm -> Gelu / LayerNormalization
 }
 
 }  // namespace

@@ -1,0 +1,324 @@
+// Transformer patterns that exporters spell out op by op, put back together
+// as one op each (PyTorch exports nn.GELU and nn.LayerNorm this way below
+// opsets 20 / 17):
+//
+//   0.5 * x * (1 + Erf(x / sqrt(2)))                        -> Gelu(x) approximate="none"
+//   0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))  -> Gelu(x) approximate="tanh"
+//   (X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b], m = ReduceMean(X)
+//                                                            -> LayerNormalization(X, g, b)
+//
+// Why: each spelled-out form is 5-10 elementwise passes over the tensor (the
+// Erf one scalar), and LayerNorm's ReduceMeans are strided reductions; the
+// fused ops make one pass (Gelu: com.graphengine::Gelu, computed
+// without the formula's cancellation, ONNX Gelu-20 semantics;
+// LayerNormalization-17).
+//
+// GELU: the product 0.5 * x * s may be bracketed and ordered in any way
+// (x*0.5*s, x*(0.5*s), (x*s)*0.5, ...): the Mul tree under the root is
+// flattened to its three factors. x / sqrt(2) may be x * (1/sqrt(2)); x^3 is
+// Pow(x, 3) or x*x*x. Guards: float32; x has the root's exact type (no
+// constant broadcasts it up); every constant is a one-element float32 of the
+// right value (0.5, 1, 3 exactly; sqrt(2), 1/sqrt(2), sqrt(2/pi), 0.044715
+// within 1e-6 relative, i.e. float32 rounding); every intermediate is read
+// only inside the pattern and is not a graph output.
+//
+// LayerNorm: both ReduceMeans reduce the same trailing axes [a, r) of X with
+// keepdims=1 (that gives axis = a); the square is Pow(d, 2) or Mul(d, d);
+// the Add of epsilon takes a one-element float32 constant; d = X - m is read
+// only by the square and the Div. Scale g and bias b are absorbed when they
+// broadcast into the normalized dims alone (static shape, rank <= r - a,
+// each dim 1 or X's) so that Mul/Add and LayerNormalization broadcast alike;
+// without g the Scale is a constant [1] = {1}.
+//
+// Runs with the other fusions (-O2 and up).
+#include <algorithm>
+#include <cmath>
+
+#include "passes/pass.h"
+#include "passes/rewrite_util.h"
+
+namespace gec::passes {
+namespace {
+
+constexpr const char* kOurDomain = "com.graphengine";
+
+/// `v`'s producer when it is an ai.onnx `op` of `g` whose output `v` is read
+/// once, inside `g`, and is not a graph output.
+ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) {
+  ir::Node* p = v ? v->producer() : nullptr;
+  if (!is_op(p, op) || p->owner() != &g || p->outputs().size() != 1 || !single_consumer(g, v).first) return nullptr;
+  return p;
+}
+
+/// True when `v` is a one-element float32 constant within `rel` of `want`.
+bool const_near(const ir::Value* v, double want, double rel = 0.0) {
+  auto f = const_floats(v);
+  return f && f->size() == 1 && std::abs((*f)[0] - want) <= rel * std::abs(want);
+}
+
+/// The other input of a two-input `n` when one of them satisfies `pred`.
+template <typename P>
+ir::Value* other_input(const ir::Node* n, P pred) {
+  if (!n || n->inputs().size() != 2 || !n->input(0) || !n->input(1)) return nullptr;
+  for (int side = 0; side < 2; ++side)
+    if (pred(n->input(side))) return n->input(1 - side);
+  return nullptr;
+}
+
+/// Names of the matched source nodes, in graph order, for Node::fused_from.
+std::vector<std::string> sources(const ir::Graph& g, const std::vector<ir::Node*>& matched) {
+  std::vector<std::string> r;
+  for (const auto& p : g.nodes())
+    for (const ir::Node* m : matched)
+      if (m == p.get()) {
+        if (m->fused_from.empty()) r.push_back(m->name);
+        r.insert(r.end(), m->fused_from.begin(), m->fused_from.end());
+      }
+  return r;
+}
+
+/// Makes `fused` (already added, output typed) stand for `last`'s output and
+/// removes the matched nodes (listed readers first). False, and `fused`
+/// removed, when the output cannot be taken over.
+bool commit(ir::Graph& g, ir::Node* fused, ir::Node* last, const std::vector<ir::Node*>& matched) {
+  if (!replace_value(g, last->output(0), fused->output(0))) {
+    g.remove_node(fused);
+    return false;
+  }
+  fused->fused_from = sources(g, matched);
+  for (ir::Node* n : matched) remove_if_dead(g, n);
+  return true;
+}
+
+// ---- GELU ------------------------------------------------------------------
+
+/// Leaves of the Mul tree under `v` (Muls read once inside the tree are
+/// expanded); false when there are more than `max` leaves.
+bool mul_leaves(const ir::Graph& g, ir::Value* v, size_t max, std::vector<ir::Value*>& leaves,
+                std::vector<ir::Node*>& muls) {
+  if (ir::Node* m = sole_producer(g, v, "Mul"); m && m->inputs().size() == 2 && m->input(0) && m->input(1)) {
+    muls.push_back(m);
+    return mul_leaves(g, m->input(0), max, leaves, muls) && mul_leaves(g, m->input(1), max, leaves, muls);
+  }
+  leaves.push_back(v);
+  return leaves.size() <= max;
+}
+
+/// True when `v` is x^3: Pow(x, 3) or a Mul tree with leaves x, x, x.
+bool is_cube_of(const ir::Graph& g, ir::Value* v, const ir::Value* x, std::vector<ir::Node*>& matched) {
+  if (ir::Node* p = sole_producer(g, v, "Pow")) {
+    auto e = const_floats(p->input(1));
+    auto ei = const_ints(p->input(1));
+    const bool three = (e && e->size() == 1 && (*e)[0] == 3.f) || (ei && ei->size() == 1 && (*ei)[0] == 3);
+    if (p->input(0) != x || !three) return false;
+    matched.push_back(p);
+    return true;
+  }
+  // x*x*x as Mul(x, Mul(x, x)) in either order (x itself has other readers).
+  ir::Node* outer = sole_producer(g, v, "Mul");
+  if (!outer || outer->inputs().size() != 2) return false;
+  for (int side = 0; side < 2; ++side) {
+    ir::Node* inner = sole_producer(g, outer->input(side), "Mul");
+    if (inner && outer->input(1 - side) == x && inner->input(0) == x && inner->input(1) == x) {
+      matched.push_back(outer);
+      matched.push_back(inner);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The x of Erf(x / sqrt(2)) or Erf(x * (1/sqrt(2))) feeding `t`.
+ir::Value* erf_argument(const ir::Graph& g, ir::Value* t, std::vector<ir::Node*>& matched) {
+  ir::Node* erf = sole_producer(g, t, "Erf");
+  if (!erf) return nullptr;
+  ir::Value* u = erf->input(0);
+  ir::Node* scale = sole_producer(g, u, "Div");
+  ir::Value* x = nullptr;
+  if (scale && const_near(scale->input(1), std::sqrt(2.0), 1e-6)) {
+    x = scale->input(0);
+  } else if ((scale = sole_producer(g, u, "Mul"))) {
+    x = other_input(scale, [](const ir::Value* c) { return const_near(c, std::sqrt(0.5), 1e-6); });
+  }
+  if (!x) return nullptr;
+  matched.push_back(erf);
+  matched.push_back(scale);
+  return x;
+}
+
+/// The x of Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)) feeding `t`.
+ir::Value* tanh_argument(const ir::Graph& g, ir::Value* t, std::vector<ir::Node*>& matched) {
+  const double kPi = 3.14159265358979323846;
+  ir::Node* th = sole_producer(g, t, "Tanh");
+  ir::Node* outer = th ? sole_producer(g, th->input(0), "Mul") : nullptr;
+  ir::Value* inner = other_input(outer, [&](const ir::Value* c) { return const_near(c, std::sqrt(2.0 / kPi), 1e-6); });
+  ir::Node* add = sole_producer(g, inner, "Add");
+  if (!add || add->inputs().size() != 2) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    ir::Value* x = add->input(side);
+    ir::Node* coef = sole_producer(g, add->input(1 - side), "Mul");
+    ir::Value* cube = other_input(coef, [](const ir::Value* c) { return const_near(c, 0.044715, 1e-6); });
+    std::vector<ir::Node*> cube_nodes;
+    if (!cube || !is_cube_of(g, cube, x, cube_nodes)) continue;
+    matched.insert(matched.end(), {th, outer, add, coef});
+    matched.insert(matched.end(), cube_nodes.begin(), cube_nodes.end());
+    return x;
+  }
+  return nullptr;
+}
+
+// Rule: 0.5 * x * (1 + Erf(x / sqrt(2)))  or  ... (1 + Tanh(...))  -> Gelu(x).
+bool fuse_gelu(ir::Graph& g, ir::Node* root) {
+  if (!is_op(root, "Mul") || root->inputs().size() != 2 || !root->input(0) || !root->input(1)) return false;
+  ir::Value* y = root->output(0);
+  if (y->type.dtype != DType::kFloat32 || !y->type.has_shape) return false;
+  std::vector<ir::Value*> leaves;
+  std::vector<ir::Node*> matched{root};
+  if (!mul_leaves(g, root->input(0), 3, leaves, matched) || !mul_leaves(g, root->input(1), 3, leaves, matched) ||
+      leaves.size() != 3)
+    return false;
+  for (size_t half = 0; half < 3; ++half) {
+    if (!const_near(leaves[half], 0.5)) continue;
+    for (size_t s = 0; s < 3; ++s) {
+      if (s == half) continue;
+      ir::Value* x = leaves[3 - half - s];
+      ir::Node* one_plus = sole_producer(g, leaves[s], "Add");
+      ir::Value* t = other_input(one_plus, [](const ir::Value* c) { return const_near(c, 1.0); });
+      if (!t || !(x->type == y->type)) continue;
+      std::vector<ir::Node*> m = matched;
+      m.push_back(one_plus);
+      std::string approximate = "none";
+      ir::Value* arg = erf_argument(g, t, m);
+      if (!arg) {
+        arg = tanh_argument(g, t, m);
+        approximate = "tanh";
+      }
+      if (arg != x) continue;
+      ir::Node* gelu = g.add_node("Gelu", {x}, {g.unique_name(y->name())}, root->name, kOurDomain);
+      gelu->set_attr(ir::Attribute::String("approximate", approximate));
+      gelu->output(0)->type = y->type;
+      return commit(g, gelu, root, m);
+    }
+  }
+  return false;
+}
+
+// ---- LayerNorm ---------------------------------------------------------------
+
+/// The first reduced axis when `rm` is ReduceMean(X) over the trailing axes
+/// [a, r) of X (rank r) with keepdims=1; -1 otherwise.
+int64_t trailing_mean_axis(const ir::Node* rm, int64_t r) {
+  if (rm->get_int("keepdims", 1) != 1 || r <= 0) return -1;
+  std::vector<int64_t> axes;
+  if (rm->has_input(1)) {
+    auto c = const_ints(rm->input(1));
+    if (!c || c->empty()) return -1;
+    axes = *c;
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);  // no axes: all of them
+  }
+  for (int64_t& a : axes) {
+    if (a < -r || a >= r) return -1;
+    if (a < 0) a += r;
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != r - static_cast<int64_t>(axes.size() - i)) return -1;
+  return axes.front();
+}
+
+/// True when `p` (a Mul/Add after the normalization) combines its input
+/// `from` with a parameter that broadcasts into the normalized dims [a, r)
+/// of X's type alone; sets `param` then (only).
+bool affine_param(const ir::Node* p, const ir::Value* from, const ir::TensorType& xt, int64_t a, ir::Value*& param) {
+  ir::Value* v = other_input(p, [from](const ir::Value* in) { return in == from; });
+  if (!v || v == from || !(p->output(0)->type == xt)) return false;
+  auto s = static_shape(v);
+  const int64_t r = static_cast<int64_t>(xt.dims.size());
+  if (!s || static_cast<int64_t>(s->size()) > r - a || v->type.dtype != DType::kFloat32) return false;
+  for (size_t j = 0; j < s->size(); ++j) {
+    const ir::Dim& d = xt.dims[r - s->size() + j];
+    if ((*s)[j] != 1 && !(d.is_static() && d.value == (*s)[j])) return false;
+  }
+  param = v;
+  return true;
+}
+
+// Rule: the LayerNorm chain ending at this Div (plus a following * g, + b).
+bool fuse_layernorm(ir::Graph& g, ir::Node* div) {
+  if (!is_op(div, "Div") || div->inputs().size() != 2) return false;
+  ir::Value* d = div->input(0);
+  ir::Node* sqrt_n = sole_producer(g, div->input(1), "Sqrt");
+  ir::Node* add_eps = sqrt_n ? sole_producer(g, sqrt_n->input(0), "Add") : nullptr;
+  auto one_float = [](const ir::Value* c) {
+    auto f = const_floats(c);
+    return f && f->size() == 1;
+  };
+  ir::Value* var = other_input(add_eps, one_float);
+  if (!var) return false;
+  ir::Value* eps_v = add_eps->input(add_eps->input(0) == var ? 1 : 0);
+  ir::Node* rm_var = sole_producer(g, var, "ReduceMean");
+  if (!rm_var) return false;
+  ir::Node* sq = sole_producer(g, rm_var->input(0), "Pow");
+  if (sq) {
+    auto e = const_floats(sq->input(1));
+    auto ei = const_ints(sq->input(1));
+    if (!((e && e->size() == 1 && (*e)[0] == 2.f) || (ei && ei->size() == 1 && (*ei)[0] == 2)) || sq->input(0) != d)
+      return false;
+  } else {
+    sq = sole_producer(g, rm_var->input(0), "Mul");
+    if (!sq || sq->input(0) != d || sq->input(1) != d) return false;
+  }
+  // d = X - m, read by the square (once or twice) and the Div only.
+  ir::Node* sub = d ? d->producer() : nullptr;
+  if (!is_op(sub, "Sub") || sub->owner() != &g || g.is_graph_output(d)) return false;
+  for (const auto& [user, idx] : d->uses())
+    if (user != sq && user != div) return false;
+  ir::Value* x = sub->input(0);
+  ir::Node* rm_mean = sole_producer(g, sub->input(1), "ReduceMean");
+  if (!x || !rm_mean || rm_mean->input(0) != x) return false;
+  const ir::TensorType& xt = x->type;
+  if (xt.dtype != DType::kFloat32 || !xt.has_shape || !(div->output(0)->type == xt)) return false;
+  const int64_t r = static_cast<int64_t>(xt.dims.size());
+  const int64_t axis = trailing_mean_axis(rm_mean, r);
+  if (axis < 0 || trailing_mean_axis(rm_var, r) != axis) return false;
+  const float eps = (*const_floats(eps_v))[0];
+  if (!std::isfinite(eps) || eps < 0.f) return false;
+
+  std::vector<ir::Node*> matched{div, sqrt_n, add_eps, rm_var, sq, sub, rm_mean};
+  ir::Node* last = div;
+  ir::Value* scale = nullptr;
+  ir::Value* bias = nullptr;
+  auto [mul, mi] = single_consumer(g, div->output(0));
+  if (is_op(mul, "Mul") && affine_param(mul, div->output(0), xt, axis, scale)) {
+    matched.insert(matched.begin(), mul);
+    last = mul;
+    auto [add, ai] = single_consumer(g, mul->output(0));
+    if (is_op(add, "Add") && affine_param(add, mul->output(0), xt, axis, bias)) {
+      matched.insert(matched.begin(), add);
+      last = add;
+    }
+  }
+  if (!scale) scale = add_f32_constant(g, div->name + "_scale", {1}, {1.f});
+  std::vector<ir::Value*> ins{x, scale};
+  if (bias) ins.push_back(bias);
+  ir::Node* ln = g.add_node("LayerNormalization", ins, {g.unique_name(last->output(0)->name())}, last->name);
+  ln->set_attr(ir::Attribute::Int("axis", axis));
+  ln->set_attr(ir::Attribute::Float("epsilon", eps));
+  ln->output(0)->type = xt;
+  return commit(g, ln, last, matched);
+}
+
+bool fuse(ir::Graph& g, ir::Node* n) { return fuse_gelu(g, n) || fuse_layernorm(g, n); }
+
+class TransformerFusion final : public Pass {
+ public:
+  const char* name() const override { return "transformer_fusion"; }
+  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fuse); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_transformer_fusion() { return std::make_unique<TransformerFusion>(); }
+
+}  // namespace gec::passes
