@@ -43,6 +43,8 @@ class SubgraphRunner {
 };
 
 struct KernelContext {
+  /// The node being run (for error messages); null outside a session.
+  const ir::Node* node = nullptr;
   /// One per node input; null for an omitted optional input.
   std::vector<const TensorView*> inputs;
   /// One per node output; shape and data set before run() unless the op is

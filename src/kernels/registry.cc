@@ -43,12 +43,15 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
 const AnyValue& KernelContext::value_in(size_t i) const {
   const ValueSlot* slot = i < value_inputs.size() ? value_inputs[i] : nullptr;
   if (!slot || !*slot)
-    fail(ErrorCode::kInternal, "input " + std::to_string(i) + " holds no sequence or optional value");
+    fail(ErrorCode::kInvalidModel, (node ? node->describe() + ": input " : "input ") + std::to_string(i) +
+                                       " holds no sequence or optional value");
   return **slot;
 }
 
 void KernelContext::set_value_out(size_t i, AnyValue v) const {
-  GEC_CHECK(i < value_outputs.size() && value_outputs[i], "output " + std::to_string(i) + " has no value slot");
+  if (i >= value_outputs.size() || !value_outputs[i])
+    fail(ErrorCode::kInvalidModel, (node ? node->describe() + ": output " : "output ") + std::to_string(i) +
+                                       " has no value slot");
   *value_outputs[i] = std::make_shared<const AnyValue>(std::move(v));
 }
 

@@ -7,6 +7,8 @@
 // never sees, so every one is shape_from_kernel: the kernel makes its
 // sequence/optional outputs and allocates its tensor outputs. Never constant
 // folded for the same reason; CSE may merge them (values are immutable).
+#include <unordered_map>
+
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -84,9 +86,44 @@ class KindChecker {
       require(n, n.output(i), ValueKind::kTensor, "output " + std::to_string(i));
   }
 
+  // Every ONNX op has an output; the ops below read inputs 0..k-1 without
+  // checking (a malformed .gom may lack them).
+  void check_arity(const ir::Node& n) {
+    if (n.outputs().empty()) bad(n, "has no outputs");
+    static const std::unordered_map<std::string, size_t> required = {
+        {"Identity", 1}, {"SequenceInsert", 2}, {"SequenceErase", 1}, {"SequenceAt", 2}, {"SequenceLength", 1},
+        {"ConcatFromSequence", 1}, {"SequenceMap", 1}, {"SplitToSequence", 1}, {"SequenceConstruct", 1},
+        {"OptionalGetElement", 1}, {"If", 1}, {"Loop", 2}};
+    auto it = n.domain.empty() ? required.find(n.op_type) : required.end();
+    if (it == required.end()) return;
+    for (size_t i = 0; i < it->second; ++i) {
+      const bool optional_ok = n.op_type == "Loop";  // M and cond may be omitted
+      if (i >= n.inputs().size() || (!n.input(i) && !optional_ok))
+        bad(n, "input " + std::to_string(i) + " is missing");
+    }
+  }
+
+  // Loop and Scan bodies: the condition and every scan output are tensors.
+  void check_body_outputs(const ir::Node& n, const ir::Graph& body) {
+    size_t first_scan = body.outputs().size();
+    if (n.op_type == "Loop") first_scan = 1 + (n.inputs().size() >= 2 ? n.inputs().size() - 2 : 0);
+    if (n.op_type == "Scan") first_scan = 0;
+    if (n.op_type == "Loop" && !body.outputs().empty() && !body.outputs()[0]->type.is_tensor())
+      bad(n, "the body's condition output '" + body.outputs()[0]->name() + "' is " + body.outputs()[0]->type.str());
+    for (size_t k = first_scan; k < body.outputs().size(); ++k)
+      if (!body.outputs()[k]->type.is_tensor())
+        bad(n, "body output '" + body.outputs()[k]->name() + "' is " + body.outputs()[k]->type.str() +
+                   "; scan outputs and Scan state must be tensors");
+  }
+
   void node(ir::Node& n) {
+    check_arity(n);
     for (auto& a : n.attrs)
-      if (a.kind == ir::Attribute::Kind::kGraph && a.g) bind_body_inputs(n, *a.g), graph(*a.g);
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g) {
+        bind_body_inputs(n, *a.g);
+        graph(*a.g);
+        if (n.op_type == "Loop" || n.op_type == "Scan") check_body_outputs(n, *a.g);
+      }
     const std::string& op = n.op_type;
     const ValueKind kSeq = ValueKind::kSequence, kTen = ValueKind::kTensor;
     if (!n.domain.empty()) return all_tensors(n);

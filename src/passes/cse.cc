@@ -90,6 +90,12 @@ std::optional<std::string> key_of(const ir::Node& n) {
   append(k, n.inputs().size());
   for (const ir::Value* v : n.inputs()) append(k, v);  // the value's identity
   append(k, n.outputs().size());
+  // Output types too: two input-less Optional() nodes differ only in the
+  // type their outputs were given.
+  for (const ir::Value* v : n.outputs()) {
+    append(k, static_cast<int32_t>(v->type.kind));
+    append(k, static_cast<int32_t>(v->type.dtype));
+  }
   return k;
 }
 

@@ -15,8 +15,12 @@
 namespace gec::passes {
 namespace {
 
+// Unknown dims; a scalar ONNX declared but we cannot prove becomes of
+// unknown rank, or it would still look static and get an arena slot (e.g.
+// SequenceAt whose element turns out to be [40]).
 void make_dynamic(ir::Value* v) {
   for (ir::Dim& d : v->type.dims) d.value = -1;
+  if (v->type.dims.empty()) v->type.has_shape = false;
 }
 
 void forget_subgraph_shapes(ir::Graph& g) {

@@ -33,6 +33,8 @@ Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num
       }
     }
   });
+  for (ir::Value* v : values_)
+    if (v && !v->type.is_tensor() && !main_.is_graph_output(v)) transient_slots_.push_back(v->id);
   // The kernels trust value kinds (a sequence slot vs tensor bytes).
   ops::check_value_kinds(graph, /*fix_untyped=*/false);
   ir::for_each_graph(graph, [&](ir::Graph& g) { build(g); });
@@ -115,11 +117,13 @@ void Executor::build(ir::Graph& g) {
     }
     s.ctx.num_threads = num_threads_;
     s.ctx.subgraphs = this;
+    s.ctx.node = n.get();
     if (s.schema->shape_from_kernel) {
       s.needs_infer = false;
       std::vector<int32_t> ids = s.out_ids;
-      s.ctx.allocate_output = [this, ids](size_t i, DType dt, const Shape& shape) {
-        return allocate_dynamic(ids[i], dt, shape);
+      const ir::Node* node = n.get();
+      s.ctx.allocate_output = [this, ids, node](size_t i, DType dt, const Shape& shape) {
+        return allocate_output(node, ids[i], dt, shape);
       };
     }
     s.planned_done = n->has_attr(memory::kConcatInPlaceAttr);
@@ -130,6 +134,19 @@ void Executor::build(ir::Graph& g) {
     s.prof.fused_from = n->fused_from;
     plan.steps.push_back(std::move(s));
   }
+}
+
+// An output the planner gave arena bytes (its shape was proven at compile
+// time) keeps them, so a caller buffer bound to it receives the result; a
+// kernel producing another shape there is refused rather than overflowing.
+TensorView* Executor::allocate_output(const ir::Node* node, int32_t id, DType dt, const Shape& shape) {
+  const ir::Value* v = values_[static_cast<size_t>(id)];
+  if (v->storage != ir::Storage::kArena) return allocate_dynamic(id, dt, shape);
+  TensorView& tv = frame_[static_cast<size_t>(id)];
+  if (tv.shape != shape || tv.dtype != dt)
+    fail(ErrorCode::kInvalidArgument, node->describe() + ": output '" + v->name() + "' is " + dtype_name(dt) +
+                                          shape_str(shape) + " at run time, the model declares " + v->type.str());
+  return &tv;
 }
 
 TensorView* Executor::allocate_dynamic(int32_t id, DType dt, const Shape& shape) {
@@ -169,6 +186,9 @@ const AnyValue& Executor::output_value(size_t i) const {
 void Executor::run() {
   omp_set_num_threads(num_threads_);
   run_graph(plans_.at(&main_));
+  // Sequences and optionals live outside the memory plan: drop every one
+  // but the outputs now, rather than hold them until the next run.
+  for (int32_t id : transient_slots_) slots_[static_cast<size_t>(id)].reset();
 }
 
 void Executor::run_graph(GraphPlan& plan) {

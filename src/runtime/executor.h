@@ -83,10 +83,12 @@ class Executor final : public kernels::SubgraphRunner {
   void run_graph(GraphPlan& plan);
   void run_step(Step& s);
   TensorView* allocate_dynamic(int32_t id, DType dt, const Shape& shape);
+  TensorView* allocate_output(const ir::Node* node, int32_t id, DType dt, const Shape& shape);
   void find_bindable_outputs();
 
   std::vector<TensorView> frame_;
   std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
+  std::vector<int32_t> transient_slots_;   // non-tensor values that are not main graph outputs
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id
   std::vector<ir::Value*> values_;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;

@@ -215,9 +215,13 @@ Tensor read_tensor_proto_file(const std::string& path, std::string* name) {
 namespace {
 
 AnyValue sequence_from_proto(const onnx::SequenceProto& p, const std::string& path) {
-  if (p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != onnx::SequenceProto::UNDEFINED)
+  const bool others = p.sparse_tensor_values_size() || p.sequence_values_size() || p.map_values_size() ||
+                      p.optional_values_size();
+  if ((p.elem_type() != onnx::SequenceProto::TENSOR && p.elem_type() != onnx::SequenceProto::UNDEFINED) || others)
     fail(ErrorCode::kInvalidModel, path + ": a sequence of " + onnx::SequenceProto::DataType_Name(p.elem_type()) +
-                                       " is not supported (sequences of tensors are)");
+                                       " values is not supported (sequences of tensors are)");
+  if (p.elem_type() == onnx::SequenceProto::UNDEFINED && p.tensor_values_size())
+    fail(ErrorCode::kInvalidModel, path + ": a SequenceProto holding tensors must say elem_type TENSOR");
   std::vector<Tensor> elems;
   for (const auto& t : p.tensor_values()) elems.push_back(tensor_from_proto(t, dir_of(path)));
   const DType dt = elems.empty() ? DType::kUndefined : elems[0].dtype();
@@ -234,15 +238,26 @@ AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::str
     return AnyValue::of_tensor(std::move(t));
   }
   const std::string bytes = read_file_bytes(path);
+  // Fields this message does not have mean the file is another kind of proto.
   if (kind == ValueKind::kSequence) {
     onnx::SequenceProto p;
-    if (!p.ParseFromString(bytes)) fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX SequenceProto");
+    if (!p.ParseFromString(bytes) || !p.unknown_fields().empty())
+      fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX SequenceProto (the input is a sequence)");
     if (name) *name = p.name();
     return sequence_from_proto(p, path);
   }
   onnx::OptionalProto p;
-  if (!p.ParseFromString(bytes)) fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX OptionalProto");
+  if (!p.ParseFromString(bytes) || !p.unknown_fields().empty())
+    fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX OptionalProto (the input is an optional)");
   if (name) *name = p.name();
+  const bool want_seq = kind == ValueKind::kOptionalSequence;
+  const auto want_type = want_seq ? onnx::OptionalProto::SEQUENCE : onnx::OptionalProto::TENSOR;
+  const bool has_other = want_seq ? p.has_tensor_value() : p.has_sequence_value();
+  if (has_other || p.has_sparse_tensor_value() || p.has_map_value() || p.has_optional_value() ||
+      (p.elem_type() != want_type && !(p.elem_type() == onnx::OptionalProto::UNDEFINED && !p.has_tensor_value() &&
+                                       !p.has_sequence_value())))
+    fail(ErrorCode::kInvalidModel, path + ": an OptionalProto of " + onnx::OptionalProto::DataType_Name(p.elem_type()) +
+                                       " where an " + value_kind_name(kind) + " is expected");
   if (kind == ValueKind::kOptionalTensor) {
     if (!p.has_tensor_value()) return AnyValue::none(kind, DType::kUndefined);
     return AnyValue::optional_of(AnyValue::of_tensor(tensor_from_proto(p.tensor_value(), dir_of(path))));

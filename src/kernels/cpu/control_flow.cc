@@ -173,9 +173,10 @@ class LoopKernel final : public Kernel {
       ptrs[1] = &cond_in;
       for (size_t j = 0; j < carried_; ++j) ptrs[2 + j] = &state[j];
       std::vector<AnyValue> outs = ctx.subgraphs->run_values(*body_, ptrs);
-      cond = read_condition(outs[0].tensor.view(), node_);
+      cond = read_condition(convert_value_kind(outs[0], ValueKind::kTensor, node_.describe()).tensor.view(), node_);
       for (size_t j = 0; j < carried_; ++j) state[j] = std::move(outs[1 + j]);
-      for (size_t k = 0; k < scans_; ++k) scans[k].push_back(std::move(outs[1 + carried_ + k].tensor));
+      for (size_t k = 0; k < scans_; ++k)
+        scans[k].push_back(convert_value_kind(outs[1 + carried_ + k], ValueKind::kTensor, node_.describe()).tensor);
     }
     for (size_t j = 0; j < carried_; ++j) emit_value(ctx, node_, j, state[j]);
     for (size_t k = 0; k < scans_; ++k)

@@ -197,11 +197,15 @@ class SplitToSequenceKernel final : public Kernel {
     int64_t sum = 0;
     for (int64_t n : r) {
       if (n < 0) fail(ErrorCode::kInvalidArgument, node_.describe() + ": split lengths must be >= 0");
+      if (n > len - sum) {  // checked before adding: no overflow
+        sum = len + 1;
+        break;
+      }
       sum += n;
     }
     if (sum != len)
-      fail(ErrorCode::kInvalidArgument, node_.describe() + ": split lengths " + shape_str(r) + " sum to " +
-                                            std::to_string(sum) + ", the axis has " + std::to_string(len));
+      fail(ErrorCode::kInvalidArgument, node_.describe() + ": split lengths " + shape_str(r) +
+                                            " do not sum to the axis length " + std::to_string(len));
     return r;
   }
 
@@ -347,8 +351,9 @@ class OptionalKernel final : public Kernel {
   const ir::Node& node_;
 };
 
-// OptionalHasElement-15 (and the opset-18 relaxations: a tensor or sequence
-// input has an element, an omitted input has none).
+// OptionalHasElement-15. A tensor or sequence input counts as present (the
+// kind checker lets Identity-like plumbing reach here; ONNX opset 18 says the
+// same), an omitted input as absent.
 class OptionalHasElementKernel final : public Kernel {
  public:
   explicit OptionalHasElementKernel(const ir::Node& n) : node_(n) {}
