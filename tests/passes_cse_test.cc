@@ -99,6 +99,26 @@ TEST(Cse, NeverMergesOpsWithSubgraphs) {
   EXPECT_EQ(g.nodes().size(), 2u);
 }
 
+// Two input-less Optional() nodes differ only in their outputs' types
+// (Optional-15's `type` attribute lives in the output value's type).
+TEST(Cse, NeverMergesNodesWhoseOutputsDifferInKindOrDtype) {
+  ir::Graph g;
+  ir::Node* a = g.add_node("Optional", {}, {"none_f"});
+  ir::Node* b = g.add_node("Optional", {}, {"none_i"});
+  ir::Node* c = g.add_node("Optional", {}, {"none_s"});
+  a->output(0)->type.kind = ValueKind::kOptionalTensor;
+  a->output(0)->type.dtype = DType::kFloat32;
+  b->output(0)->type.kind = ValueKind::kOptionalTensor;
+  b->output(0)->type.dtype = DType::kInt64;
+  c->output(0)->type.kind = ValueKind::kOptionalSequence;
+  c->output(0)->type.dtype = DType::kFloat32;
+  for (ir::Node* n : {a, b, c}) g.add_node("OptionalHasElement", {n->output(0)}, {n->output(0)->name() + "_has"});
+  for (const auto& n : g.nodes())
+    if (n->op_type == "OptionalHasElement") g.outputs().push_back(n->output(0));
+  EXPECT_EQ(make_cse()->run(g), 0);
+  EXPECT_EQ(g.nodes().size(), 6u);
+}
+
 TEST(Cse, KeepsADuplicateThatIsAGraphOutput) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {4});

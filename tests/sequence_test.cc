@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "gec/compiler.h"
+#include "frontend/onnx/tensor_proto.h"
 #include "gec/runtime.h"
 #include "onnx_build.h"
 #include "test_util.h"
@@ -217,6 +218,86 @@ TEST(Sequence, KindMismatchesAreRefusedAtCompileTime) {
   add_output(g2, "s", kFloat, "2");
   expect_error([&] { compile_and_load(m2, 0); }, ErrorCode::kInvalidModel,
                "node 'make' (SequenceConstruct): output 's' is float32[2], the op needs a sequence");
+}
+
+// A model declaring SequenceAt's result a scalar, fed a [40] element: the
+// unproven scalar gets no arena slot (it did, and Relu overflowed it).
+TEST(Sequence, AnElementLargerThanDeclaredIsNotPlannedStatically) {
+  onnx::ModelProto m = new_model(17, 8);
+  auto* g = m.mutable_graph();
+  set_sequence_type(g->add_input(), "xs", kFloat, "");
+  add_int64_init(g, "zero", {}, {0});
+  add_node(g, "SequenceAt", {"xs", "zero"}, {"e"}, "at");
+  add_node(g, "Relu", {"e"}, {"y"}, "relu");
+  add_output(g, "y", kFloat, "");
+  auto s = compile_and_load(m, 3);
+  std::vector<float> big(40, -1.f);
+  big[7] = 2.f;
+  auto outs = s->run_values({AnyValue::sequence(DType::kFloat32, {make<float>({40}, big)})});
+  ASSERT_EQ(outs[0].tensor.shape(), (Shape{40}));
+  EXPECT_EQ(values<float>(outs[0].tensor)[7], 2.f);
+  EXPECT_EQ(values<float>(outs[0].tensor)[8], 0.f);
+}
+
+// SequenceLength's output bound to a caller buffer is written there.
+TEST(Sequence, CallerOutputBuffersReceiveSequenceOpResults) {
+  onnx::ModelProto m = new_model(17, 8);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "3,2");
+  attr_i(add_node(g, "SplitToSequence", {"x"}, {"s"}, "split"), "axis", 0);
+  add_node(g, "SequenceLength", {"s"}, {"n"}, "len");
+  add_output(g, "n", kInt64, "");
+  auto s = compile_and_load(m, 2);
+  const Tensor x = make<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor n = make<int64_t>({}, {-999});
+  s->run({x.view()}, {n.view()});
+  EXPECT_EQ(values<int64_t>(n), (std::vector<int64_t>{3}));
+}
+
+// A Loop whose body makes an optional scan output: refused, naming the node.
+TEST(Sequence, LoopScanOutputsMustBeTensors) {
+  onnx::ModelProto m = new_model(17, 8);
+  auto* g = m.mutable_graph();
+  add_input(g, "M", kInt64, "");
+  add_output(g, "scan", kFloat, "?,2");
+  auto* loop = add_node(g, "Loop", {"M", ""}, {"scan"}, "loop");
+  onnx::AttributeProto* body = attr(loop, "body", onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* b = body->mutable_g();
+  b->set_name("body");
+  add_input(b, "i", kInt64, "");
+  add_input(b, "c", kBool, "");
+  add_node(b, "Identity", {"c"}, {"c_out"});
+  add_node(b, "Optional", {}, {"o"});
+  auto* opt_type = b->mutable_node(1)->add_attribute();
+  opt_type->set_name("type");
+  opt_type->set_type(onnx::AttributeProto::TYPE_PROTO);
+  onnx::ValueInfoProto tmp;
+  set_type(&tmp, "t", kFloat, "2");
+  *opt_type->mutable_tp() = tmp.type();
+  add_output(b, "c_out", kBool, "");
+  set_optional_type(b->add_output(), "o", kFloat, "2");
+  expect_error([&] { compile_and_load(m, 0); }, ErrorCode::kInvalidModel,
+               "node 'loop' (Loop): body output 'o' is optional(float32[2]); scan outputs");
+}
+
+// Test-data files are read as the kind the model declares, and a file of
+// another kind is refused rather than read as None or as an empty sequence.
+TEST(Sequence, ValueFilesOfAnotherKindAreRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("gec_seq_files_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string seq = (dir / "seq.pb").string(), opt = (dir / "opt.pb").string(), ten = (dir / "t.pb").string();
+  frontend::write_value_proto_file(seq, AnyValue::sequence(DType::kFloat32, {make<float>({1}, {1})}), "s");
+  frontend::write_value_proto_file(opt, AnyValue::optional_of(AnyValue::of_tensor(make<float>({1}, {2}))), "o");
+  frontend::write_value_proto_file(ten, AnyValue::of_tensor(make<float>({1}, {3})), "t");
+  EXPECT_EQ(frontend::read_value_proto_file(opt, ValueKind::kOptionalTensor).tensor.numel(), 1);
+  expect_error([&] { frontend::read_value_proto_file(opt, ValueKind::kOptionalSequence); }, ErrorCode::kInvalidModel,
+               "an OptionalProto of TENSOR");
+  expect_error([&] { frontend::read_value_proto_file(ten, ValueKind::kOptionalTensor); }, ErrorCode::kInvalidModel,
+               "not a valid ONNX OptionalProto");
+  expect_error([&] { frontend::read_value_proto_file(ten, ValueKind::kSequence); }, ErrorCode::kInvalidModel,
+               "not a valid ONNX SequenceProto");
+  EXPECT_EQ(frontend::read_value_proto_file(seq, ValueKind::kSequence).elements.size(), 1u);
+  fs::remove_all(dir);
 }
 
 TEST(Sequence, MapInputsAreRefusedAtCompileTime) {

@@ -77,7 +77,9 @@ class Session {
   /// the declared element dtype and, for tensors, the static dims, else
   /// gec::Error(kInvalidArgument). Returns one value per output. The two
   /// run() overloads above refuse models with non-tensor inputs or outputs
-  /// (kInvalidArgument, pointing here).
+  /// (kInvalidArgument, pointing here). Output sequences and optionals may
+  /// share element storage with input ones (e.g. through Identity); none
+  /// of them is ever written after it is made.
   std::vector<AnyValue> run_values(const std::vector<AnyValue>& inputs);
 
   /// Runs with caller-owned output buffers: outputs[i].data must hold

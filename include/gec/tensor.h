@@ -105,7 +105,7 @@ struct AnyValue {
   /// ONNX None of the given optional kind.
   static AnyValue none(ValueKind optional_kind, DType elem_dtype);
   bool is_sequence_like() const { return kind == ValueKind::kSequence || kind == ValueKind::kOptionalSequence; }
-  /// "seq(float32)[3]", "optional(float32[2,3])", "optional(none)", "float32[2,3]".
+  /// "seq(float32)[3]", "optional(float32[2,3])", "optional(none of float32)", "float32[2,3]".
   std::string str() const;
 };
 
