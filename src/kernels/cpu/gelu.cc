@@ -1,30 +1,22 @@
-// com.graphengine::Gelu (ops/gelu.cc; ONNX Gelu-20 semantics) on CPU, one
-// native pass over the tensor (OpenMP-split when large).
+// com.graphengine::Gelu (ops/gelu.cc; ONNX Gelu-20 semantics) on CPU:
+// one vectorized pass over the tensor (OpenMP-split when large).
 //
-// Written without the cancellation of the textbook formula: for x << 0,
-// 1 + erf(x / sqrt(2)) subtracts two numbers close to 1 and keeps only a few
-// correct bits (oneDNN's eltwise_gelu_erf does the same: 2.5e-7 absolute,
-// ~1e-4 relative at x = -3). Here
-//   "none": y = 0.5 * x * erfc(-x / sqrt(2))      (1 + erf(t) = erfc(-t))
-//   "tanh": y = x / (1 + exp(-2u)), u = sqrt(2/pi) * (x + 0.044715 x^3)
-//                                                  (0.5 (1 + tanh u) = sigmoid(2u))
-// are equal to Gelu-20's formulas and within a few float ulp of them in
-// relative terms everywhere. NaN in gives NaN out; -inf gives NaN, as the
-// formula's -inf * 0 does; +inf gives +inf.
-#include <cmath>
+// The math is in gelu_simd.cc (Highway, vectorized): no 1 + erf(t)
+// cancellation for x << 0 (oneDNN's eltwise_gelu_erf has it: 2.5e-7
+// absolute, ~1e-4 relative at x = -3), within ~1e-6 relative of Gelu-20's
+// formula where the input's own rounding allows.
+#include <algorithm>
 
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
+namespace gelu_simd {
+/// y[i] = Gelu(x[i]) for i < n, vectorized (gelu_simd.cc); y may alias x.
+void gelu_f32(bool tanh_form, const float* x, float* y, int64_t n);
+}  // namespace gelu_simd
+
 namespace {
-
-inline float gelu_erf(float x) { return 0.5f * x * std::erfc(x * -0.70710678118654752f); }
-
-inline float gelu_tanh(float x) {
-  const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
-  return x / (1.f + std::exp(-2.f * u));
-}
 
 class GeluKernel final : public Kernel {
  public:
@@ -41,16 +33,16 @@ class GeluKernel final : public Kernel {
     const float* xp = x.as<float>();
     float* y = ctx.out(0).as<float>();
     const int64_t n = x.numel();
-    if (tanh_) {
+    constexpr int64_t kChunk = 16384;  // per task; about 64 KiB of input
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(ctx.num_threads) if (n > 32768)
-      for (int64_t i = 0; i < n; ++i) y[i] = gelu_tanh(xp[i]);
-    } else {
-#pragma omp parallel for num_threads(ctx.num_threads) if (n > 32768)
-      for (int64_t i = 0; i < n; ++i) y[i] = gelu_erf(xp[i]);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t begin = c * kChunk;
+      gelu_simd::gelu_f32(tanh_, xp + begin, y + begin, std::min(kChunk, n - begin));
     }
   }
 
-  std::string impl_name() const override { return tanh_ ? "native.gelu_tanh" : "native.gelu_erf"; }
+  std::string impl_name() const override { return tanh_ ? "hwy.gelu_tanh" : "hwy.gelu_erf"; }
 
  private:
   std::string desc_;
