@@ -772,5 +772,17 @@ TEST(FrontendTensorProto, TypedFields) {
   expect_error([&] { tensor_from_proto(few, "."); }, ErrorCode::kInvalidModel, "tensor 'few'");
 }
 
+// Attributes named __gec_* carry the compiler's decisions (layouts, the
+// memory plan); a model that sets one is refused, naming the node.
+TEST(Frontend, ReservedAttributesAreRefused) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "1,4");
+  add_output(g, "y", kFloat, "1,4");
+  auto* relu = add_node(g, "Relu", {"x"}, {"y"}, "act");
+  attr_s(relu, "__gec_layout_out", "nChw16c");
+  expect_error([&] { import(m); }, ErrorCode::kInvalidModel, "attribute '__gec_layout_out' is reserved");
+}
+
 }  // namespace
 }  // namespace gec::frontend

@@ -306,6 +306,26 @@ TEST(ConvActivationFusion, SpelledOutHardSwishGuards) {
   }
 }
 
+// A one-element constant of higher rank broadcasts x up a rank (x [4], a
+// [1,1] three: the root is [1,4]); HardSwish(x) would be [4], so no rewrite.
+TEST(ConvActivationFusion, SpelledOutHardSwishKeepsTheDeclaredShape) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {4});
+  auto node = [&g](const std::string& op, std::vector<ir::Value*> in, const std::string& out, const Shape& s) {
+    ir::Node* n = g.add_node(op, in, {out}, out + "_node");
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, s);
+    return n->output(0);
+  };
+  ir::Value* a = node("Add", {x, g.add_constant("three", make<float>({1, 1}, {3.f}))}, "a", {1, 4});
+  ir::Value* r6 = node("Clip", {a, g.add_constant("zero", make<float>({}, {0.f})),
+                                g.add_constant("six", make<float>({}, {6.f}))}, "r6", {1, 4});
+  ir::Value* m = node("Mul", {x, r6}, "m", {1, 4});
+  g.outputs().push_back(node("Div", {m, g.add_constant("six2", make<float>({}, {6.f}))}, "y", {1, 4}));
+  const std::vector<std::string> before = ops_of(g);
+  EXPECT_EQ(make_conv_activation_fusion()->run(g), 0);
+  EXPECT_EQ(ops_of(g), before);
+}
+
 // ---- kernel tests -------------------------------------------------------------
 
 std::vector<ir::Attribute> act_attrs(const std::string& op, float alpha, float beta) {

@@ -81,6 +81,11 @@ enum class ValueKind : int32_t {
 
 /// "tensor", "sequence", "optional(tensor)", "optional(sequence)".
 const char* value_kind_name(ValueKind k);
+/// True for kOptionalTensor and kOptionalSequence.
+inline bool is_optional(ValueKind k) { return k == ValueKind::kOptionalTensor || k == ValueKind::kOptionalSequence; }
+/// The text of a value type from its tensor (element) type text T: T,
+/// "seq(T)", "optional(T)" or "optional(seq(T))".
+std::string value_type_str(ValueKind k, const std::string& tensor_type);
 
 /// A value of any ONNX type, as the runtime holds sequences and optionals
 /// (and as the Session API passes them):

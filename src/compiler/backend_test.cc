@@ -160,7 +160,7 @@ CompareResult compare_values(const AnyValue& got, const AnyValue& want, const Ba
     return c;
   };
   if (got.kind != want.kind) return mismatch("expected a " + std::string(value_kind_name(want.kind)) + ", got " + got.str());
-  const bool optional = got.kind == ValueKind::kOptionalTensor || got.kind == ValueKind::kOptionalSequence;
+  const bool optional = is_optional(got.kind);
   if (optional && got.has_value != want.has_value) return mismatch("expected " + want.str() + ", got " + got.str());
   if (optional && !got.has_value) return c;
   if (!got.is_sequence_like()) return compare_one(got.tensor, want.tensor, opts);

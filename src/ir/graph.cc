@@ -47,13 +47,7 @@ std::string TensorType::str() const {
     }
     r += "]";
   }
-  switch (kind) {
-    case ValueKind::kTensor: return r;
-    case ValueKind::kSequence: return "seq(" + r + ")";
-    case ValueKind::kOptionalTensor: return "optional(" + r + ")";
-    case ValueKind::kOptionalSequence: return "optional(seq(" + r + "))";
-  }
-  return r;
+  return value_type_str(kind, r);
 }
 
 // ---- Attribute ----------------------------------------------------------------

@@ -57,8 +57,7 @@ void KernelContext::set_value_out(size_t i, AnyValue v) const {
 
 AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string& what) {
   if (v.kind == want) return v;
-  const bool optional = v.kind == ValueKind::kOptionalTensor || v.kind == ValueKind::kOptionalSequence;
-  if (optional && !v.has_value)
+  if (is_optional(v.kind) && !v.has_value)
     fail(ErrorCode::kInvalidArgument, what + ": an optional is None where a " + value_kind_name(want) + " is needed");
   if (want == ValueKind::kTensor && v.kind == ValueKind::kOptionalTensor) return AnyValue::of_tensor(v.tensor);
   if (want == ValueKind::kSequence && v.kind == ValueKind::kOptionalSequence)

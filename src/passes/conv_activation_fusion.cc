@@ -170,7 +170,9 @@ ir::Value* spelled_out_hardswish(const ir::Graph& g, const ir::Node* root) {
 bool fuse_hardswish(ir::Graph& g, ir::Node* root) {
   if (!root->output(0) || root->output(0)->type.dtype != DType::kFloat32) return false;
   ir::Value* x = spelled_out_hardswish(g, root);
-  if (!x) return false;
+  // One-element constants of higher rank broadcast x up (a [1,1] 3 makes a
+  // [4] x [1,4]); HardSwish keeps x's shape, so the types must agree.
+  if (!x || !(x->type == root->output(0)->type)) return false;
   ir::Node* hs = g.add_node("HardSwish", {x}, {g.unique_name(root->output(0)->name())}, root->name);
   hs->output(0)->type = root->output(0)->type;
   if (!replace_value(g, root->output(0), hs->output(0))) {

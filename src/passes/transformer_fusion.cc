@@ -208,7 +208,8 @@ bool fuse_gelu(ir::Graph& g, ir::Node* root) {
 /// The first reduced axis when `rm` is ReduceMean(X) over the trailing axes
 /// [a, r) of X (rank r) with keepdims=1; -1 otherwise.
 int64_t trailing_mean_axis(const ir::Node* rm, int64_t r) {
-  if (rm->get_int("keepdims", 1) != 1 || r <= 0) return -1;
+  // With noop_with_empty_axes = 1 an absent axes input reduces nothing.
+  if (rm->get_int("keepdims", 1) != 1 || rm->get_int("noop_with_empty_axes", 0) != 0 || r <= 0) return -1;
   std::vector<int64_t> axes;
   if (rm->has_input(1)) {
     auto c = const_ints(rm->input(1));

@@ -23,13 +23,7 @@ std::string IoInfo::str() const {
     }
     t += "]";
   }
-  switch (kind) {
-    case ValueKind::kTensor: break;
-    case ValueKind::kSequence: t = "seq(" + t + ")"; break;
-    case ValueKind::kOptionalTensor: t = "optional(" + t + ")"; break;
-    case ValueKind::kOptionalSequence: t = "optional(seq(" + t + "))"; break;
-  }
-  return name + ": " + t;
+  return name + ": " + value_type_str(kind, t);
 }
 
 struct Session::Impl {

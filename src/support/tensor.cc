@@ -113,6 +113,16 @@ const char* value_kind_name(ValueKind k) {
   return "?";
 }
 
+std::string value_type_str(ValueKind k, const std::string& t) {
+  switch (k) {
+    case ValueKind::kTensor: return t;
+    case ValueKind::kSequence: return "seq(" + t + ")";
+    case ValueKind::kOptionalTensor: return "optional(" + t + ")";
+    case ValueKind::kOptionalSequence: return "optional(seq(" + t + "))";
+  }
+  return t;
+}
+
 AnyValue AnyValue::of_tensor(Tensor t) {
   AnyValue v;
   v.kind = ValueKind::kTensor;
@@ -149,7 +159,7 @@ AnyValue AnyValue::none(ValueKind optional_kind, DType elem_dtype) {
 }
 
 std::string AnyValue::str() const {
-  const bool optional = kind == ValueKind::kOptionalTensor || kind == ValueKind::kOptionalSequence;
+  const bool optional = is_optional(kind);
   if (optional && !has_value) return std::string("optional(none of ") + dtype_name(elem_dtype) + ")";
   std::string inner;
   if (is_sequence_like()) {

@@ -228,7 +228,7 @@ class ConvKernel final : public Kernel {
       wdims = {group_, ws[0] / group_};
       wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
     }
-    const memory::desc src = activation_md(xs, src_blocked_), dst = activation_md(ys, dst_blocked_),
+    const memory::desc src = activation_md(xs, src_blocked_, desc_), dst = activation_md(ys, dst_blocked_, desc_),
                        user_w = plain_md(wdims);
     const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
     try {

@@ -13,7 +13,9 @@
 //   "tanh": y = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
 //           (0.5 (1 + tanh u) = 1 / (1 + exp(-2u))).
 //
-// NaN gives NaN; -inf gives NaN (the formula's -inf * 0); +inf gives +inf.
+// NaN gives NaN; +inf gives +inf; -inf gives NaN in the erf form (as the
+// formula's -inf * 0 does) but -inf in the tanh form (where the formula
+// gives NaN).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/gelu_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

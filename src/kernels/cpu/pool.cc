@@ -37,7 +37,7 @@ struct PoolPrimitive {
   void build(const std::string& who, dnnl::algorithm alg, const Shape& xs, const Shape& ys,
              const memory::dims& kernel, const memory::dims& strides, const memory::dims& dil,
              const memory::dims& pl, const memory::dims& pr) {
-    const memory::desc s = activation_md(xs, blocked), d = activation_md(ys, blocked);
+    const memory::desc s = activation_md(xs, blocked, who), d = activation_md(ys, blocked, who);
     try {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s, d, strides, kernel, dil, pl,
                                           pr);

@@ -26,6 +26,14 @@
 namespace gec::kernels::cpu {
 namespace {
 
+// Element k of roi or scales, which we read as float32 or float64 (Resize-13
+// also allows a float16 roi: refused here rather than read past its end).
+double float_input(const TensorView& v, int64_t k, const std::string& who) {
+  if (v.dtype == DType::kFloat64) return v.as<double>()[k];
+  if (v.dtype == DType::kFloat32) return v.as<float>()[k];
+  fail(ErrorCode::kUnsupported, who + ": roi/scales of dtype " + dtype_name(v.dtype) + " (float32 and float64 are supported)");
+}
+
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
@@ -103,7 +111,7 @@ class ResizeKernel final : public Kernel {
       const TensorView& v = ctx.in(i);
       key.push_back(-1.0);  // separates the inputs
       for (int64_t k = 0; k < v.numel(); ++k)
-        key.push_back(v.dtype == DType::kFloat64 ? v.as<double>()[k] : static_cast<double>(v.as<float>()[k]));
+        key.push_back(float_input(v, k, desc_));
     }
     if (have_key_ && key == key_) return false;
     key_ = std::move(key);
@@ -212,7 +220,7 @@ class ResizeKernel final : public Kernel {
     if (coord_ == Coord::kTfCropAndResize && ctx.has_input(1) && ctx.in(1).numel() == static_cast<int64_t>(2 * r)) {
       const TensorView& rv = ctx.in(1);
       for (size_t i = 0; i < 2 * r; ++i)
-        roi[i] = rv.dtype == DType::kFloat64 ? static_cast<float>(rv.as<double>()[i]) : rv.as<float>()[i];
+        roi[i] = static_cast<float>(float_input(rv, static_cast<int64_t>(i), desc_));
     }
     dims_.resize(r);
     for (size_t d = 0; d < r; ++d) {
