@@ -295,6 +295,10 @@ TEST_F(Cli, TestCommandCountsAndExpectations) {
   Result r = gec("test " + p("case") + " -O 0 -O 3");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("1 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
+  // Levels before several paths: each -O takes one value, the paths stay paths.
+  r = gec("test -O 0 -O 3 " + p("case") + " " + p("case"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
   // A wrong reference makes it fail, exit 1.
   frontend::write_tensor_proto_file(p("case/test_data_set_0/output_0.pb"),
                                     testing::make<float>({1, 4}, {9, 9, 9, 9}).view(), "y");

@@ -63,7 +63,11 @@ Command add_test(CLI::App& root) {
   auto a = std::make_shared<TestArgs>();
   CLI::App* app = root.add_subcommand("test", "run ONNX backend-test folders (model.onnx + test_data_set_N/)");
   app->add_option("paths", a->paths, "test folders, or folders of test folders")->required();
+  // One level per -O (repeat the flag), so `-O 0 -O 3 DIR1 DIR2` leaves the paths alone.
   app->add_option("-O,--opt-level", a->levels, "optimization levels to run, each must pass (repeatable; default 2)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::Range(0, 3));
   app->add_option("--rtol", a->rtol, "relative tolerance for floats (default 1e-3)");
   app->add_option("--atol", a->atol, "absolute tolerance for floats (default 1e-4)");
