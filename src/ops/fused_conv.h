@@ -27,6 +27,11 @@ inline constexpr const char* kFusedConvDomain = "com.graphengine";
 inline constexpr const char* kFusedConvOp = "FusedConv";
 inline constexpr const char* kActivationImplAttr = "__gec_activation_impl";
 
+/// True for a com.graphengine::FusedConv node.
+inline bool is_fused_conv(const ir::Node* n) {
+  return n && n->domain == kFusedConvDomain && n->op_type == kFusedConvOp;
+}
+
 /// One activation with its parameters resolved (ONNX defaults applied):
 ///   Relu                      max(x, 0)
 ///   LeakyRelu   alpha         x < 0 ? alpha*x : x                   (LeakyRelu-16)

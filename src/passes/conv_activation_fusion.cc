@@ -41,17 +41,13 @@
 namespace gec::passes {
 namespace {
 
-bool is_fused_conv(const ir::Node* n) {
-  return n && n->domain == ops::kFusedConvDomain && n->op_type == ops::kFusedConvOp;
-}
-
 /// The producer of `v` when it is a Conv / FusedConv that can take another
 /// post-op: same graph, float32, `v` read only by one node and not a graph
 /// output, no activation yet (an activation is always the last post-op).
 ir::Node* open_conv(const ir::Graph& g, const ir::Value* v) {
   ir::Node* p = v ? v->producer() : nullptr;
-  if (!p || p->owner() != &g || !(is_op(p, "Conv") || is_fused_conv(p))) return nullptr;
-  if (is_fused_conv(p) && !ops::read_fused_activation(*p).op.empty()) return nullptr;
+  if (!p || p->owner() != &g || !(is_op(p, "Conv") || ops::is_fused_conv(p))) return nullptr;
+  if (ops::is_fused_conv(p) && !ops::read_fused_activation(*p).op.empty()) return nullptr;
   if (v->type.dtype != DType::kFloat32 || !p->input(0) || p->input(0)->type.dtype != DType::kFloat32)
     return nullptr;
   if (!single_consumer(g, v).first) return nullptr;
@@ -75,7 +71,7 @@ bool same_type(const ir::TensorType& a, const ir::TensorType& b) {
 /// `absorbed`. `conv`'s output has no other reader (open_conv).
 bool absorb(ir::Graph& g, ir::Node* conv, ir::Node* absorbed) {
   if (!replace_value(g, absorbed->output(0), conv->output(0))) return false;
-  if (!is_fused_conv(conv)) {
+  if (!ops::is_fused_conv(conv)) {
     conv->op_type = ops::kFusedConvOp;
     conv->domain = ops::kFusedConvDomain;
     ops::write_fused_activation(*conv, {});
@@ -112,27 +108,14 @@ bool fuse_activation(ir::Graph& g, ir::Node* act) {
   return true;
 }
 
-/// `v`'s producer when it is an ai.onnx `op` in `g` and `v` its only reader's input.
-ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) {
-  ir::Node* p = v ? v->producer() : nullptr;
-  if (!is_op(p, op) || p->owner() != &g || !single_consumer(g, v).first) return nullptr;
-  return p;
-}
-
-/// True when `v` is a float32 constant with one element equal to `want`.
-bool const_is(const ir::Value* v, float want) {
-  auto f = const_floats(v);
-  return f && f->size() == 1 && (*f)[0] == want;
-}
-
 /// The x of Clip(Add(x, 3), 0, 6) (Add operands in either order), or null.
 ir::Value* relu6_of_x_plus_3(const ir::Graph& g, const ir::Value* v) {
   ir::Node* clip = sole_producer(g, v, "Clip");
-  if (!clip || !const_is(clip->input(1), 0.f) || !const_is(clip->input(2), 6.f)) return nullptr;
+  if (!clip || !const_near(clip->input(1), 0.f) || !const_near(clip->input(2), 6.f)) return nullptr;
   ir::Node* add = sole_producer(g, clip->input(0), "Add");
   if (!add || add->inputs().size() != 2) return nullptr;
   for (int side = 0; side < 2; ++side)
-    if (const_is(add->input(1 - side), 3.f)) return add->input(side);
+    if (const_near(add->input(1 - side), 3.f)) return add->input(side);
   return nullptr;
 }
 
@@ -151,14 +134,14 @@ ir::Value* mul_of_x_and(const ir::Node* mul, F part) {
 ir::Value* spelled_out_hardswish(const ir::Graph& g, const ir::Node* root) {
   auto div6 = [&g](const ir::Value* v) -> ir::Value* {  // Div(Clip(Add(x, 3), 0, 6), 6)
     ir::Node* d = sole_producer(g, v, "Div");
-    return d && const_is(d->input(1), 6.f) ? relu6_of_x_plus_3(g, d->input(0)) : nullptr;
+    return d && const_near(d->input(1), 6.f) ? relu6_of_x_plus_3(g, d->input(0)) : nullptr;
   };
   auto hard_sigmoid = [&g](const ir::Value* v) -> ir::Value* {
     ir::Node* h = sole_producer(g, v, "HardSigmoid");
     return h && h->get_float("alpha", 0.2f) == 1.f / 6.f && h->get_float("beta", 0.5f) == 0.5f ? h->input(0)
                                                                                                 : nullptr;
   };
-  if (is_op(root, "Div") && const_is(root->input(1), 6.f)) {
+  if (is_op(root, "Div") && const_near(root->input(1), 6.f)) {
     ir::Node* mul = sole_producer(g, root->input(0), "Mul");
     return mul ? mul_of_x_and(mul, [&g](const ir::Value* v) { return relu6_of_x_plus_3(g, v); }) : nullptr;
   }

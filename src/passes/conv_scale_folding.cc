@@ -18,25 +18,6 @@
 namespace gec::passes {
 namespace {
 
-/// c as one value per output channel, or nullopt when c broadcasts along any
-/// other axis (or would grow the output's rank).
-std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank) {
-  auto data = const_floats(c);
-  if (!data) return std::nullopt;
-  const Shape& s = c->constant->shape();
-  if (s.size() > out_rank) return std::nullopt;
-  bool along_m = false;
-  for (size_t j = 0; j < s.size(); ++j) {
-    const size_t axis = out_rank - s.size() + j;
-    if (s[j] == 1) continue;
-    if (axis != 1 || s[j] != m) return std::nullopt;
-    along_m = true;
-  }
-  std::vector<float> r(static_cast<size_t>(m));
-  for (int64_t i = 0; i < m; ++i) r[i] = (*data)[along_m ? i : 0];
-  return r;
-}
-
 bool fold(ir::Graph& g, ir::Node* n) {
   const bool mul = is_op(n, "Mul"), add = is_op(n, "Add");
   if (!(mul || add) || !n->input(0) || !n->input(1)) return false;

@@ -44,24 +44,6 @@ std::optional<int64_t> foldable_conv_transpose(const ir::Graph& g, const ir::Nod
   return m;
 }
 
-/// c as one value per output channel, or nullopt when c broadcasts along any
-/// other axis (or would grow the output's rank).
-std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank) {
-  auto data = const_floats(c);
-  if (!data) return std::nullopt;
-  const Shape& s = c->constant->shape();
-  if (s.size() > out_rank) return std::nullopt;
-  bool along_m = false;
-  for (size_t j = 0; j < s.size(); ++j) {
-    if (s[j] == 1) continue;
-    if (out_rank - s.size() + j != 1 || s[j] != m) return std::nullopt;
-    along_m = true;
-  }
-  std::vector<float> r(static_cast<size_t>(m));
-  for (int64_t i = 0; i < m; ++i) r[i] = (*data)[along_m ? i : 0];
-  return r;
-}
-
 /// Rewrites `ct` to compute conv_transpose(x) * a[m] + b[m] (new constants:
 /// the old weights may be shared).
 void fold_affine_into_conv_transpose(ir::Graph& g, ir::Node* ct, const std::vector<float>& a,

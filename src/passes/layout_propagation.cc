@@ -73,14 +73,13 @@ struct NodeLayout {
   }
 };
 
-bool is_fused_conv(const ir::Node* n) { return n->domain == ops::kFusedConvDomain && n->op_type == ops::kFusedConvOp; }
 
 Kind kind_of(const ir::Node* n) {
   static const std::unordered_set<std::string> unary = {
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
       "Softplus", "Softsign", "Mish", "Exp", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"};
   static const std::unordered_set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"};
-  if (is_fused_conv(n)) return Kind::kConv;
+  if (ops::is_fused_conv(n)) return Kind::kConv;
   if (!n->domain.empty()) return Kind::kOther;
   if (n->op_type == "Conv") return Kind::kConv;
   if (unary.count(n->op_type)) return Kind::kUnary;

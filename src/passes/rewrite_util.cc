@@ -2,6 +2,7 @@
 #include "passes/rewrite_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gec::passes {
 
@@ -34,6 +35,17 @@ std::pair<ir::Node*, int> single_consumer(const ir::Graph& g, const ir::Value* v
   auto [node, idx] = v->uses()[0];
   if (node->owner() != &g) return {nullptr, -1};  // read from inside a subgraph
   return {node, idx};
+}
+
+ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) {
+  ir::Node* p = v ? v->producer() : nullptr;
+  if (!is_op(p, op) || p->owner() != &g || p->outputs().size() != 1 || !single_consumer(g, v).first) return nullptr;
+  return p;
+}
+
+bool const_near(const ir::Value* v, double want, double rel) {
+  auto f = const_floats(v);
+  return f && f->size() == 1 && std::abs((*f)[0] - want) <= rel * std::abs(want);
 }
 
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& base, const Shape& shape,

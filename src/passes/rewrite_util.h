@@ -27,6 +27,14 @@ std::optional<std::vector<float>> const_floats(const ir::Value* v);
 /// not a graph output, and is read by no subgraph; else {nullptr, -1}.
 std::pair<ir::Node*, int> single_consumer(const ir::Graph& g, const ir::Value* v);
 
+/// The producer of `v` when it is a one-output `op` node of `g` and `v` has
+/// single_consumer(g, v): the link test of every chain pattern.
+ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op);
+
+/// True when `v` is a one-element float32 constant within `rel` (relative) of
+/// `want`; rel 0 means exactly equal.
+bool const_near(const ir::Value* v, double want, double rel = 0.0);
+
 /// A new float32 constant of `g` named after `base`.
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& base, const Shape& shape,
                             const std::vector<float>& data);

@@ -42,20 +42,6 @@ namespace {
 
 constexpr const char* kOurDomain = "com.graphengine";
 
-/// `v`'s producer when it is an ai.onnx `op` of `g` whose output `v` is read
-/// once, inside `g`, and is not a graph output.
-ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) {
-  ir::Node* p = v ? v->producer() : nullptr;
-  if (!is_op(p, op) || p->owner() != &g || p->outputs().size() != 1 || !single_consumer(g, v).first) return nullptr;
-  return p;
-}
-
-/// True when `v` is a one-element float32 constant within `rel` of `want`.
-bool const_near(const ir::Value* v, double want, double rel = 0.0) {
-  auto f = const_floats(v);
-  return f && f->size() == 1 && std::abs((*f)[0] - want) <= rel * std::abs(want);
-}
-
 /// The other input of a two-input `n` when one of them satisfies `pred`.
 template <typename P>
 ir::Value* other_input(const ir::Node* n, P pred) {

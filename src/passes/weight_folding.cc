@@ -64,4 +64,21 @@ void note_fused(ir::Node* into, const ir::Node* from) {
   for (const auto& s : from->fused_from) into->fused_from.push_back(s);
 }
 
+std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank) {
+  auto data = const_floats(c);
+  if (!data) return std::nullopt;
+  const Shape& s = c->constant->shape();
+  if (s.size() > out_rank) return std::nullopt;
+  bool along_m = false;
+  for (size_t j = 0; j < s.size(); ++j) {
+    const size_t axis = out_rank - s.size() + j;
+    if (s[j] == 1) continue;
+    if (axis != 1 || s[j] != m) return std::nullopt;
+    along_m = true;
+  }
+  std::vector<float> r(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) r[i] = (*data)[along_m ? i : 0];
+  return r;
+}
+
 }  // namespace gec::passes

@@ -30,6 +30,13 @@ void fold_affine_into_conv(ir::Graph& g, ir::Node* conv, const std::vector<float
 std::optional<std::pair<std::vector<float>, std::vector<float>>> bn_as_affine(const ir::Node* bn,
                                                                              int64_t channels);
 
+/// Constant `c`, an operand of a binary op whose other operand has rank
+/// `out_rank` and M = `m` channels on axis 1 (NCHW...), as one float per
+/// channel: a one-element constant is repeated, a [.., M, 1, ..] one read
+/// along M. nullopt when c is not a float32 constant, broadcasts along any
+/// other axis, or would grow the output's rank.
+std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank);
+
 /// Records that `into` now also computes what `from` did (Node::fused_from).
 void note_fused(ir::Node* into, const ir::Node* from);
 
