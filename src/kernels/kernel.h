@@ -32,14 +32,13 @@ using ValueSlot = std::shared_ptr<const AnyValue>;
 class SubgraphRunner {
  public:
   virtual ~SubgraphRunner() = default;
-  /// Binds `inputs` to g.inputs(), runs g, returns copies of g.outputs().
-  /// Tensor-only bodies.
-  virtual std::vector<Tensor> run(const ir::Graph& g,
-                                  const std::vector<const TensorView*>& inputs) = 0;
-  /// The same for bodies of any value kinds: inputs[i] (null = leave unbound)
-  /// binds to g.inputs()[i] as a tensor or as a sequence/optional, by its
-  /// kind; returns one value per g.outputs() (tensors copied out).
+  /// Binds inputs[i] (null = leave unbound) to g.inputs()[i] as a tensor or
+  /// as a sequence/optional, by its kind; runs g; returns one value per
+  /// g.outputs() (tensors copied out, so they outlive the next run).
   virtual std::vector<AnyValue> run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) = 0;
+  /// run_values for tensor-only bodies (Scan): the views are read in place
+  /// during the call.
+  std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs);
 };
 
 struct KernelContext {

@@ -40,6 +40,20 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
   return k;
 }
 
+std::vector<Tensor> SubgraphRunner::run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) {
+  std::vector<AnyValue> in(inputs.size());
+  std::vector<const AnyValue*> ptrs(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    // A non-owning tensor over the caller's view: valid for this call only.
+    in[i] = AnyValue::of_tensor(Tensor(inputs[i]->dtype, inputs[i]->shape, inputs[i]->data, nullptr));
+    ptrs[i] = &in[i];
+  }
+  std::vector<Tensor> outs;
+  for (AnyValue& v : run_values(g, ptrs)) outs.push_back(convert_value_kind(v, ValueKind::kTensor, "subgraph output").tensor);
+  return outs;
+}
+
 const AnyValue& KernelContext::value_in(size_t i) const {
   const ValueSlot* slot = i < value_inputs.size() ? value_inputs[i] : nullptr;
   if (!slot || !*slot)

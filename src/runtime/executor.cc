@@ -235,18 +235,6 @@ void Executor::run_step(Step& s) {
   s.kernel->run(s.ctx);
 }
 
-std::vector<Tensor> Executor::run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) {
-  auto it = plans_.find(&g);
-  GEC_CHECK(it != plans_.end(), "subgraph was not prepared");
-  GEC_CHECK(inputs.size() <= g.inputs().size(), "too many subgraph inputs");
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i]) frame_[static_cast<size_t>(g.inputs()[i]->id)] = *inputs[i];
-  run_graph(it->second);
-  std::vector<Tensor> outs;
-  for (const ir::Value* o : g.outputs()) outs.push_back(Tensor::copy_of(frame_[static_cast<size_t>(o->id)]));
-  return outs;
-}
-
 std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) {
   auto it = plans_.find(&g);
   GEC_CHECK(it != plans_.end(), "subgraph was not prepared");

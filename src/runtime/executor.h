@@ -57,7 +57,6 @@ class Executor final : public kernels::SubgraphRunner {
   /// Whether output i could be bound (see bind_output).
   bool output_bindable(size_t i) const { return bindable_[i]; }
 
-  std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs) override;
   std::vector<AnyValue> run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) override;
 
   std::vector<NodeProfile> profile() const;
