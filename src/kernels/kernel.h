@@ -62,6 +62,9 @@ struct KernelContext {
   std::vector<ValueSlot*> value_outputs;
 
   const TensorView& in(size_t i) const { return *inputs[i]; }
+  /// For shape_from_kernel ops: allocates output i as `src`'s dtype and
+  /// shape and copies `src` into it.
+  TensorView* copy_to_output(size_t i, const TensorView& src) const;
   /// Input i as a sequence or optional; gec::Error(kInternal) when it holds
   /// none (the graph fed a tensor where the op takes a sequence).
   const AnyValue& value_in(size_t i) const;

@@ -54,6 +54,12 @@ std::vector<Tensor> SubgraphRunner::run(const ir::Graph& g, const std::vector<co
   return outs;
 }
 
+TensorView* KernelContext::copy_to_output(size_t i, const TensorView& src) const {
+  TensorView* o = allocate_output(i, src.dtype, src.shape);
+  copy_tensor_data(src, *o);
+  return o;
+}
+
 const AnyValue& KernelContext::value_in(size_t i) const {
   const ValueSlot* slot = i < value_inputs.size() ? value_inputs[i] : nullptr;
   if (!slot || !*slot)

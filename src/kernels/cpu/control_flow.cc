@@ -41,9 +41,8 @@ void emit_value(KernelContext& ctx, const ir::Node& node, size_t i, const AnyVal
     ctx.set_value_out(i, convert_value_kind(v, out->type.kind, what));
     return;
   }
-  const Tensor& t = v.kind == ValueKind::kTensor ? v.tensor : convert_value_kind(v, ValueKind::kTensor, what).tensor;
-  TensorView* o = ctx.allocate_output(i, t.dtype(), t.shape());
-  copy_tensor_data(t.view(), *o);
+  ctx.copy_to_output(i, v.kind == ValueKind::kTensor ? v.tensor.view()
+                                                     : convert_value_kind(v, ValueKind::kTensor, what).tensor.view());
 }
 
 class IfKernel final : public Kernel {
@@ -93,9 +92,7 @@ void put_slice(const TensorView& part, const TensorView& out, size_t axis, int64
 }
 
 void emit_copy(KernelContext& ctx, size_t i, const Tensor& t) {
-  if (i >= ctx.outputs.size()) return;
-  TensorView* o = ctx.allocate_output(i, t.dtype(), t.shape());
-  copy_tensor_data(t.view(), *o);
+  if (i < ctx.outputs.size()) ctx.copy_to_output(i, t.view());
 }
 
 // Stacks equally shaped `parts` along `axis` of the result (reversed when

@@ -38,11 +38,6 @@ void check_elem_dtype(const AnyValue& seq, DType got, const ir::Node& node) {
                                           dtype_name(seq.elem_dtype));
 }
 
-void emit_tensor(KernelContext& ctx, size_t i, const Tensor& t) {
-  TensorView* o = ctx.allocate_output(i, t.dtype(), t.shape());
-  copy_tensor_data(t.view(), *o);
-}
-
 // ---- construction ---------------------------------------------------------------------
 
 class SequenceEmptyKernel final : public Kernel {
@@ -123,7 +118,7 @@ class SequenceAtKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const AnyValue& seq = ctx.value_in(0);
     const size_t at = resolve_position(read_scalar_int(ctx.in(1), node_, "position"), seq.elements.size(), false, node_);
-    emit_tensor(ctx, 0, seq.elements[at]);
+    ctx.copy_to_output(0, seq.elements[at].view());
   }
 
  private:
@@ -376,11 +371,11 @@ class OptionalGetElementKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const ir::Value* out = node_.output(0);
     if (node_.input(0)->type.is_tensor()) {
-      emit_tensor(ctx, 0, Tensor::copy_of(ctx.in(0)));
+      ctx.copy_to_output(0, ctx.in(0));
       return;
     }
     const AnyValue v = convert_value_kind(ctx.value_in(0), out->type.kind, node_.describe());
-    if (out->type.is_tensor()) emit_tensor(ctx, 0, v.tensor);
+    if (out->type.is_tensor()) ctx.copy_to_output(0, v.tensor.view());
     else ctx.set_value_out(0, v);
   }
 
