@@ -1,19 +1,67 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of GraphEngine from Debian 12's
-# packages. Safe to run again.
+# Installs every build, demo and test dependency of GraphEngine from Debian 12's
+# (bookworm's) packages, and nothing else. Safe to run again: packages already
+# installed are not touched, and the package lists are fetched only when
+# something is missing.
+#
+# Exits non-zero, naming the package, when one cannot be installed, and checks
+# afterwards that the build's CMake packages and the tests' Python modules are
+# really there, so that a failed set-up never surfaces later as a CMake trace.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-PKGS=(build-essential cmake ninja-build pkg-config
-      libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev libhwy-dev
-      libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev
-      libssl-dev libonnx-testdata python3-onnx python3-numpy)
+
+PKGS=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config
+  # libraries the build links (Debian's oneDNN is built with its OpenCL GPU
+  # runtime: its CMake config needs the OpenCL headers and ICD loader dev files)
+  libprotobuf-dev protobuf-compiler libonnx-dev libdnnl-dev opencl-headers ocl-icd-opencl-dev
+  libhwy-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libssl-dev
+  # tests: the ONNX conformance suite and /usr/bin/python3 with onnx + numpy
+  libonnx-testdata python3 python3-onnx python3-numpy
+)
+
+# (grep without -q: under pipefail, -q's early exit would fail the pipeline)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep "install ok installed" >/dev/null; }
+
 missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+for p in "${PKGS[@]}"; do installed "$p" || missing+=("$p"); done
+
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "setup: installing ${missing[*]}"
+  # apt-get update exits 0 even when it reached no mirror; its warnings and
+  # 'Err:' lines say so, and then the packages have no install candidate.
+  log=$(mktemp)
+  $SUDO apt-get update -q >"$log" 2>&1 || { cat "$log"; echo "setup: apt-get update failed" >&2; exit 1; }
+  if grep -qE '^(Err:|W: Failed to fetch|E: )' "$log"; then
+    grep -E '^(Err:|W:|E:)' "$log" >&2
+    echo "setup: apt-get update could not read every package list (see above); no network or mirror?" >&2
+    rm -f "$log"; exit 1
+  fi
+  rm -f "$log"
+  for p in "${missing[@]}"; do
+    if ! apt-cache policy "$p" 2>/dev/null | grep 'Candidate: [^(]' >/dev/null; then
+      echo "setup: package '$p' has no install candidate in the configured Debian sources" >&2
+      exit 1
+    fi
+  done
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+    echo "setup: apt-get install failed" >&2
+  fi
+  still=()
+  for p in "${missing[@]}"; do installed "$p" || still+=("$p"); done
+  if [ ${#still[@]} -gt 0 ]; then
+    echo "setup: these packages are not installed: ${still[*]}" >&2
+    exit 1
+  fi
 fi
+
+# What the build and tests look for, checked here rather than met later.
+for f in /usr/lib/x86_64-linux-gnu/cmake/dnnl/dnnl-config.cmake /usr/include/CL/cl.h \
+         /usr/share/libonnx-testdata/data/node; do
+  [ -e "$f" ] || { echo "setup: $f is missing after installing the packages" >&2; exit 1; }
+done
+/usr/bin/python3 -c "import onnx, numpy" ||
+  { echo "setup: /usr/bin/python3 cannot import onnx and numpy" >&2; exit 1; }
+echo "setup: all dependencies present"
