@@ -431,7 +431,8 @@ TEST(FrontendErrors, OpsetSixAcceptsOnlyKnownForms) {
 // made-up domain and name, so that other components' ops never collide).
 TEST(FrontendErrors, UnsupportedOpMessageNamesNodeOpOpsetAndInputs) {
   if (!ops::find_schema("com.gectest", "MadeUpOp"))
-    ops::register_schema(ops::OpSchema{"com.gectest", "MadeUpOp", ops::infer_same_as_input0});
+    ops::register_schema({.domain = "com.gectest", .op_type = "MadeUpOp", .infer = ops::infer_same_as_input0,
+                          .traits = ops::traits(ops::PatternKind::kOpaque)});
   onnx::ModelProto m = new_model(13);
   auto* imp = m.add_opset_import();
   imp->set_domain("com.gectest");

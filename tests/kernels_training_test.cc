@@ -1,6 +1,6 @@
-// Training-mode ops: Dropout-13 with training_mode (kernels/cpu/dropout.cc)
+// Training-mode ops: Dropout-13 with training_mode (kernels/cpu/nn/dropout.cc)
 // and com.graphengine::BatchNormalizationTraining, the training_mode=1 form
-// of BatchNormalization-15 (kernels/cpu/batchnorm_training.cc); their
+// of BatchNormalization-15 (kernels/cpu/nn/batchnorm_training.cc); their
 // frontend rewrites (canonicalize.cc), and the -O3 pipeline leaving the
 // random Dropout alone (no folding, no merging). Expected values are worked
 // out by hand from the ONNX operator text.

@@ -67,7 +67,7 @@ ir::Node* node(const ir::Graph& g, const std::string& name) {
 std::vector<ir::Node*> reorders(const ir::Graph& g) {
   std::vector<ir::Node*> r;
   for (const auto& n : g.nodes())
-    if (n->op_type == ops::kReorderOp && n->domain == ops::kReorderDomain) r.push_back(n.get());
+    if (n->op_type == ops::kReorderOp && n->domain == ops::kGecDomain) r.push_back(n.get());
   return r;
 }
 
@@ -254,7 +254,7 @@ TEST(LayoutReorder, MatchesTheBlockedIndexFormula) {
   const int64_t N = 2, C = 32, H = 3, W = 5;
   Tensor x = wave({N, C, H, W}, 10);
   Tensor blocked = run_op(ops::kReorderOp, {x}, {ir::Attribute::String("from", P), ir::Attribute::String("to", B)},
-                          1, ops::kReorderDomain)[0];
+                          1, ops::kGecDomain)[0];
   ASSERT_EQ(blocked.shape(), x.shape());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
@@ -262,7 +262,7 @@ TEST(LayoutReorder, MatchesTheBlockedIndexFormula) {
         ASSERT_EQ(blocked.as<float>()[((n * C / 16 + c / 16) * H * W + p) * 16 + c % 16],
                   x.as<float>()[(n * C + c) * H * W + p]);
   Tensor back = run_op(ops::kReorderOp, {blocked}, {ir::Attribute::String("from", B), ir::Attribute::String("to", P)},
-                       1, ops::kReorderDomain)[0];
+                       1, ops::kGecDomain)[0];
   expect_near_all({back}, {x});
 }
 
@@ -271,7 +271,7 @@ TEST(LayoutReorder, MatchesTheBlockedIndexFormula) {
 TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 16, 5, 5});
-  ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kReorderDomain);
+  ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kGecDomain);
   to->set_attr(ir::Attribute::String("from", P));
   to->set_attr(ir::Attribute::String("to", B));
   to->output(0)->type = x->type;
@@ -289,7 +289,7 @@ TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
     return n->output(0);
   };
   ir::Node* back = g.add_node(ops::kReorderOp, {pool(to->output(0), "pool_b", true)}, {"yb"}, "back",
-                              ops::kReorderDomain);
+                              ops::kGecDomain);
   back->set_attr(ir::Attribute::String("from", B));
   back->set_attr(ir::Attribute::String("to", P));
   back->output(0)->type = f32({1, 16, 3, 3});

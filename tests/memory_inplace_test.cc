@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "memory/planner.h"
 #include "memory_test_util.h"
+#include "ops/op_schema.h"
 #include "test_util.h"
 
 namespace gec::memory {
@@ -119,6 +121,20 @@ TEST(MemoryInPlace, LargeTensorsSplitAcrossThreads) {
   for (const Case& k : cases())
     if (k.op == "Add" || k.op == "Relu" || k.op == "Sigmoid" || k.op == "Where" || k.op == "Sum")
       if (!(k.op == "PRelu" && k.over == 1)) run_case(k, 40000 + 3);
+}
+
+// The cases above run every op whose registration declares an in-place input
+// (ops::OpTraits::may_inplace): an op marked in place without a case here fails.
+TEST(MemoryInPlace, CasesCoverEveryOpThatDeclaresInPlace) {
+  std::set<std::string> tested;
+  for (const Case& k : cases()) tested.insert(k.op);
+  int ops_in_place = 0;
+  for (const auto& [domain, op] : ops::registered_ops()) {
+    if (ops::find_schema(domain, op)->traits.may_inplace.empty()) continue;
+    ++ops_in_place;
+    EXPECT_TRUE(domain.empty() && tested.count(op)) << op << " declares an in-place input but no case runs it";
+  }
+  EXPECT_EQ(ops_in_place, static_cast<int>(tested.size()));
 }
 
 TEST(MemoryInPlace, ListCoversOnlyElementwiseOps) {

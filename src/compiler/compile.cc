@@ -80,9 +80,13 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   std::vector<passes::PassStats> stats = passes::make_pipeline(opts.opt_level).run(g, opts);
   stages["optimize"] = ms_since(t);
   report["passes"] = nlohmann::json::array();
-  for (const auto& s : stats)
+  report["rules"] = nlohmann::json::object();
+  for (const auto& s : stats) {
     report["passes"].push_back({{"name", s.name}, {"ms", s.ms}, {"nodes_before", s.nodes_before},
                                 {"nodes_after", s.nodes_after}, {"changes", s.changes}});
+    if (!s.rules.empty()) report["passes"].back()["rules"] = s.rules;
+    for (const auto& [rule, count] : s.rules) report["rules"][rule] = report["rules"].value(rule, 0) + count;
+  }
   report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
 
   t = Clock::now();

@@ -123,7 +123,7 @@ class Node {
  public:
   std::string name;
   std::string op_type;
-  std::string domain;  // "" is ai.onnx; "com.graphengine" for our own ops
+  std::string domain;  // "" is ai.onnx (ops/domain.h: canonical_domain); ops::kGecDomain for our own ops
   std::vector<Attribute> attrs;
   /// Chosen implementation, set when lowering (e.g. "onednn.conv").
   std::string kernel;

@@ -90,20 +90,24 @@ class Kernel {
 using KernelFactory =
     std::function<std::unique_ptr<Kernel>(const ir::Node& node, const std::vector<DType>& input_dtypes)>;
 
-void register_kernel(const std::string& domain, const std::string& op_type, KernelFactory f);
-/// Null when no kernel is registered for the op.
+/// Registers the kernel of (domain, op_type); `where` names the registering
+/// file. A second registration of the same op is gec::Error(kInternal) naming
+/// both files (at static initialisation: the program stops with that message).
+void register_kernel(const std::string& domain, const std::string& op_type, KernelFactory f,
+                     const std::string& where);
+/// Null when no kernel is registered for the op ("" and "ai.onnx" are one domain).
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type);
 
 struct KernelRegistrar {
-  KernelRegistrar(const char* domain, const char* op_type, KernelFactory f) {
-    register_kernel(domain, op_type, std::move(f));
+  KernelRegistrar(const char* domain, const char* op_type, KernelFactory f, const char* where) {
+    register_kernel(domain, op_type, std::move(f), where);
   }
 };
 #define GEC_K_CONCAT2(a, b) a##b
 #define GEC_K_CONCAT(a, b) GEC_K_CONCAT2(a, b)
 /// GEC_REGISTER_KERNEL("", "Relu", factory) at file scope.
 #define GEC_REGISTER_KERNEL(domain, op, factory) \
-  static ::gec::kernels::KernelRegistrar GEC_K_CONCAT(gec_kernel_reg_, __LINE__)(domain, op, factory)
+  static ::gec::kernels::KernelRegistrar GEC_K_CONCAT(gec_kernel_reg_, __LINE__)(domain, op, factory, __FILE__)
 
 /// `v` as a value of kind `want`: an optional's held value, a tensor or
 /// sequence wrapped as an optional, or `v` itself. Errors: kInvalidArgument

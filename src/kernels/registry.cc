@@ -8,20 +8,29 @@
 namespace gec::kernels {
 
 namespace {
-std::map<std::pair<std::string, std::string>, KernelFactory>& factories() {
-  static std::map<std::pair<std::string, std::string>, KernelFactory> m;
+struct Entry {
+  KernelFactory factory;
+  std::string where;  // the registering source file
+};
+std::map<std::pair<std::string, std::string>, Entry>& factories() {
+  static std::map<std::pair<std::string, std::string>, Entry> m;
   return m;
 }
 }  // namespace
 
-void register_kernel(const std::string& domain, const std::string& op_type, KernelFactory f) {
-  factories()[{domain, op_type}] = std::move(f);
+void register_kernel(const std::string& domain, const std::string& op_type, KernelFactory f,
+                     const std::string& where) {
+  const auto key = std::make_pair(ops::canonical_domain(domain), op_type);
+  auto it = factories().find(key);
+  if (it != factories().end())
+    fail(ErrorCode::kInternal, "kernel for " + ops::domain_label(key.first) + "::" + op_type +
+                                   " registered twice: in " + it->second.where + " and in " + where);
+  factories()[key] = Entry{std::move(f), where};
 }
 
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {
-  const std::string d = domain == "ai.onnx" ? "" : domain;
-  auto it = factories().find({d, op_type});
-  return it == factories().end() ? nullptr : &it->second;
+  auto it = factories().find({ops::canonical_domain(domain), op_type});
+  return it == factories().end() ? nullptr : &it->second.factory;
 }
 
 std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
@@ -31,7 +40,7 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
   if (!f) {
     std::ostringstream m;
     m << "unsupported op: " << node.describe() << ", domain "
-      << (node.domain.empty() ? "ai.onnx" : node.domain) << ", inputs ";
+      << ops::domain_label(node.domain) << ", inputs ";
     for (size_t i = 0; i < dts.size(); ++i) m << (i ? ", " : "") << dtype_name(dts[i]);
     fail(ErrorCode::kUnsupported, m.str());
   }

@@ -23,6 +23,7 @@
 #include "gec/error.h"
 #include "memory/lifetimes.h"
 #include "memory/plan_format.h"
+#include "ops/op_schema.h"
 
 namespace gec::memory {
 
@@ -81,30 +82,16 @@ Lifetimes compute_lifetimes(const ir::Graph& g) {
 }
 
 bool is_alias_op(const ir::Node& n) {
-  if (!n.domain.empty()) return false;
-  static const std::unordered_set<std::string> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-  return ops.count(n.op_type) > 0;
+  for (const ops::IoPair& p : ops::traits_of(n).alias)
+    if (p.input == 0 && p.output == 0) return true;
+  return false;
 }
 
 std::vector<int> in_place_inputs(const ir::Node& n) {
-  if (!n.domain.empty()) return {};
-  // Each kernel (src/kernels/cpu/elementwise_*.cc) computes out[i] from the
-  // inputs' element i (or a broadcast element of another input) in one pass;
-  // tests/memory_inplace_test.cc runs every op here in place.
-  static const std::unordered_set<std::string> unary = {
-      "Relu", "Neg", "Abs", "Sign", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal",
-      "Floor", "Ceil", "Round", "Sin", "Cos", "Softplus", "Softsign", "HardSigmoid", "HardSwish",
-      "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "Mish", "Not", "Clip"};
-  static const std::unordered_set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Mod", "PRelu",
-                                                         "And", "Or", "Xor"};
-  // The variadic kernels fold out = in0 op in1, then out = out op in_k: only
-  // inputs 0 and 1 are read before the output is first written.
-  static const std::unordered_set<std::string> variadic = {"Sum", "Mean", "Max", "Min"};
-  if (unary.count(n.op_type)) return {0};
-  if (binary.count(n.op_type) || variadic.count(n.op_type)) return {0, 1};
-  if (n.op_type == "Pow") return {0};  // the exponent may have another dtype
-  if (n.op_type == "Where") return {1, 2};
-  return {};
+  std::vector<int> r;
+  for (const ops::IoPair& p : ops::traits_of(n).may_inplace)
+    if (p.output == 0) r.push_back(p.input);
+  return r;
 }
 
 namespace {

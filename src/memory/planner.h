@@ -62,11 +62,12 @@ struct ArenaTensor {
 /// The arena values of the main graph of a planned (or loaded) graph.
 std::vector<ArenaTensor> arena_tensors(const ir::Graph& g);
 
-/// True for ops whose output is a byte-for-byte copy of input 0 (Reshape,
-/// Flatten, Squeeze, Unsqueeze, Identity), which the plan makes aliases.
+/// True for ops whose output 0 is a byte-for-byte view of input 0 (the op's
+/// `alias` trait, ops/op_schema.h: Reshape, Flatten, Squeeze, Unsqueeze,
+/// Identity), which the plan makes aliases.
 bool is_alias_op(const ir::Node& n);
-/// Input indices that op `n` may write its output over (elementwise ops whose
-/// CPU kernel reads element i before writing element i); empty if none.
+/// Input indices that op `n` may write its output 0 over (the op's
+/// `may_inplace` trait); empty if none.
 std::vector<int> in_place_inputs(const ir::Node& n);
 
 }  // namespace gec::memory

@@ -6,7 +6,7 @@
 //   outputs: Y (X's dtype and shape), running_mean? [C], running_var? [C]
 //            (input_mean's / input_var's dtype)
 //   attrs  : epsilon (default 1e-5), momentum (default 0.9)
-// Semantics in kernels/cpu/batchnorm_training.cc.
+// Semantics in kernels/cpu/nn/batchnorm_training.cc.
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -27,7 +27,7 @@ void infer_batchnorm_training(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "com.graphengine", .op_type = "BatchNormalizationTraining",
-                 .infer = infer_batchnorm_training});
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "BatchNormalizationTraining",
+                 .infer = infer_batchnorm_training, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -9,18 +9,18 @@ GEC_REGISTER_OP({.domain = "",
                  .op_type = "If",
                  .infer = [](InferContext& ctx) { throw NeedsValue{}; },
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 GEC_REGISTER_OP({.domain = "",
                  .op_type = "Loop",
                  .infer = [](InferContext& ctx) { throw NeedsValue{}; },
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 GEC_REGISTER_OP({.domain = "",
                  .op_type = "Scan",
                  .infer = [](InferContext& ctx) { throw NeedsValue{}; },
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -32,6 +32,6 @@ void infer_dropout(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Dropout", .infer = infer_dropout, .deterministic = false});
+GEC_REGISTER_OP({.domain = "", .op_type = "Dropout", .infer = infer_dropout, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -148,6 +148,6 @@ void infer_einsum(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Einsum", .infer = infer_einsum});
+GEC_REGISTER_OP({.domain = "", .op_type = "Einsum", .infer = infer_einsum, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -1,6 +1,6 @@
 // Einsum equation parsing (ONNX Einsum-12, numpy einsum conventions), shared
 // by the schema's infer function (ops/einsum.cc) and the CPU kernel
-// (kernels/cpu/einsum.cc) so that both read an equation the same way.
+// (kernels/cpu/math/einsum.cc) so that both read an equation the same way.
 #pragma once
 
 #include <functional>

@@ -10,8 +10,8 @@
 namespace gec::ops {
 namespace {
 
-void register_all(std::initializer_list<const char*> names, InferFn fn) {
-  for (const char* n : names) register_schema({.domain = "", .op_type = n, .infer = fn});
+void register_all(std::initializer_list<const char*> names, InferFn fn, const OpTraits& t) {
+  for (const char* n : names) register_schema({.domain = "", .op_type = n, .infer = fn, .traits = t});
 }
 
 /// Inputs [first, last] (those present) must share input first's dtype.
@@ -84,23 +84,45 @@ void infer_cast(InferContext& ctx) {
 // CastLike-15: output takes input 1's dtype and input 0's shape.
 void infer_cast_like(InferContext& ctx) { ctx.set_output(0, ctx.dtype(1), ctx.shape(0)); }
 
+// Traits. The in-place lists are what the kernels in kernels/cpu/elementwise/
+// do in one pass (tests/memory_inplace_test.cc runs each in place); the
+// layout pass-through and conv-epilogue sets are the ops whose blocked and
+// post-op forms are tested (tests/layout_test.cc, tests/fusion_test.cc).
 const bool kRegistered = [] {
-  register_all({"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs",
-                "Floor", "Ceil", "Round", "Sin", "Cos", "Softplus", "Softsign", "HardSigmoid",
-                "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "Sign", "Mish",
-                "Not", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Shrink"},
-               infer_same_as_input0);
-  register_all({"IsNaN", "IsInf"}, infer_unary_to_bool);
-  register_all({"Clip"}, infer_clip);
-  register_all({"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean", "BitShift"},
-               infer_same_dtype_broadcast);
-  register_all({"Pow"}, infer_pow);
-  register_all({"PRelu"}, infer_prelu);
-  register_all({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"},
-               infer_compare);
-  register_all({"Where"}, infer_where);
-  register_all({"Cast"}, infer_cast);
-  register_all({"CastLike"}, infer_cast_like);
+  using P = PatternKind;
+  using L = LayoutRule;
+  const OpTraits unary = traits(P::kElementwise).in_place({0});
+  const OpTraits unary_blocked = OpTraits(unary).with_layout(L::kUnaryPassThrough);
+  const OpTraits activation = OpTraits(unary_blocked).epilogue();
+  const OpTraits exp_log = OpTraits(unary).with_precision(PrecisionPolicy::kAlwaysFp32);
+  // Activations a convolution can take as its epilogue; all run blocked.
+  register_all({"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus",
+                "Mish"},
+               infer_same_as_input0, activation);
+  register_all({"Clip"}, infer_clip, activation);
+  register_all({"Celu", "Softsign", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"}, infer_same_as_input0,
+               unary_blocked);
+  register_all({"Exp"}, infer_same_as_input0, OpTraits(exp_log).with_layout(L::kUnaryPassThrough));
+  register_all({"Log"}, infer_same_as_input0, exp_log);
+  register_all({"Floor", "Ceil", "Round", "Sin", "Cos", "ThresholdedRelu", "Sign", "Not"}, infer_same_as_input0,
+               unary);
+  register_all({"Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Shrink"},
+               infer_same_as_input0, traits(P::kElementwise));
+  register_all({"IsNaN", "IsInf"}, infer_unary_to_bool, traits(P::kElementwise));
+  // Binary and variadic: the kernels fold out = in0 op in1, then out = out op
+  // in_k, so only inputs 0 and 1 are read before the output is first written.
+  const OpTraits binary = traits(P::kBroadcast).in_place({0, 1});
+  register_all({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"}, infer_same_dtype_broadcast,
+               OpTraits(binary).with_layout(L::kBinaryPassThrough));
+  register_all({"Mod"}, infer_same_dtype_broadcast, binary);
+  register_all({"BitShift"}, infer_same_dtype_broadcast, traits(P::kBroadcast));
+  register_all({"Pow"}, infer_pow, traits(P::kBroadcast).in_place({0}));  // the exponent may have another dtype
+  register_all({"PRelu"}, infer_prelu, binary);
+  register_all({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}, infer_compare, traits(P::kBroadcast));
+  register_all({"And", "Or", "Xor"}, infer_compare, binary);
+  register_all({"Where"}, infer_where, traits(P::kBroadcast).in_place({1, 2}));
+  register_all({"Cast"}, infer_cast, traits(P::kElementwise));
+  register_all({"CastLike"}, infer_cast_like, traits(P::kElementwise));
   return true;
 }();
 

@@ -54,11 +54,8 @@ void infer_fused_conv(InferContext& ctx) {
 }  // namespace
 
 bool is_fusable_activation(const std::string& op) {
-  static const char* const kOps[] = {"Relu",      "LeakyRelu", "Clip", "Sigmoid", "Tanh",     "HardSigmoid",
-                                     "HardSwish", "Elu",       "Selu", "Softplus", "Mish"};
-  for (const char* k : kOps)
-    if (op == k) return true;
-  return false;
+  const OpSchema* s = find_schema("", op);
+  return s && s->traits.conv_epilogue;
 }
 
 std::optional<FusedActivation> activation_of(const ir::Node& n) {
@@ -132,6 +129,11 @@ float apply_activation(const FusedActivation& a, float x) {
   fail(ErrorCode::kInvalidModel, "unknown fused activation '" + op + "'");
 }
 
-GEC_REGISTER_OP({.domain = kFusedConvDomain, .op_type = kFusedConvOp, .infer = infer_fused_conv});
+GEC_REGISTER_OP({.domain = kGecDomain,
+                 .op_type = kFusedConvOp,
+                 .infer = infer_fused_conv,
+                 .traits = traits(PatternKind::kOutEwiseFusable)
+                               .with_layout(LayoutRule::kConv)
+                               .with_precision(PrecisionPolicy::kMayLower)});
 
 }  // namespace gec::ops

@@ -1,6 +1,6 @@
 // Our fused convolution op, com.graphengine::FusedConv, written by the pass
 // conv_activation_fusion (src/passes/) and run by the oneDNN Conv kernel with
-// post-ops (src/kernels/cpu/conv.cc):
+// post-ops (src/kernels/cpu/nn/conv.cc):
 //
 //   Y = act(Conv(X, W, B) + Z)        inputs X, W, B?, Z?
 //
@@ -20,16 +20,16 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ops/domain.h"
 
 namespace gec::ops {
 
-inline constexpr const char* kFusedConvDomain = "com.graphengine";
 inline constexpr const char* kFusedConvOp = "FusedConv";
 inline constexpr const char* kActivationImplAttr = "__gec_activation_impl";
 
 /// True for a com.graphengine::FusedConv node.
 inline bool is_fused_conv(const ir::Node* n) {
-  return n && n->domain == kFusedConvDomain && n->op_type == kFusedConvOp;
+  return n && n->domain == kGecDomain && n->op_type == kFusedConvOp;
 }
 
 /// One activation with its parameters resolved (ONNX defaults applied):
@@ -49,7 +49,8 @@ struct FusedActivation {
   float alpha = 0.f, beta = 0.f;
 };
 
-/// True for the ONNX op names listed above.
+/// True for the ai.onnx ops whose registration declares the conv_epilogue
+/// trait (ops/elementwise.cc); activation_of() reads their parameters.
 bool is_fusable_activation(const std::string& op);
 
 /// The activation an ai.onnx node computes, when it is one of the list above

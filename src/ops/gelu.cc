@@ -18,5 +18,5 @@ void infer_gelu(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "com.graphengine", .op_type = "Gelu", .infer = infer_gelu});
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "Gelu", .infer = infer_gelu, .traits = traits(PatternKind::kElementwise)});
 }  // namespace gec::ops

@@ -4,5 +4,5 @@
 #include "ops/op_schema.h"
 
 namespace gec::ops {
-GEC_REGISTER_OP({.domain = "", .op_type = "Identity", .infer = infer_same_as_input0});
+GEC_REGISTER_OP({.domain = "", .op_type = "Identity", .infer = infer_same_as_input0, .traits = traits(PatternKind::kElementwise).aliases_input0()});
 }  // namespace gec::ops

@@ -75,19 +75,19 @@ void infer_by_kernel(InferContext&) { throw NeedsValue{}; }
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "TopK", .infer = infer_topk});
-GEC_REGISTER_OP({.domain = "", .op_type = "CumSum", .infer = infer_cumsum});
-GEC_REGISTER_OP({.domain = "", .op_type = "Compress", .infer = infer_compress});
-GEC_REGISTER_OP({.domain = "", .op_type = "ReverseSequence", .infer = infer_reverse_sequence});
+GEC_REGISTER_OP({.domain = "", .op_type = "TopK", .infer = infer_topk, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "CumSum", .infer = infer_cumsum, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Compress", .infer = infer_compress, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ReverseSequence", .infer = infer_reverse_sequence, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "",
                  .op_type = "Unique",
                  .infer = infer_by_kernel,
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "",
                  .op_type = "NonMaxSuppression",
                  .infer = infer_by_kernel,
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

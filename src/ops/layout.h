@@ -21,6 +21,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ops/domain.h"
 
 namespace gec::ops {
 
@@ -29,7 +30,6 @@ inline constexpr const char* kLayoutOutAttr = "__gec_layout_out";
 inline constexpr const char* kPlainLayout = "nchw";
 inline constexpr const char* kBlockedLayout = "nChw16c";
 inline constexpr int64_t kBlockedChannels = 16;
-inline constexpr const char* kReorderDomain = "com.graphengine";
 inline constexpr const char* kReorderOp = "Reorder";
 
 /// True when entry `i` of the string-list attribute `attr` of `n` names

@@ -22,6 +22,6 @@ void infer_nll(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "NegativeLogLikelihoodLoss", .infer = infer_nll});
+GEC_REGISTER_OP({.domain = "", .op_type = "NegativeLogLikelihoodLoss", .infer = infer_nll, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -31,8 +31,8 @@ void infer_mvn(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Det", .infer = infer_det});
-GEC_REGISTER_OP({.domain = "", .op_type = "LpNormalization", .infer = infer_lp_norm});
-GEC_REGISTER_OP({.domain = "", .op_type = "MeanVarianceNormalization", .infer = infer_mvn});
+GEC_REGISTER_OP({.domain = "", .op_type = "Det", .infer = infer_det, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "LpNormalization", .infer = infer_lp_norm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
+GEC_REGISTER_OP({.domain = "", .op_type = "MeanVarianceNormalization", .infer = infer_mvn, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 
 }  // namespace gec::ops

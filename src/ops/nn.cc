@@ -268,24 +268,24 @@ void infer_lrn(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv});
-GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose});
-GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul});
-GEC_REGISTER_OP({.domain = "", .op_type = "Gemm", .infer = infer_gemm});
-GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool});
-GEC_REGISTER_OP({.domain = "", .op_type = "AveragePool", .infer = infer_pool});
-GEC_REGISTER_OP({.domain = "", .op_type = "GlobalAveragePool", .infer = infer_global_pool});
-GEC_REGISTER_OP({.domain = "", .op_type = "GlobalMaxPool", .infer = infer_global_pool});
-GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm});
-GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax});
-GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax});
-GEC_REGISTER_OP({.domain = "", .op_type = "Hardmax", .infer = infer_softmax});
-GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize});
-GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm});
-GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru});
-GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn});
-GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm});
-GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm});
-GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_lrn});
+GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Gemm", .infer = infer_gemm, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});
+GEC_REGISTER_OP({.domain = "", .op_type = "AveragePool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GlobalAveragePool", .infer = infer_global_pool, .traits = traits(PatternKind::kReduction).with_layout(LayoutRule::kGlobalPool)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GlobalMaxPool", .infer = infer_global_pool, .traits = traits(PatternKind::kReduction).with_layout(LayoutRule::kGlobalPool)});
+GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm, .traits = traits(PatternKind::kBroadcast)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
+GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Hardmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
+GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
+GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_lrn, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 
 }  // namespace gec::ops

@@ -16,14 +16,35 @@ std::map<std::pair<std::string, std::string>, OpSchema>& schemas() {
 }  // namespace
 
 void register_schema(OpSchema s) {
+  s.domain = canonical_domain(s.domain);
   auto key = std::make_pair(s.domain, s.op_type);
+  if (schemas().count(key))
+    fail(ErrorCode::kInternal, "op " + domain_label(s.domain) + "::" + s.op_type + " is registered twice");
   schemas()[key] = std::move(s);
 }
 
 const OpSchema* find_schema(const std::string& domain, const std::string& op_type) {
-  const std::string d = domain == "ai.onnx" ? "" : domain;
-  auto it = schemas().find({d, op_type});
+  auto it = schemas().find({canonical_domain(domain), op_type});
   return it == schemas().end() ? nullptr : &it->second;
+}
+
+const OpTraits& traits_of(const ir::Node& n) {
+  static const OpTraits kNone;
+  const OpSchema* s = find_schema(n.domain, n.op_type);
+  return s ? s->traits : kNone;
+}
+
+const char* pattern_kind_name(PatternKind k) {
+  switch (k) {
+    case PatternKind::kUnset: return "unset";
+    case PatternKind::kElementwise: return "elementwise";
+    case PatternKind::kBroadcast: return "broadcast";
+    case PatternKind::kInjective: return "injective";
+    case PatternKind::kReduction: return "reduction";
+    case PatternKind::kOutEwiseFusable: return "out_ewise_fusable";
+    case PatternKind::kOpaque: return "opaque";
+  }
+  return "?";
 }
 
 std::vector<std::pair<std::string, std::string>> registered_ops() {

@@ -17,6 +17,7 @@
 #include "gec/error.h"
 #include "gec/tensor.h"
 #include "ir/graph.h"
+#include "ops/domain.h"
 
 namespace gec::ops {
 
@@ -52,6 +53,83 @@ struct InferContext {
 
 using InferFn = std::function<void(InferContext&)>;
 
+// ---- op traits: what every consumer of op knowledge reads ---------------------
+//
+// The planner, the layout pass, the fusion rules and the tests read these from
+// the op's one registration; no other file keeps a list of op names for them.
+
+/// How an op may fuse with its neighbours: TVM's OpPatternKind
+/// (include/tvm/relay/op_attr_types.h), the ranks automatic fusion groups by.
+enum class PatternKind : uint8_t {
+  kUnset,            ///< not declared: tests/op_traits_test.cc fails
+  kElementwise,      ///< out[i] from in[i] of same-shaped inputs
+  kBroadcast,        ///< out[i] from broadcast elements of the inputs
+  kInjective,        ///< each output element is one input element (Transpose, Slice, Gather, ...)
+  kReduction,        ///< reduces along axes (ReduceSum, GlobalAveragePool, ArgMax, ...)
+  kOutEwiseFusable,  ///< heavy op whose output can take an elementwise epilogue (Conv, MatMul)
+  kOpaque,           ///< anything else: never fused automatically
+};
+const char* pattern_kind_name(PatternKind k);
+
+/// How an op treats blocked (nChw16c) float tensors (passes/layout_propagation.cc).
+enum class LayoutRule : uint8_t {
+  kPlainOnly,      ///< reads and writes plain (NCHW) tensors only
+  kConv,           ///< oneDNN convolution: may read and write nChw16c
+  kUnaryPassThrough,   ///< input 0's layout to output 0; other inputs one-element constants
+  kBinaryPassThrough,  ///< same-shaped inputs, all of one layout, to output 0
+  kPool,           ///< MaxPool / AveragePool on oneDNN: blocked in, blocked out
+  kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
+  kConcat,         ///< Concat on axis 1 of blocked inputs with C % 16 == 0
+};
+
+/// Where mixed precision may run an op in a lower precision (bf16).
+enum class PrecisionPolicy : uint8_t {
+  kFollowInputs,  ///< computes in its inputs' dtype (data movement, integer and bool ops)
+  kAlwaysFp32,    ///< keeps fp32 (reductions, normalizations, Softmax, Exp/Log)
+  kMayLower,      ///< may run in bf16 (Conv, MatMul, Gemm and other dense compute)
+};
+
+/// Output `output` and input `input` of one node.
+struct IoPair {
+  int input = 0;
+  int output = 0;
+  bool operator==(const IoPair& o) const { return input == o.input && output == o.output; }
+};
+
+struct OpTraits {
+  PatternKind pattern = PatternKind::kUnset;
+  /// Outputs that are views of an input's bytes (same size, no computation:
+  /// Reshape, Flatten, Squeeze, Unsqueeze, Identity), as ONNX Runtime's
+  /// kernel `Alias`; the planner places them on the input.
+  std::vector<IoPair> alias;
+  /// Inputs the output may overwrite when the input dies at this node (ONNX
+  /// Runtime's `MayInplace`): the kernel reads element i of the input before
+  /// it writes element i of the output, in one pass.
+  /// tests/memory_inplace_test.cc runs every op that declares one in place.
+  std::vector<IoPair> may_inplace;
+  LayoutRule layout = LayoutRule::kPlainOnly;
+  PrecisionPolicy precision = PrecisionPolicy::kFollowInputs;
+  /// May run as an eltwise post-op of a convolution (FusedConv's activation).
+  bool conv_epilogue = false;
+
+  // Chainable setters for registrations: traits(kBroadcast).in_place({0, 1}).
+  OpTraits& in_place(std::initializer_list<int> inputs) {
+    for (int i : inputs) may_inplace.push_back({i, 0});
+    return *this;
+  }
+  OpTraits& aliases_input0() { alias.push_back({0, 0}); return *this; }
+  OpTraits& with_layout(LayoutRule r) { layout = r; return *this; }
+  OpTraits& with_precision(PrecisionPolicy p) { precision = p; return *this; }
+  OpTraits& epilogue() { conv_epilogue = true; return *this; }
+};
+
+/// Traits of the given pattern kind, everything else at its default.
+inline OpTraits traits(PatternKind k) {
+  OpTraits t;
+  t.pattern = k;
+  return t;
+}
+
 struct OpSchema {
   std::string domain;   // "" = ai.onnx
   std::string op_type;
@@ -63,10 +141,16 @@ struct OpSchema {
   /// Loop, NonZero, ...): `infer` is not called at run time and the kernel
   /// allocates its outputs through KernelContext::allocate_output.
   bool shape_from_kernel = false;
+  OpTraits traits;
 };
 
-/// Looks up a registered op; null when unknown.
+/// Looks up a registered op ("ai.onnx" and "" are the same domain); null when unknown.
 const OpSchema* find_schema(const std::string& domain, const std::string& op_type);
+/// The traits of `n`'s op; default traits (kUnset, nothing in place) for an
+/// op with no schema.
+const OpTraits& traits_of(const ir::Node& n);
+/// Registers an op. A second registration of the same (domain, op_type) is a
+/// programming error: gec::Error(kInternal) naming both.
 void register_schema(OpSchema s);
 /// All registered (domain, op_type) pairs, sorted.
 std::vector<std::pair<std::string, std::string>> registered_ops();

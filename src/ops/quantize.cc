@@ -97,12 +97,12 @@ void infer_qlinear_conv(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "QuantizeLinear", .infer = infer_quantize});
-GEC_REGISTER_OP({.domain = "", .op_type = "DequantizeLinear", .infer = infer_dequantize});
-GEC_REGISTER_OP({.domain = "", .op_type = "DynamicQuantizeLinear", .infer = infer_dynamic_quantize});
-GEC_REGISTER_OP({.domain = "", .op_type = "MatMulInteger", .infer = infer_matmul_integer});
-GEC_REGISTER_OP({.domain = "", .op_type = "QLinearMatMul", .infer = infer_qlinear_matmul});
-GEC_REGISTER_OP({.domain = "", .op_type = "ConvInteger", .infer = infer_conv_integer});
-GEC_REGISTER_OP({.domain = "", .op_type = "QLinearConv", .infer = infer_qlinear_conv});
+GEC_REGISTER_OP({.domain = "", .op_type = "QuantizeLinear", .infer = infer_quantize, .traits = traits(PatternKind::kBroadcast)});
+GEC_REGISTER_OP({.domain = "", .op_type = "DequantizeLinear", .infer = infer_dequantize, .traits = traits(PatternKind::kBroadcast)});
+GEC_REGISTER_OP({.domain = "", .op_type = "DynamicQuantizeLinear", .infer = infer_dynamic_quantize, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "MatMulInteger", .infer = infer_matmul_integer, .traits = traits(PatternKind::kOutEwiseFusable)});
+GEC_REGISTER_OP({.domain = "", .op_type = "QLinearMatMul", .infer = infer_qlinear_matmul, .traits = traits(PatternKind::kOutEwiseFusable)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ConvInteger", .infer = infer_conv_integer, .traits = traits(PatternKind::kOutEwiseFusable)});
+GEC_REGISTER_OP({.domain = "", .op_type = "QLinearConv", .infer = infer_qlinear_conv, .traits = traits(PatternKind::kOutEwiseFusable)});
 
 }  // namespace gec::ops

@@ -40,11 +40,11 @@ void infer_multinomial(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "RandomNormal", .infer = infer_random, .deterministic = false});
-GEC_REGISTER_OP({.domain = "", .op_type = "RandomUniform", .infer = infer_random, .deterministic = false});
-GEC_REGISTER_OP({.domain = "", .op_type = "RandomNormalLike", .infer = infer_random_like, .deterministic = false});
-GEC_REGISTER_OP({.domain = "", .op_type = "RandomUniformLike", .infer = infer_random_like, .deterministic = false});
-GEC_REGISTER_OP({.domain = "", .op_type = "Bernoulli", .infer = infer_random_like, .deterministic = false});
-GEC_REGISTER_OP({.domain = "", .op_type = "Multinomial", .infer = infer_multinomial, .deterministic = false});
+GEC_REGISTER_OP({.domain = "", .op_type = "RandomNormal", .infer = infer_random, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RandomUniform", .infer = infer_random, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RandomNormalLike", .infer = infer_random_like, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RandomUniformLike", .infer = infer_random_like, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Bernoulli", .infer = infer_random_like, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Multinomial", .infer = infer_multinomial, .deterministic = false, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

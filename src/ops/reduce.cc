@@ -61,9 +61,9 @@ void infer_arg(InferContext& ctx) {
 const bool kRegistered = [] {
   for (const char* n : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd",
                         "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
-    register_schema({.domain = "", .op_type = n, .infer = infer_reduce});
+    register_schema({.domain = "", .op_type = n, .infer = infer_reduce, .traits = traits(PatternKind::kReduction)});
   for (const char* n : {"ArgMax", "ArgMin"})
-    register_schema({.domain = "", .op_type = n, .infer = infer_arg});
+    register_schema({.domain = "", .op_type = n, .infer = infer_arg, .traits = traits(PatternKind::kReduction)});
   return true;
 }();
 

@@ -21,5 +21,6 @@ void infer_reorder(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = kReorderDomain, .op_type = kReorderOp, .infer = infer_reorder});
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = kReorderOp, .infer = infer_reorder,
+                 .traits = traits(PatternKind::kInjective)});
 }  // namespace gec::ops

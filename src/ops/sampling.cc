@@ -47,8 +47,8 @@ void infer_roi_align(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "MaxUnpool", .infer = infer_max_unpool});
-GEC_REGISTER_OP({.domain = "", .op_type = "GridSample", .infer = infer_grid_sample});
-GEC_REGISTER_OP({.domain = "", .op_type = "RoiAlign", .infer = infer_roi_align});
+GEC_REGISTER_OP({.domain = "", .op_type = "MaxUnpool", .infer = infer_max_unpool, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GridSample", .infer = infer_grid_sample, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RoiAlign", .infer = infer_roi_align, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -20,7 +20,7 @@ void from_kernel(InferContext&) { throw NeedsValue{}; }
 
 #define GEC_SEQUENCE_OP(name)                                                                        \
   GEC_REGISTER_OP({.domain = "", .op_type = name, .infer = from_kernel, .deterministic = true, \
-                   .shape_from_kernel = true})
+                   .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)})
 
 GEC_SEQUENCE_OP("SequenceEmpty");
 GEC_SEQUENCE_OP("SequenceConstruct");

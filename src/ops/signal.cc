@@ -70,11 +70,11 @@ void infer_mel(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "DFT", .infer = infer_dft});
-GEC_REGISTER_OP({.domain = "", .op_type = "STFT", .infer = infer_stft});
-GEC_REGISTER_OP({.domain = "", .op_type = "HannWindow", .infer = infer_window});
-GEC_REGISTER_OP({.domain = "", .op_type = "HammingWindow", .infer = infer_window});
-GEC_REGISTER_OP({.domain = "", .op_type = "BlackmanWindow", .infer = infer_window});
-GEC_REGISTER_OP({.domain = "", .op_type = "MelWeightMatrix", .infer = infer_mel});
+GEC_REGISTER_OP({.domain = "", .op_type = "DFT", .infer = infer_dft, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "STFT", .infer = infer_stft, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "HannWindow", .infer = infer_window, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "HammingWindow", .infer = infer_window, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "BlackmanWindow", .infer = infer_window, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "MelWeightMatrix", .infer = infer_mel, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -528,23 +528,23 @@ void infer_space_to_depth(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Reshape", .infer = infer_reshape});
-GEC_REGISTER_OP({.domain = "", .op_type = "Flatten", .infer = infer_flatten});
-GEC_REGISTER_OP({.domain = "", .op_type = "Squeeze", .infer = infer_squeeze});
-GEC_REGISTER_OP({.domain = "", .op_type = "Unsqueeze", .infer = infer_unsqueeze});
-GEC_REGISTER_OP({.domain = "", .op_type = "Concat", .infer = infer_concat});
-GEC_REGISTER_OP({.domain = "", .op_type = "Split", .infer = infer_split});
-GEC_REGISTER_OP({.domain = "", .op_type = "Slice", .infer = infer_slice});
-GEC_REGISTER_OP({.domain = "", .op_type = "Gather", .infer = infer_gather});
-GEC_REGISTER_OP({.domain = "", .op_type = "GatherElements", .infer = infer_gather_elements});
-GEC_REGISTER_OP({.domain = "", .op_type = "GatherND", .infer = infer_gather_nd});
-GEC_REGISTER_OP({.domain = "", .op_type = "ScatterElements", .infer = infer_scatter_elements});
-GEC_REGISTER_OP({.domain = "", .op_type = "ScatterND", .infer = infer_scatter_nd});
-GEC_REGISTER_OP({.domain = "", .op_type = "Expand", .infer = infer_expand});
-GEC_REGISTER_OP({.domain = "", .op_type = "Tile", .infer = infer_tile});
-GEC_REGISTER_OP({.domain = "", .op_type = "Transpose", .infer = infer_transpose});
-GEC_REGISTER_OP({.domain = "", .op_type = "Pad", .infer = infer_pad});
-GEC_REGISTER_OP({.domain = "", .op_type = "DepthToSpace", .infer = infer_depth_to_space});
-GEC_REGISTER_OP({.domain = "", .op_type = "SpaceToDepth", .infer = infer_space_to_depth});
+GEC_REGISTER_OP({.domain = "", .op_type = "Reshape", .infer = infer_reshape, .traits = traits(PatternKind::kInjective).aliases_input0()});
+GEC_REGISTER_OP({.domain = "", .op_type = "Flatten", .infer = infer_flatten, .traits = traits(PatternKind::kInjective).aliases_input0()});
+GEC_REGISTER_OP({.domain = "", .op_type = "Squeeze", .infer = infer_squeeze, .traits = traits(PatternKind::kInjective).aliases_input0()});
+GEC_REGISTER_OP({.domain = "", .op_type = "Unsqueeze", .infer = infer_unsqueeze, .traits = traits(PatternKind::kInjective).aliases_input0()});
+GEC_REGISTER_OP({.domain = "", .op_type = "Concat", .infer = infer_concat, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kConcat)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Split", .infer = infer_split, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Slice", .infer = infer_slice, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Gather", .infer = infer_gather, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GatherElements", .infer = infer_gather_elements, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "GatherND", .infer = infer_gather_nd, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ScatterElements", .infer = infer_scatter_elements, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ScatterND", .infer = infer_scatter_nd, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Expand", .infer = infer_expand, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Tile", .infer = infer_tile, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Transpose", .infer = infer_transpose, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Pad", .infer = infer_pad, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "DepthToSpace", .infer = infer_depth_to_space, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "SpaceToDepth", .infer = infer_space_to_depth, .traits = traits(PatternKind::kInjective)});
 
 }  // namespace gec::ops

@@ -1,5 +1,5 @@
 // Shape arithmetic shared by the tensor-manipulation ops' infer functions
-// (ops/tensor_ops*.cc) and their CPU kernels (kernels/cpu/*.cc): one place
+// (ops/tensor_ops*.cc) and their CPU kernels (kernels/cpu/*/): one place
 // decides what Reshape's 0 and -1 mean, how Slice clamps, how Split divides,
 // so compile-time shapes and run-time kernels cannot disagree.
 //

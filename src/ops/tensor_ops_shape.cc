@@ -143,13 +143,13 @@ void infer_non_zero(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "Shape", .infer = infer_shape});
-GEC_REGISTER_OP({.domain = "", .op_type = "Size", .infer = infer_size});
-GEC_REGISTER_OP({.domain = "", .op_type = "ConstantOfShape", .infer = infer_constant_of_shape});
-GEC_REGISTER_OP({.domain = "", .op_type = "Range", .infer = infer_range});
-GEC_REGISTER_OP({.domain = "", .op_type = "EyeLike", .infer = infer_eye_like});
-GEC_REGISTER_OP({.domain = "", .op_type = "OneHot", .infer = infer_one_hot});
-GEC_REGISTER_OP({.domain = "", .op_type = "Trilu", .infer = infer_trilu});
-GEC_REGISTER_OP({.domain = "", .op_type = "NonZero", .infer = infer_non_zero, .shape_from_kernel = true});
+GEC_REGISTER_OP({.domain = "", .op_type = "Shape", .infer = infer_shape, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Size", .infer = infer_size, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ConstantOfShape", .infer = infer_constant_of_shape, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Range", .infer = infer_range, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "EyeLike", .infer = infer_eye_like, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "OneHot", .infer = infer_one_hot, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Trilu", .infer = infer_trilu, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "NonZero", .infer = infer_non_zero, .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

@@ -24,12 +24,12 @@ void infer_tfidf(InferContext& ctx) {
 
 }  // namespace
 
-GEC_REGISTER_OP({.domain = "", .op_type = "TfIdfVectorizer", .infer = infer_tfidf});
+GEC_REGISTER_OP({.domain = "", .op_type = "TfIdfVectorizer", .infer = infer_tfidf, .traits = traits(PatternKind::kOpaque)});
 
 GEC_REGISTER_OP({.domain = "",
                  .op_type = "StringNormalizer",
                  .infer = [](InferContext&) { throw NeedsValue{}; },
                  .deterministic = true,
-                 .shape_from_kernel = true});
+                 .shape_from_kernel = true, .traits = traits(PatternKind::kOpaque)});
 
 }  // namespace gec::ops

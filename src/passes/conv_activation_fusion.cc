@@ -14,8 +14,9 @@
 // computes act(conv + z), in that order), so Relu(Add(Conv)) needs both
 // rules in turn. Guards shared by both: the Conv (or a FusedConv without an
 // activation yet) is in the same graph, its output is float32, read only by
-// the absorbed node and not a graph output. The activation must be one
-// fused_conv.h lists with constant parameters (Clip's min/max constant,
+// the absorbed node and not a graph output. The activation must be an op
+// whose registration declares the conv_epilogue trait, with constant
+// parameters (Clip's min/max constant,
 // min <= max). The residual z must have the Conv output's exact type (static
 // or same-named dims): the sum post-op cannot broadcast.
 //
@@ -34,7 +35,9 @@
 // Runs after the weight foldings (conv_bn_folding, conv_scale_folding),
 // which only match a plain Conv.
 #include "ops/fused_conv.h"
+#include "ops/op_schema.h"
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
@@ -66,46 +69,51 @@ bool same_type(const ir::TensorType& a, const ir::TensorType& b) {
   return true;
 }
 
-/// Turns `conv` into a FusedConv that also computes `absorbed` (whose output
-/// it takes over, name included when it is a graph output) and removes
-/// `absorbed`. `conv`'s output has no other reader (open_conv).
-bool absorb(ir::Graph& g, ir::Node* conv, ir::Node* absorbed) {
-  if (!replace_value(g, absorbed->output(0), conv->output(0))) return false;
-  if (!ops::is_fused_conv(conv)) {
-    conv->op_type = ops::kFusedConvOp;
-    conv->domain = ops::kFusedConvDomain;
-    ops::write_fused_activation(*conv, {});
-  }
-  note_fused(conv, absorbed);
-  g.remove_node(absorbed);
-  return true;
+/// Makes `conv` a FusedConv (no activation yet) unless it is one already.
+void make_fused(ir::Node* conv) {
+  if (ops::is_fused_conv(conv)) return;
+  conv->op_type = ops::kFusedConvOp;
+  conv->domain = ops::kGecDomain;
+  ops::write_fused_activation(*conv, {});
 }
 
-// Rule: Add(conv, z) or Add(z, conv), z of the conv output's type -> z is input 3.
-bool fuse_residual(ir::Graph& g, ir::Node* add) {
-  if (!is_op(add, "Add") || add->inputs().size() != 2 || !add->input(0) || !add->input(1)) return false;
+// Rule conv_residual_add: Add(conv, z) or Add(z, conv), z of the conv
+// output's type -> z is input 3. values: {z}.
+std::optional<Match> match_residual(const ir::Graph& g, ir::Node* add) {
+  if (add->inputs().size() != 2 || !add->input(0) || !add->input(1)) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     ir::Node* conv = open_conv(g, add->input(side));
     ir::Value* z = add->input(1 - side);
     if (!conv || conv->has_input(3)) continue;
     if (!same_type(z->type, conv->output(0)->type) || !same_type(add->output(0)->type, z->type)) continue;
-    if (!absorb(g, conv, add)) return false;
-    conv->set_input(3, z);  // B (input 2) stays as it was, possibly omitted
-    return true;
+    return Match{add, {conv, add}, {z}, {}};
   }
-  return false;
+  return std::nullopt;
 }
 
-// Rule: act(conv) -> the activation as the last post-op.
-bool fuse_activation(ir::Graph& g, ir::Node* act) {
-  if (!act->input(0)) return false;
+ir::Value* rewrite_residual(ir::Graph& g, const Match& m) {
+  ir::Node* conv = m.nodes[0];
+  make_fused(conv);
+  conv->set_input(3, m.values[0]);  // B (input 2) stays as it was, possibly omitted
+  return conv->output(0);
+}
+
+// Rule conv_activation: act(conv) -> the activation as the last post-op.
+// data: the ops::FusedActivation.
+std::optional<Match> match_activation(const ir::Graph& g, ir::Node* act) {
+  if (!act->input(0)) return std::nullopt;
   auto a = ops::activation_of(*act);
-  if (!a) return false;
+  if (!a) return std::nullopt;
   ir::Node* conv = open_conv(g, act->input(0));
-  if (!conv || act->output(0)->type.dtype != DType::kFloat32) return false;
-  if (!absorb(g, conv, act)) return false;
-  ops::write_fused_activation(*conv, *a);
-  return true;
+  if (!conv || act->output(0)->type.dtype != DType::kFloat32) return std::nullopt;
+  return Match{act, {conv, act}, {}, *a};
+}
+
+ir::Value* rewrite_activation(ir::Graph& g, const Match& m) {
+  ir::Node* conv = m.nodes[0];
+  make_fused(conv);
+  ops::write_fused_activation(*conv, std::any_cast<const ops::FusedActivation&>(m.data));
+  return conv->output(0);
 }
 
 /// The x of Clip(Add(x, 3), 0, 6) (Add operands in either order), or null.
@@ -149,46 +157,52 @@ ir::Value* spelled_out_hardswish(const ir::Graph& g, const ir::Node* root) {
   return mul_of_x_and(root, hard_sigmoid);
 }
 
-// Rule: a spelled-out HardSwish -> HardSwish (the Conv rule takes it next sweep).
-bool fuse_hardswish(ir::Graph& g, ir::Node* root) {
-  if (!root->output(0) || root->output(0)->type.dtype != DType::kFloat32) return false;
+// Rule hardswish: a spelled-out HardSwish -> HardSwish (conv_activation takes
+// it next). values: {x}.
+std::optional<Match> match_hardswish(const ir::Graph& g, ir::Node* root) {
+  if (!root->output(0) || root->output(0)->type.dtype != DType::kFloat32) return std::nullopt;
   ir::Value* x = spelled_out_hardswish(g, root);
   // One-element constants of higher rank broadcast x up (a [1,1] 3 makes a
   // [4] x [1,4]); HardSwish keeps x's shape, so the types must agree.
-  if (!x || !(x->type == root->output(0)->type)) return false;
-  ir::Node* hs = g.add_node("HardSwish", {x}, {g.unique_name(root->output(0)->name())}, root->name);
-  hs->output(0)->type = root->output(0)->type;
-  if (!replace_value(g, root->output(0), hs->output(0))) {
-    g.remove_node(hs);
-    return false;
-  }
-  // Remove the chain from the root up; each part now has no reader.
-  std::vector<ir::Node*> dead{root};
-  for (size_t i = 0; i < dead.size(); ++i)
-    for (ir::Value* in : dead[i]->inputs())
-      if (in && in != x && in->producer() && in->uses().size() == 1) dead.push_back(in->producer());
-  hs->fused_from.clear();
-  for (auto it = dead.rbegin(); it != dead.rend(); ++it) {  // source order: Add first
-    const ir::Node* n = *it;
-    if (n->fused_from.empty()) hs->fused_from.push_back(n->name);
-    hs->fused_from.insert(hs->fused_from.end(), n->fused_from.begin(), n->fused_from.end());
-  }
-  for (ir::Node* n : dead) remove_if_dead(g, n);
-  return true;
+  if (!x || !(x->type == root->output(0)->type)) return std::nullopt;
+  // The chain from the root up to x; each link is read once (spelled_out_hardswish).
+  std::vector<ir::Node*> chain{root};
+  for (size_t i = 0; i < chain.size(); ++i)
+    for (ir::Value* in : chain[i]->inputs())
+      if (in && in != x && in->producer() && in->uses().size() == 1) chain.push_back(in->producer());
+  return Match{root, std::move(chain), {x}, {}};
 }
 
-bool fuse(ir::Graph& g, ir::Node* n) {
-  return fuse_hardswish(g, n) || fuse_residual(g, n) || fuse_activation(g, n);
+ir::Value* rewrite_hardswish(ir::Graph& g, const Match& m) {
+  ir::Node* hs = g.add_node("HardSwish", {m.values[0]}, {g.unique_name(m.last->output(0)->name())}, m.last->name);
+  hs->output(0)->type = m.last->output(0)->type;
+  return hs->output(0);
 }
 
-class ConvActivationFusion final : public Pass {
- public:
-  const char* name() const override { return "conv_activation_fusion"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fuse); }
-};
+/// The ops a convolution can take as its last post-op (their conv_epilogue trait).
+std::vector<std::string> epilogue_ops() {
+  std::vector<std::string> r;
+  for (const auto& [domain, op] : ops::registered_ops())
+    if (domain.empty() && ops::find_schema(domain, op)->traits.conv_epilogue) r.push_back(op);
+  return r;
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_conv_activation_fusion() { return std::make_unique<ConvActivationFusion>(); }
+// Order matters: a spelled-out HardSwish is put together before the Conv
+// before it is looked at, and a residual Add is absorbed before the
+// activation after it (FusedConv computes act(conv + z)).
+std::vector<RewriteRule> conv_activation_fusion_rules() {
+  return {{"hardswish", {"Div", "Mul"}, "Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6) and two other forms -> HardSwish(x)",
+           match_hardswish, rewrite_hardswish},
+          {"conv_residual_add", {"Add"}, "Add(Conv(x, W, B), z) -> FusedConv(x, W, B, z)", match_residual,
+           rewrite_residual},
+          {"conv_activation", epilogue_ops(), "act(Conv(x, W, B[, z])) -> FusedConv(x, W, B[, z]) activation=act",
+           match_activation, rewrite_activation}};
+}
+
+std::unique_ptr<Pass> make_conv_activation_fusion() {
+  return make_rule_pass("conv_activation_fusion", conv_activation_fusion_rules());
+}
 
 }  // namespace gec::passes

@@ -11,34 +11,39 @@
 // Grouped and depthwise convs fold the same way: output channel m only ever
 // reads its own slice of W.
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
 namespace gec::passes {
 namespace {
 
-bool fold(ir::Graph& g, ir::Node* bn) {
-  if (!is_op(bn, "BatchNormalization") || !bn->input(0)) return false;
+using Affine = std::pair<std::vector<float>, std::vector<float>>;
+
+std::optional<Match> match(const ir::Graph& g, ir::Node* bn) {
+  if (!bn->input(0)) return std::nullopt;
   ir::Node* conv = bn->input(0)->producer();
   auto m = foldable_conv(g, conv);
-  if (!m) return false;
+  if (!m) return std::nullopt;
   auto affine = bn_as_affine(bn, *m);
-  if (!affine) return false;
-  if (!replace_value(g, bn->output(0), conv->output(0))) return false;
-  fold_affine_into_conv(g, conv, affine->first, affine->second);
-  note_fused(conv, bn);
-  g.remove_node(bn);
-  return true;
+  if (!affine) return std::nullopt;
+  return Match{bn, {conv, bn}, {}, std::move(*affine)};
 }
 
-class ConvBnFolding final : public Pass {
- public:
-  const char* name() const override { return "conv_bn_folding"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fold); }
-};
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  ir::Node* conv = m.nodes[0];
+  const auto& affine = std::any_cast<const Affine&>(m.data);
+  fold_affine_into_conv(g, conv, affine.first, affine.second);
+  return conv->output(0);
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_conv_bn_folding() { return std::make_unique<ConvBnFolding>(); }
+std::vector<RewriteRule> conv_bn_folding_rules() {
+  return {{"conv_bn", {"BatchNormalization"}, "BatchNormalization(Conv(x, W, B)) -> Conv(x, W*a[m], B*a[m] + b[m])",
+           match, rewrite}};
+}
+
+std::unique_ptr<Pass> make_conv_bn_folding() { return make_rule_pass("conv_bn_folding", conv_bn_folding_rules()); }
 
 }  // namespace gec::passes

@@ -12,15 +12,18 @@
 // output (B07); W, B, c are float32 constants. Grouped convs are safe
 // (B01): channel m's weights and bias are scaled alone, groups never mix.
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
 namespace gec::passes {
 namespace {
 
-bool fold(ir::Graph& g, ir::Node* n) {
-  const bool mul = is_op(n, "Mul"), add = is_op(n, "Add");
-  if (!(mul || add) || !n->input(0) || !n->input(1)) return false;
+using Affine = std::pair<std::vector<float>, std::vector<float>>;
+
+std::optional<Match> match(const ir::Graph& g, ir::Node* n) {
+  const bool mul = is_op(n, "Mul");
+  if (!n->input(0) || !n->input(1)) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     ir::Node* conv = n->input(side)->producer();
     auto m = foldable_conv(g, conv);
@@ -28,25 +31,29 @@ bool fold(ir::Graph& g, ir::Node* n) {
     const size_t rank = conv->input(1)->constant->shape().size();
     auto c = per_channel(n->input(1 - side), *m, rank);
     if (!c) continue;
-    if (!replace_value(g, n->output(0), conv->output(0))) return false;
-    std::vector<float> a(c->size(), 1.f), b(c->size(), 0.f);
-    (mul ? a : b) = *c;
-    fold_affine_into_conv(g, conv, a, b);
-    note_fused(conv, n);
-    g.remove_node(n);
-    return true;
+    Affine ab{std::vector<float>(c->size(), 1.f), std::vector<float>(c->size(), 0.f)};
+    (mul ? ab.first : ab.second) = *c;
+    return Match{n, {conv, n}, {}, std::move(ab)};
   }
-  return false;
+  return std::nullopt;
 }
 
-class ConvScaleFolding final : public Pass {
- public:
-  const char* name() const override { return "conv_scale_folding"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fold); }
-};
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  ir::Node* conv = m.nodes[0];
+  const auto& ab = std::any_cast<const Affine&>(m.data);
+  fold_affine_into_conv(g, conv, ab.first, ab.second);
+  return conv->output(0);
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_conv_scale_folding() { return std::make_unique<ConvScaleFolding>(); }
+std::vector<RewriteRule> conv_scale_folding_rules() {
+  return {{"conv_mul", {"Mul"}, "Mul(Conv(x, W, B), c) -> Conv(x, W*c[m], B*c[m])", match, rewrite},
+          {"conv_add", {"Add"}, "Add(Conv(x, W, B), c) -> Conv(x, W, B + c[m])", match, rewrite}};
+}
+
+std::unique_ptr<Pass> make_conv_scale_folding() {
+  return make_rule_pass("conv_scale_folding", conv_scale_folding_rules());
+}
 
 }  // namespace gec::passes

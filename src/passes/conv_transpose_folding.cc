@@ -19,6 +19,7 @@
 // not a graph output; W, B, c and the BN parameters are float32 constants;
 // one BN parameter per output channel.
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
@@ -68,16 +69,18 @@ void fold_affine_into_conv_transpose(ir::Graph& g, ir::Node* ct, const std::vect
   else ct->add_input(bias);
 }
 
-/// Folds `n` (a BN, Mul or Add reading a foldable ConvTranspose) into it.
-bool fold(ir::Graph& g, ir::Node* n) {
-  const bool bn = is_op(n, "BatchNormalization"), mul = is_op(n, "Mul"), add = is_op(n, "Add");
-  if (!(bn || mul || add) || !n->input(0)) return false;
+using Affine = std::pair<std::vector<float>, std::vector<float>>;
+
+/// `n` (a BN, Mul or Add) reading a foldable ConvTranspose, as an affine map.
+std::optional<Match> match(const ir::Graph& g, ir::Node* n) {
+  const bool bn = is_op(n, "BatchNormalization"), mul = is_op(n, "Mul");
+  if (!n->input(0)) return std::nullopt;
   for (int side = 0; side < (bn ? 1 : 2); ++side) {
     if (!n->input(side) || (!bn && !n->input(1 - side))) continue;
     ir::Node* ct = n->input(side)->producer();
     auto m = foldable_conv_transpose(g, ct);
     if (!m) continue;
-    std::optional<std::pair<std::vector<float>, std::vector<float>>> affine;
+    std::optional<Affine> affine;
     if (bn) {
       affine = bn_as_affine(n, *m);
     } else if (auto c = per_channel(n->input(1 - side), *m, ct->input(1)->constant->shape().size())) {
@@ -85,23 +88,31 @@ bool fold(ir::Graph& g, ir::Node* n) {
       (mul ? affine->first : affine->second) = std::move(*c);
     }
     if (!affine) continue;
-    if (!replace_value(g, n->output(0), ct->output(0))) return false;
-    fold_affine_into_conv_transpose(g, ct, affine->first, affine->second);
-    note_fused(ct, n);
-    g.remove_node(n);
-    return true;
+    return Match{n, {ct, n}, {}, std::move(*affine)};
   }
-  return false;
+  return std::nullopt;
 }
 
-class ConvTransposeFolding final : public Pass {
- public:
-  const char* name() const override { return "conv_transpose_folding"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fold); }
-};
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  ir::Node* ct = m.nodes[0];
+  const auto& ab = std::any_cast<const Affine&>(m.data);
+  fold_affine_into_conv_transpose(g, ct, ab.first, ab.second);
+  return ct->output(0);
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_conv_transpose_folding() { return std::make_unique<ConvTransposeFolding>(); }
+std::vector<RewriteRule> conv_transpose_folding_rules() {
+  return {{"conv_transpose_bn", {"BatchNormalization"},
+           "BatchNormalization(ConvTranspose(x, W, B)) -> ConvTranspose(x, W*a[m], B*a[m] + b[m])", match, rewrite},
+          {"conv_transpose_mul", {"Mul"}, "Mul(ConvTranspose(x, W, B), c) -> ConvTranspose(x, W*c[m], B*c[m])", match,
+           rewrite},
+          {"conv_transpose_add", {"Add"}, "Add(ConvTranspose(x, W, B), c) -> ConvTranspose(x, W, B + c[m])", match,
+           rewrite}};
+}
+
+std::unique_ptr<Pass> make_conv_transpose_folding() {
+  return make_rule_pass("conv_transpose_folding", conv_transpose_folding_rules());
+}
 
 }  // namespace gec::passes

@@ -10,6 +10,7 @@
 // constants; C is absent, a scalar, [N] or [1,N] (anything else would need
 // C to grow); MatMul needs A of rank 2 and W 2-D.
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
@@ -48,50 +49,49 @@ bool constant_2d(const ir::Value* v) {
          v->constant->shape().size() == 2;
 }
 
-bool fold(ir::Graph& g, ir::Node* bn) {
-  if (!is_op(bn, "BatchNormalization") || !bn->input(0)) return false;
+struct Folded {
+  std::vector<float> a, bias;  // column scale, new bias [N]
+  bool trans = false;
+};
+
+std::optional<Match> match(const ir::Graph& g, ir::Node* bn) {
+  if (!bn->input(0)) return std::nullopt;
   ir::Node* p = bn->input(0)->producer();
   const bool gemm = is_op(p, "Gemm"), matmul = is_op(p, "MatMul");
-  if (!(gemm || matmul) || p->owner() != &g || !single_consumer(g, p->output(0)).first) return false;
-  if (!constant_2d(p->input(1)) || p->output(0)->type.dtype != DType::kFloat32) return false;
+  if (!(gemm || matmul) || p->owner() != &g || !single_consumer(g, p->output(0)).first) return std::nullopt;
+  if (!constant_2d(p->input(1)) || p->output(0)->type.dtype != DType::kFloat32) return std::nullopt;
   const ir::TensorType& at = p->input(0)->type;
-  if (matmul && !(at.has_shape && at.dims.size() == 2)) return false;
+  if (matmul && !(at.has_shape && at.dims.size() == 2)) return std::nullopt;
   const bool trans = gemm && p->get_int("transB", 0) != 0;
   const Tensor& w = *p->input(1)->constant;
   auto affine = bn_as_affine(bn, w.shape()[trans ? 0 : 1]);
-  if (!affine) return false;
-  auto& [a, b] = *affine;
-  auto bias = folded_bias(p, a, b);
-  if (!bias) return false;
+  if (!affine) return std::nullopt;
+  auto bias = folded_bias(p, affine->first, affine->second);
+  if (!bias) return std::nullopt;
+  return Match{bn, {p, bn}, {}, Folded{std::move(affine->first), std::move(*bias), trans}};
+}
 
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  ir::Node* p = m.nodes[0];
+  ir::Node* bn = m.last;
+  const auto& f = std::any_cast<const Folded&>(m.data);
   ir::Value* w2 = g.add_constant(g.unique_name(p->input(1)->name() + "_folded"),
-                                 scale_columns(w, trans, a));
-  ir::Value* c2 = add_f32_constant(g, bn->output(0)->name() + "_bias",
-                                   {static_cast<int64_t>(bias->size())}, *bias);
-  ir::Node* fused = g.add_node("Gemm", {p->input(0), w2, c2}, {g.unique_name(bn->output(0)->name())},
-                               p->name);
+                                 scale_columns(*p->input(1)->constant, f.trans, f.a));
+  ir::Value* c2 = add_f32_constant(g, bn->output(0)->name() + "_bias", {static_cast<int64_t>(f.bias.size())}, f.bias);
+  ir::Node* fused = g.add_node("Gemm", {p->input(0), w2, c2}, {g.unique_name(bn->output(0)->name())}, p->name);
   for (const auto& attr : p->attrs) fused->set_attr(attr);
   fused->set_attr(ir::Attribute::Float("beta", 1.f));
   fused->output(0)->type = bn->output(0)->type;
-  fused->fused_from = p->fused_from;
-  if (!replace_value(g, bn->output(0), fused->output(0))) {
-    g.remove_node(fused);
-    return false;
-  }
-  note_fused(fused, bn);
-  g.remove_node(bn);
-  remove_if_dead(g, p);
-  return true;
+  return fused->output(0);
 }
-
-class GemmBnFolding final : public Pass {
- public:
-  const char* name() const override { return "gemm_bn_folding"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fold); }
-};
 
 }  // namespace
 
-std::unique_ptr<Pass> make_gemm_bn_folding() { return std::make_unique<GemmBnFolding>(); }
+std::vector<RewriteRule> gemm_bn_folding_rules() {
+  return {{"gemm_bn", {"BatchNormalization"},
+           "BatchNormalization(Gemm|MatMul(A, B, C)) -> Gemm(A, B*a[n], beta*C*a[n] + b[n])", match, rewrite}};
+}
+
+std::unique_ptr<Pass> make_gemm_bn_folding() { return make_rule_pass("gemm_bn_folding", gemm_bn_folding_rules()); }
 
 }  // namespace gec::passes

@@ -53,13 +53,14 @@
 
 #include "ops/fused_conv.h"
 #include "ops/layout.h"
+#include "ops/op_schema.h"
 #include "passes/pass.h"
 #include "passes/rewrite_util.h"
 
 namespace gec::passes {
 namespace {
 
-enum class Kind { kOther, kConv, kUnary, kBinary, kPool, kGlobalPool, kConcat };
+using Kind = ops::LayoutRule;  // each op declares its rule on its registration
 
 /// Which inputs/outputs of one node are (to be) blocked.
 struct NodeLayout {
@@ -74,21 +75,7 @@ struct NodeLayout {
 };
 
 
-Kind kind_of(const ir::Node* n) {
-  static const std::unordered_set<std::string> unary = {
-      "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-      "Softplus", "Softsign", "Mish", "Exp", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"};
-  static const std::unordered_set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean"};
-  if (ops::is_fused_conv(n)) return Kind::kConv;
-  if (!n->domain.empty()) return Kind::kOther;
-  if (n->op_type == "Conv") return Kind::kConv;
-  if (unary.count(n->op_type)) return Kind::kUnary;
-  if (binary.count(n->op_type)) return Kind::kBinary;
-  if (n->op_type == "MaxPool" || n->op_type == "AveragePool") return Kind::kPool;
-  if (n->op_type == "GlobalAveragePool" || n->op_type == "GlobalMaxPool") return Kind::kGlobalPool;
-  if (n->op_type == "Concat") return Kind::kConcat;
-  return Kind::kOther;
-}
+Kind kind_of(const ir::Node* n) { return ops::traits_of(*n).layout; }
 
 /// Float32 [N,C,H,W], every dim static and > 0, C % 16 == 0: the shape a
 /// blocked value (or a reorder) needs.
@@ -188,12 +175,12 @@ class LayoutPropagation final : public Pass {
         l.in[0] = n->input(0)->type.static_shape()[1] > 3;
         if (n->has_input(3)) l.in[3] = true;  // Z follows dst
         return;
-      case Kind::kUnary:
+      case Kind::kUnaryPassThrough:
         for (size_t i = 1; i < n->inputs().size(); ++i)
           if (n->has_input(i) && !one_element_constant(n->input(i))) return;
         if (blocked(n->input(0)) && candidate(g, out)) l.in[0] = l.out[0] = true;
         return;
-      case Kind::kBinary: {
+      case Kind::kBinaryPassThrough: {
         if (!candidate(g, out)) return;
         std::vector<bool> in(n->inputs().size(), false);
         for (size_t i = 0; i < in.size(); ++i) {
@@ -222,7 +209,7 @@ class LayoutPropagation final : public Pass {
         l.out[0] = true;
         return;
       }
-      case Kind::kOther:
+      case Kind::kPlainOnly:
         return;
     }
   }
@@ -297,7 +284,7 @@ class LayoutPropagation final : public Pass {
     const char* from = to_blocked ? ops::kPlainLayout : ops::kBlockedLayout;
     const char* to = to_blocked ? ops::kBlockedLayout : ops::kPlainLayout;
     ir::Node* r = g.add_node(ops::kReorderOp, {v}, {g.unique_name(v->name() + "_" + to)},
-                             g.unique_name("reorder_" + v->name()), ops::kReorderDomain);
+                             g.unique_name("reorder_" + v->name()), ops::kGecDomain);
     r->set_attr(ir::Attribute::String("from", from));
     r->set_attr(ir::Attribute::String("to", to));
     r->output(0)->type = v->type;

@@ -8,6 +8,7 @@
 // Add never broadcasts the output to a new shape. Guards: the MatMul output
 // is read only by the Add and is not a graph output; float32.
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
 #include "passes/weight_folding.h"
 
@@ -16,8 +17,8 @@ namespace {
 
 bool rank2(const ir::Value* v) { return v && v->type.has_shape && v->type.dims.size() == 2; }
 
-bool fuse(ir::Graph& g, ir::Node* add) {
-  if (!is_op(add, "Add") || !add->input(0) || !add->input(1)) return false;
+std::optional<Match> match(const ir::Graph& g, ir::Node* add) {
+  if (!add->input(0) || !add->input(1)) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     ir::Node* mm = add->input(side)->producer();
     ir::Value* bias = add->input(1 - side);
@@ -28,30 +29,26 @@ bool fuse(ir::Graph& g, ir::Node* add) {
     if (!n.is_static() || !bias->type.has_shape || bias->type.dims.size() != 1 ||
         bias->type.dims[0].value != n.value)
       continue;
-    ir::Node* gemm = g.add_node("Gemm", {mm->input(0), mm->input(1), bias},
-                                {g.unique_name(add->output(0)->name())}, mm->name);
-    gemm->output(0)->type = add->output(0)->type;
-    gemm->fused_from = mm->fused_from;
-    if (!replace_value(g, add->output(0), gemm->output(0))) {
-      g.remove_node(gemm);
-      return false;
-    }
-    note_fused(gemm, add);
-    g.remove_node(add);
-    remove_if_dead(g, mm);
-    return true;
+    return Match{add, {mm, add}, {mm->input(0), mm->input(1), bias}, {}};
   }
-  return false;
+  return std::nullopt;
 }
 
-class MatMulAddToGemm final : public Pass {
- public:
-  const char* name() const override { return "matmul_add_to_gemm"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fuse); }
-};
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  ir::Node* mm = m.nodes[0];
+  ir::Node* gemm = g.add_node("Gemm", m.values, {g.unique_name(m.last->output(0)->name())}, mm->name);
+  gemm->output(0)->type = m.last->output(0)->type;
+  return gemm->output(0);
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_matmul_add_to_gemm() { return std::make_unique<MatMulAddToGemm>(); }
+std::vector<RewriteRule> matmul_add_to_gemm_rules() {
+  return {{"matmul_add", {"Add"}, "Add(MatMul(A[M,K], B[K,N]), bias[N]) -> Gemm(A, B, bias)", match, rewrite}};
+}
+
+std::unique_ptr<Pass> make_matmul_add_to_gemm() {
+  return make_rule_pass("matmul_add_to_gemm", matmul_add_to_gemm_rules());
+}
 
 }  // namespace gec::passes

@@ -7,7 +7,9 @@
 // pass for the compile report.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,10 @@ class Pass {
   /// Rewrites `g` (the main graph; passes recurse into subgraphs themselves
   /// where that is meaningful). Returns the number of changes.
   virtual int64_t run(ir::Graph& g) = 0;
+  /// Rule passes (rewrite_rules.h): skip the rules of these names.
+  virtual void set_disabled(const std::set<std::string>&) {}
+  /// Rule passes: rewrites per rule in the last run.
+  virtual std::map<std::string, int64_t> rule_hits() const { return {}; }
 };
 
 struct PassStats {
@@ -31,6 +37,7 @@ struct PassStats {
   double ms = 0;
   size_t nodes_before = 0, nodes_after = 0;
   int64_t changes = 0;
+  std::map<std::string, int64_t> rules;  // rewrites per rule (rule passes)
 };
 
 class PassManager {
@@ -47,7 +54,8 @@ class PassManager {
 /// The pass list for an optimization level (pipeline.cc): -O0 none (only the
 /// analyses every plan needs), -O1 cleanup, -O2 + fusion, -O3 everything.
 PassManager make_pipeline(int opt_level);
-/// Every pass name any level uses (for validating --disable-pass).
+/// Every pass name any level uses, then every rewrite rule name (both valid
+/// for --disable-pass).
 std::vector<std::string> all_pass_names();
 
 /// Recomputes value types with ops/ infer functions (shape_inference.cc);
@@ -69,8 +77,8 @@ std::unique_ptr<Pass> make_layout_propagation();  // nChw16c between oneDNN conv
 std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
 std::unique_ptr<Pass> make_shape_inference();
 
-/// Writes `g` as DIR/NN_<tag>.onnx and DIR/NN_<tag>.dot (+ .svg when `dot` is
-/// on PATH); graph_dump.cc. Errors: kIo when DIR cannot be written.
+/// Writes `g` as DIR/NN_<tag>.onnx, DIR/NN_<tag>.gir (textual IR) and
+/// DIR/NN_<tag>.dot (+ .svg when `dot` is on PATH); graph_dump.cc. Errors: kIo when DIR cannot be written.
 void dump_graph(const ir::Graph& g, const std::string& dir, int index, const std::string& tag);
 
 }  // namespace gec::passes

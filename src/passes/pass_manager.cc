@@ -12,9 +12,10 @@ std::vector<PassStats> PassManager::run(ir::Graph& g, const CompileOptions& opts
   const bool dump = !opts.dump_graph_dir.empty();
   int dumped = 0;
   if (dump) dump_graph(g, opts.dump_graph_dir, dumped++, "input");
+  const std::set<std::string> off(opts.disabled_passes.begin(), opts.disabled_passes.end());
   for (auto& p : passes_) {
-    const auto& off = opts.disabled_passes;
-    if (std::find(off.begin(), off.end(), p->name()) != off.end()) continue;
+    if (off.count(p->name())) continue;
+    p->set_disabled(off);  // rule names among them switch single rules off
     PassStats s;
     s.name = p->name();
     s.nodes_before = g.count_nodes_recursive();
@@ -22,6 +23,7 @@ std::vector<PassStats> PassManager::run(ir::Graph& g, const CompileOptions& opts
     s.changes = p->run(g);
     s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     s.nodes_after = g.count_nodes_recursive();
+    s.rules = p->rule_hits();
 #ifndef NDEBUG
     const bool verify = true;
 #else

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 
 namespace gec::passes {
 namespace {
@@ -55,7 +56,9 @@ std::vector<std::string> all_pass_names() {
   std::set<std::string> names;
   for (int level = 0; level <= 3; ++level)
     for (const auto& n : make_pipeline(level).names()) names.insert(n);
-  return {names.begin(), names.end()};
+  std::vector<std::string> r(names.begin(), names.end());
+  for (const RewriteRule* rule : all_rules()) r.push_back(rule->name);
+  return r;
 }
 
 }  // namespace gec::passes

@@ -35,12 +35,13 @@
 #include <cmath>
 
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
+#include "ops/domain.h"
 
 namespace gec::passes {
 namespace {
 
-constexpr const char* kOurDomain = "com.graphengine";
 
 /// The other input of a two-input `n` when one of them satisfies `pred`.
 template <typename P>
@@ -49,31 +50,6 @@ ir::Value* other_input(const ir::Node* n, P pred) {
   for (int side = 0; side < 2; ++side)
     if (pred(n->input(side))) return n->input(1 - side);
   return nullptr;
-}
-
-/// Names of the matched source nodes, in graph order, for Node::fused_from.
-std::vector<std::string> sources(const ir::Graph& g, const std::vector<ir::Node*>& matched) {
-  std::vector<std::string> r;
-  for (const auto& p : g.nodes())
-    for (const ir::Node* m : matched)
-      if (m == p.get()) {
-        if (m->fused_from.empty()) r.push_back(m->name);
-        r.insert(r.end(), m->fused_from.begin(), m->fused_from.end());
-      }
-  return r;
-}
-
-/// Makes `fused` (already added, output typed) stand for `last`'s output and
-/// removes the matched nodes (listed readers first). False, and `fused`
-/// removed, when the output cannot be taken over.
-bool commit(ir::Graph& g, ir::Node* fused, ir::Node* last, const std::vector<ir::Node*>& matched) {
-  if (!replace_value(g, last->output(0), fused->output(0))) {
-    g.remove_node(fused);
-    return false;
-  }
-  fused->fused_from = sources(g, matched);
-  for (ir::Node* n : matched) remove_if_dead(g, n);
-  return true;
 }
 
 // ---- GELU ------------------------------------------------------------------
@@ -153,16 +129,16 @@ ir::Value* tanh_argument(const ir::Graph& g, ir::Value* t, std::vector<ir::Node*
   return nullptr;
 }
 
-// Rule: 0.5 * x * (1 + Erf(x / sqrt(2)))  or  ... (1 + Tanh(...))  -> Gelu(x).
-bool fuse_gelu(ir::Graph& g, ir::Node* root) {
-  if (!is_op(root, "Mul") || root->inputs().size() != 2 || !root->input(0) || !root->input(1)) return false;
+// Match: 0.5 * x * (1 + Erf(x / sqrt(2)))  or  ... (1 + Tanh(...)); data: `approximate`.
+std::optional<Match> match_gelu(const ir::Graph& g, ir::Node* root) {
+  if (root->inputs().size() != 2 || !root->input(0) || !root->input(1)) return std::nullopt;
   ir::Value* y = root->output(0);
-  if (y->type.dtype != DType::kFloat32 || !y->type.has_shape) return false;
+  if (y->type.dtype != DType::kFloat32 || !y->type.has_shape) return std::nullopt;
   std::vector<ir::Value*> leaves;
   std::vector<ir::Node*> matched{root};
   if (!mul_leaves(g, root->input(0), 3, leaves, matched) || !mul_leaves(g, root->input(1), 3, leaves, matched) ||
       leaves.size() != 3)
-    return false;
+    return std::nullopt;
   for (size_t half = 0; half < 3; ++half) {
     if (!const_near(leaves[half], 0.5)) continue;
     for (size_t s = 0; s < 3; ++s) {
@@ -180,13 +156,18 @@ bool fuse_gelu(ir::Graph& g, ir::Node* root) {
         approximate = "tanh";
       }
       if (arg != x) continue;
-      ir::Node* gelu = g.add_node("Gelu", {x}, {g.unique_name(y->name())}, root->name, kOurDomain);
-      gelu->set_attr(ir::Attribute::String("approximate", approximate));
-      gelu->output(0)->type = y->type;
-      return commit(g, gelu, root, m);
+      return Match{root, std::move(m), {x}, approximate};
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+ir::Value* rewrite_gelu(ir::Graph& g, const Match& m) {
+  ir::Value* y = m.last->output(0);
+  ir::Node* gelu = g.add_node("Gelu", {m.values[0]}, {g.unique_name(y->name())}, m.last->name, ops::kGecDomain);
+  gelu->set_attr(ir::Attribute::String("approximate", std::any_cast<std::string>(m.data)));
+  gelu->output(0)->type = y->type;
+  return gelu->output(0);
 }
 
 // ---- LayerNorm ---------------------------------------------------------------
@@ -231,9 +212,15 @@ bool affine_param(const ir::Node* p, const ir::Value* from, const ir::TensorType
   return true;
 }
 
-// Rule: the LayerNorm chain ending at this Div (plus a following * g, + b).
-bool fuse_layernorm(ir::Graph& g, ir::Node* div) {
-  if (!is_op(div, "Div") || div->inputs().size() != 2) return false;
+struct LayerNormFound {
+  int64_t axis;
+  float epsilon;
+};
+
+// Match: the LayerNorm chain ending at this Div (plus a following * g, + b);
+// values: X, Scale (null: none), B (null: none).
+std::optional<Match> match_layernorm(const ir::Graph& g, ir::Node* div) {
+  if (div->inputs().size() != 2) return std::nullopt;
   ir::Value* d = div->input(0);
   ir::Node* sqrt_n = sole_producer(g, div->input(1), "Sqrt");
   ir::Node* add_eps = sqrt_n ? sole_producer(g, sqrt_n->input(0), "Add") : nullptr;
@@ -242,35 +229,35 @@ bool fuse_layernorm(ir::Graph& g, ir::Node* div) {
     return f && f->size() == 1;
   };
   ir::Value* var = other_input(add_eps, one_float);
-  if (!var) return false;
+  if (!var) return std::nullopt;
   ir::Value* eps_v = add_eps->input(add_eps->input(0) == var ? 1 : 0);
   ir::Node* rm_var = sole_producer(g, var, "ReduceMean");
-  if (!rm_var) return false;
+  if (!rm_var) return std::nullopt;
   ir::Node* sq = sole_producer(g, rm_var->input(0), "Pow");
   if (sq) {
     auto e = const_floats(sq->input(1));
     auto ei = const_ints(sq->input(1));
     if (!((e && e->size() == 1 && (*e)[0] == 2.f) || (ei && ei->size() == 1 && (*ei)[0] == 2)) || sq->input(0) != d)
-      return false;
+      return std::nullopt;
   } else {
     sq = sole_producer(g, rm_var->input(0), "Mul");
-    if (!sq || sq->input(0) != d || sq->input(1) != d) return false;
+    if (!sq || sq->input(0) != d || sq->input(1) != d) return std::nullopt;
   }
   // d = X - m, read by the square (once or twice) and the Div only.
   ir::Node* sub = d ? d->producer() : nullptr;
-  if (!is_op(sub, "Sub") || sub->owner() != &g || g.is_graph_output(d)) return false;
+  if (!is_op(sub, "Sub") || sub->owner() != &g || g.is_graph_output(d)) return std::nullopt;
   for (const auto& [user, idx] : d->uses())
-    if (user != sq && user != div) return false;
+    if (user != sq && user != div) return std::nullopt;
   ir::Value* x = sub->input(0);
   ir::Node* rm_mean = sole_producer(g, sub->input(1), "ReduceMean");
-  if (!x || !rm_mean || rm_mean->input(0) != x) return false;
+  if (!x || !rm_mean || rm_mean->input(0) != x) return std::nullopt;
   const ir::TensorType& xt = x->type;
-  if (xt.dtype != DType::kFloat32 || !xt.has_shape || !(div->output(0)->type == xt)) return false;
+  if (xt.dtype != DType::kFloat32 || !xt.has_shape || !(div->output(0)->type == xt)) return std::nullopt;
   const int64_t r = static_cast<int64_t>(xt.dims.size());
   const int64_t axis = trailing_mean_axis(rm_mean, r);
-  if (axis < 0 || trailing_mean_axis(rm_var, r) != axis) return false;
+  if (axis < 0 || trailing_mean_axis(rm_var, r) != axis) return std::nullopt;
   const float eps = (*const_floats(eps_v))[0];
-  if (!std::isfinite(eps) || eps < 0.f) return false;
+  if (!std::isfinite(eps) || eps < 0.f) return std::nullopt;
 
   std::vector<ir::Node*> matched{div, sqrt_n, add_eps, rm_var, sq, sub, rm_mean};
   ir::Node* last = div;
@@ -286,26 +273,34 @@ bool fuse_layernorm(ir::Graph& g, ir::Node* div) {
       last = add;
     }
   }
-  if (!scale) scale = add_f32_constant(g, div->name + "_scale", {1}, {1.f});
-  std::vector<ir::Value*> ins{x, scale};
-  if (bias) ins.push_back(bias);
-  ir::Node* ln = g.add_node("LayerNormalization", ins, {g.unique_name(last->output(0)->name())}, last->name);
-  ln->set_attr(ir::Attribute::Int("axis", axis));
-  ln->set_attr(ir::Attribute::Float("epsilon", eps));
-  ln->output(0)->type = xt;
-  return commit(g, ln, last, matched);
+  return Match{last, std::move(matched), {x, scale, bias}, LayerNormFound{axis, eps}};
 }
 
-bool fuse(ir::Graph& g, ir::Node* n) { return fuse_gelu(g, n) || fuse_layernorm(g, n); }
-
-class TransformerFusion final : public Pass {
- public:
-  const char* name() const override { return "transformer_fusion"; }
-  int64_t run(ir::Graph& g) override { return rewrite_to_fixed_point(g, fuse); }
-};
+ir::Value* rewrite_layernorm(ir::Graph& g, const Match& m) {
+  const auto& f = std::any_cast<const LayerNormFound&>(m.data);
+  ir::Value* x = m.values[0];
+  ir::Value* scale = m.values[1];
+  if (!scale) scale = add_f32_constant(g, m.last->name + "_scale", {1}, {1.f});
+  std::vector<ir::Value*> ins{x, scale};
+  if (m.values[2]) ins.push_back(m.values[2]);
+  ir::Node* ln = g.add_node("LayerNormalization", ins, {g.unique_name(m.last->output(0)->name())}, m.last->name);
+  ln->set_attr(ir::Attribute::Int("axis", f.axis));
+  ln->set_attr(ir::Attribute::Float("epsilon", f.epsilon));
+  ln->output(0)->type = x->type;
+  return ln->output(0);
+}
 
 }  // namespace
 
-std::unique_ptr<Pass> make_transformer_fusion() { return std::make_unique<TransformerFusion>(); }
+std::vector<RewriteRule> transformer_fusion_rules() {
+  return {{"gelu", {"Mul"}, "0.5 * x * (1 + Erf(x/sqrt2) | Tanh(sqrt(2/pi)*(x + 0.044715x^3))) -> Gelu(x)", match_gelu,
+           rewrite_gelu},
+          {"layernorm", {"Div"}, "(X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b] -> LayerNormalization(X, g, b)",
+           match_layernorm, rewrite_layernorm}};
+}
+
+std::unique_ptr<Pass> make_transformer_fusion() {
+  return make_rule_pass("transformer_fusion", transformer_fusion_rules());
+}
 
 }  // namespace gec::passes

@@ -58,12 +58,6 @@ std::optional<std::pair<std::vector<float>, std::vector<float>>> bn_as_affine(co
   return std::make_pair(std::move(a), std::move(b));
 }
 
-void note_fused(ir::Node* into, const ir::Node* from) {
-  if (into->fused_from.empty()) into->fused_from.push_back(into->name);
-  if (from->fused_from.empty()) into->fused_from.push_back(from->name);
-  for (const auto& s : from->fused_from) into->fused_from.push_back(s);
-}
-
 std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank) {
   auto data = const_floats(c);
   if (!data) return std::nullopt;

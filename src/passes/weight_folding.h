@@ -37,7 +37,4 @@ std::optional<std::pair<std::vector<float>, std::vector<float>>> bn_as_affine(co
 /// other axis, or would grow the output's rank.
 std::optional<std::vector<float>> per_channel(const ir::Value* c, int64_t m, size_t out_rank);
 
-/// Records that `into` now also computes what `from` did (Node::fused_from).
-void note_fused(ir::Node* into, const ir::Node* from);
-
 }  // namespace gec::passes

@@ -15,6 +15,7 @@
 #include <cctype>
 
 #include "gec/error.h"
+#include "ops/domain.h"
 
 namespace gec::frontend {
 
@@ -226,7 +227,7 @@ void batchnorm_inference(Graph& g, NodeDraft& d) {
   if (const Attribute* t = d.attr("training_mode"); t && t->i != 0) {
     d.drop_attr("training_mode");
     d.op_type = "BatchNormalizationTraining";
-    d.domain = "com.graphengine";
+    d.domain = ops::kGecDomain;
     return emit_plain(g, d);
   }
   for (const char* a : {"spatial", "training_mode", "momentum", "is_test", "consumed_inputs"}) d.drop_attr(a);

@@ -8,11 +8,11 @@
 #include "frontend/onnx/type_proto.h"
 #include "gec/error.h"
 #include "onnx/onnx_pb.h"
+#include "ops/domain.h"
 
 namespace gec::frontend {
 namespace {
 
-constexpr const char* kOurDomain = "com.graphengine";
 
 void set_type(const ir::Value& v, onnx::ValueInfoProto* vi) {
   vi->set_name(v.name());
@@ -116,7 +116,7 @@ void export_onnx(const ir::Graph& g, onnx::ModelProto* model) {
   auto* onnx_opset = model->add_opset_import();
   onnx_opset->set_domain("");
   onnx_opset->set_version(17);
-  domains.insert(kOurDomain);  // always listed: harmless, and stable across dumps
+  domains.insert(ops::kGecDomain);  // always listed: harmless, and stable across dumps
   for (const auto& d : domains) {
     auto* op = model->add_opset_import();
     op->set_domain(d);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "gec/error.h"
+#include "ops/domain.h"
 
 namespace gec::frontend {
 
@@ -109,8 +110,8 @@ bool expand_function(const onnx::OpSchema& schema, const onnx::NodeProto& call,
                                          "): its function body does not define output " + std::to_string(i));
 
   for (const auto& imp : fn.opset_import())
-    out.opsets[imp.domain() == "ai.onnx" ? std::string() : imp.domain()] = imp.version();
-  if (fn.opset_import_size() == 0) out.opsets[schema.domain() == "ai.onnx" ? "" : schema.domain()] = schema.SinceVersion();
+    out.opsets[ops::canonical_domain(imp.domain())] = imp.version();
+  if (fn.opset_import_size() == 0) out.opsets[ops::canonical_domain(schema.domain())] = schema.SinceVersion();
 
   int index = 0;
   for (const auto& body_node : fn.node()) {

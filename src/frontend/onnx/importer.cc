@@ -27,6 +27,7 @@
 #include "frontend/onnx/function_inline.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "frontend/onnx/type_proto.h"
+#include "ops/domain.h"
 #include "gec/error.h"
 #include "kernels/kernel.h"
 #include "onnx/checker.h"
@@ -55,8 +56,8 @@ using ir::Graph;
 using ir::TensorType;
 using ir::Value;
 
-std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
-std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+using ops::canonical_domain;
+using ops::domain_label;
 
 // "unsupported op: node 'n' op Foo (domain ai.onnx, opset 13), inputs float32[1,3], int64[2]"
 std::string unsupported_message(const std::string& name, const std::string& op, const std::string& domain,
@@ -131,7 +132,7 @@ onnx::ModelProto parse_model(const void* data, size_t size, const std::string& w
 int64_t check_opset(const onnx::ModelProto& m, const std::string& where) {
   int64_t opset = -1;
   for (const auto& imp : m.opset_import())
-    if (normalize_domain(imp.domain()).empty()) opset = imp.version();
+    if (canonical_domain(imp.domain()).empty()) opset = imp.version();
   if (opset < 0) fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no opset_import for ai.onnx)");
   if (opset < kMinOpset || opset > kMaxOpset)
     fail(ErrorCode::kUnsupported, where + ": model uses ai.onnx opset " + std::to_string(opset) + "; supported " +
@@ -205,7 +206,7 @@ void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>
 void check_window_attrs(const onnx::NodeProto& n, size_t index, const std::string& where) {
   static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
                                                    "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
-  if (!normalize_domain(n.domain()).empty() || !kWindowOps.count(n.op_type())) return;
+  if (!canonical_domain(n.domain()).empty() || !kWindowOps.count(n.op_type())) return;
   constexpr int64_t kMaxWindowValue = 2147483647;
   for (const auto& a : n.attribute()) {
     const std::string& an = a.name();
@@ -378,7 +379,7 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
   NodeDraft d;
   d.name = node_name(n);
   d.op_type = n.op_type();
-  d.domain = normalize_domain(n.domain());
+  d.domain = canonical_domain(n.domain());
   d.opset = opsets_.count(d.domain) ? opsets_.at(d.domain) : 0;
   d.since_version = since_version(d.op_type, d.domain);
   for (const auto& in : n.input()) {
@@ -536,7 +537,7 @@ ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, cons
   infer_shapes(m);
   r.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
   std::unordered_map<std::string, int64_t> opsets;
-  for (const auto& imp : m.opset_import()) opsets[normalize_domain(imp.domain())] = imp.version();
+  for (const auto& imp : m.opset_import()) opsets[canonical_domain(imp.domain())] = imp.version();
   ModelFacts facts = scan_model(*m.mutable_graph());
   r.onnx_nodes = facts.nodes;
   r.graph = std::make_unique<Graph>();

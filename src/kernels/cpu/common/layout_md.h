@@ -2,7 +2,7 @@
 // may hold blocked (ops/layout.h): plain row-major, or nChw16c / nCw16c.
 #pragma once
 
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 
 namespace gec::kernels::cpu {
 

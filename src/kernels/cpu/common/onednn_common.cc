@@ -1,5 +1,5 @@
 // oneDNN engine/stream singletons and descriptor helpers (see onednn_common.h).
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 
 namespace gec::kernels::cpu {
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cpu/axis_copy.h"
+#include "kernels/cpu/common/axis_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -15,10 +15,10 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/elementwise_half.h"
-#include "kernels/cpu/elementwise_simd.h"
+#include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/elementwise/elementwise_half.h"
+#include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -447,13 +447,13 @@ const bool kBinaryRegistered = [] {
       {"And", B::kAnd},       {"Or", B::kOr},       {"Xor", B::kXor},
       {"BitShift", B::kShl},
   };
-  for (auto& [name, op] : binary) register_kernel("", name, binary_factory(op));
-  register_kernel("", "Max", variadic_factory(B::kMax, false));
-  register_kernel("", "Min", variadic_factory(B::kMin, false));
-  register_kernel("", "Sum", variadic_factory(B::kAdd, false));
-  register_kernel("", "Mean", variadic_factory(B::kAdd, true));
-  register_kernel("", "Pow", simple_factory<PowKernel>());
-  register_kernel("", "Where", simple_factory<WhereKernel>());
+  for (auto& [name, op] : binary) register_kernel("", name, binary_factory(op), __FILE__);
+  register_kernel("", "Max", variadic_factory(B::kMax, false), __FILE__);
+  register_kernel("", "Min", variadic_factory(B::kMin, false), __FILE__);
+  register_kernel("", "Sum", variadic_factory(B::kAdd, false), __FILE__);
+  register_kernel("", "Mean", variadic_factory(B::kAdd, true), __FILE__);
+  register_kernel("", "Pow", simple_factory<PowKernel>(), __FILE__);
+  register_kernel("", "Where", simple_factory<WhereKernel>(), __FILE__);
   return true;
 }();
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/elementwise_half.h"
+#include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/elementwise/elementwise_half.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -152,8 +152,8 @@ const bool kCastRegistered = [] {
                                           " is not supported");
     return std::make_unique<CastKernel>(n.describe());
   };
-  register_kernel("", "Cast", f);
-  register_kernel("", "CastLike", f);
+  register_kernel("", "Cast", f, __FILE__);
+  register_kernel("", "CastLike", f, __FILE__);
   return true;
 }();
 

@@ -2,14 +2,14 @@
 // per SIMD target (foreach_target.h re-includes it); HWY_EXPORT builds the
 // table that HWY_DYNAMIC_DISPATCH picks from by the running CPU.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/cpu/elementwise_simd.cc"
+#define HWY_TARGET_INCLUDE "kernels/cpu/elementwise/elementwise_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 
 #include <cmath>
 
-#include "kernels/cpu/elementwise_simd.h"
+#include "kernels/cpu/elementwise/elementwise_simd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gec::kernels::cpu::simd {

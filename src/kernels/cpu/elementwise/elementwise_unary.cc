@@ -10,9 +10,9 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/elementwise_simd.h"
+#include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -266,7 +266,7 @@ KernelFactory unary_factory(U op) {
 }
 
 const bool kUnaryRegistered = [] {
-#define GEC_REG(name) register_kernel("", #name, unary_factory(U::k##name));
+#define GEC_REG(name) register_kernel("", #name, unary_factory(U::k##name), __FILE__);
   GEC_FLOAT_UNARY(GEC_REG)
   GEC_NUMERIC_UNARY(GEC_REG)
   GEC_REG(IsNaN)

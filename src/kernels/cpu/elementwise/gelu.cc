@@ -7,8 +7,9 @@
 // formula where the input's own rounding allows.
 #include <algorithm>
 
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/domain.h"
 
 namespace gec::kernels::cpu {
 namespace gelu_simd {
@@ -49,7 +50,7 @@ class GeluKernel final : public Kernel {
   bool tanh_ = false;
 };
 
-GEC_REGISTER_KERNEL("com.graphengine", "Gelu",
+GEC_REGISTER_KERNEL(ops::kGecDomain, "Gelu",
                     [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
                       for (DType d : dts) require_f32(n, d);
                       return std::make_unique<GeluKernel>(n);

@@ -17,7 +17,7 @@
 // formula's -inf * 0 does) but -inf in the tanh form (where the formula
 // gives NaN).
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/cpu/gelu_simd.cc"
+#define HWY_TARGET_INCLUDE "kernels/cpu/elementwise/gelu_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"

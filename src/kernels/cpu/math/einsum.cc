@@ -7,7 +7,7 @@
 // models express with MatMul anyway.
 #include <type_traits>
 
-#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 #include "ops/einsum.h"
 

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -9,7 +9,7 @@
 // keeps the operator text's rounding when |mean| >> |x - mean|.
 #include <cmath>
 
-#include "kernels/cpu/onednn_common.h"  // require_f32
+#include "kernels/cpu/common/onednn_common.h"  // require_f32
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

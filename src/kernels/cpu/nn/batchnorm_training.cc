@@ -12,8 +12,9 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/cpu/elementwise_half.h"
+#include "kernels/cpu/elementwise/elementwise_half.h"
 #include "kernels/kernel.h"
+#include "ops/domain.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -89,7 +90,7 @@ class BatchNormTrainingKernel final : public Kernel {
   float epsilon_, momentum_;
 };
 
-GEC_REGISTER_KERNEL("com.graphengine", "BatchNormalizationTraining",
+GEC_REGISTER_KERNEL(ops::kGecDomain, "BatchNormalizationTraining",
                     [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
                       return std::make_unique<BatchNormTrainingKernel>(n);
                     });

@@ -26,8 +26,8 @@
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
 #include <cstring>
 
-#include "kernels/cpu/layout_md.h"
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/layout_md.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/fused_conv.h"
 #include "ops/layout.h"
@@ -303,7 +303,7 @@ GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const std::vector<DType>& 
   return std::make_unique<ConvKernel>(n, ops::FusedActivation{}, false);
 });
 
-GEC_REGISTER_KERNEL(ops::kFusedConvDomain, ops::kFusedConvOp,
+GEC_REGISTER_KERNEL(ops::kGecDomain, ops::kFusedConvOp,
                     [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
                       for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
                       return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3),

@@ -7,7 +7,7 @@
 // once into a kernel-owned buffer. output_padding and output_shape become
 // extra (possibly negative) end padding: oneDNN needs
 // (out - kr + pb + pe) / s + 1 == in exactly.
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/nn_shape.h"
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <random>
 
-#include "kernels/cpu/elementwise_half.h"
+#include "kernels/cpu/elementwise/elementwise_half.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

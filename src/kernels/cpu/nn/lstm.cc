@@ -14,8 +14,8 @@
 
 #include <cmath>
 
-#include "kernels/cpu/onednn_common.h"
-#include "kernels/cpu/rnn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
+#include "kernels/cpu/nn/rnn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -18,8 +18,8 @@
 // alpha * AB on top with a sum post-op scaled by beta.
 #include <unordered_map>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

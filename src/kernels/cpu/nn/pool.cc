@@ -15,9 +15,9 @@
 // native loop (NativeMaxPoolKernel).
 #include <limits>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/layout_md.h"
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/layout_md.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/nn_shape.h"

@@ -1,7 +1,7 @@
 // com.graphengine::Reorder (ops/layout.h) on CPU: a oneDNN reorder between
 // plain nchw and blocked nChw16c float32 [N,C,H,W] (C % 16 == 0), the
 // primitive built once per input shape.
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 
@@ -54,7 +54,7 @@ class ReorderKernel final : public Kernel {
   dnnl::reorder reorder_;
 };
 
-GEC_REGISTER_KERNEL(ops::kReorderDomain, ops::kReorderOp,
+GEC_REGISTER_KERNEL(ops::kGecDomain, ops::kReorderOp,
                     [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
                       for (DType d : dts) require_f32(n, d);
                       return std::make_unique<ReorderKernel>(n);

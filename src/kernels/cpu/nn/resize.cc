@@ -20,7 +20,7 @@
 // sums, H first, instead of one double sum), and nearest is an exact copy.
 #include <cmath>
 
-#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -15,8 +15,8 @@
 
 #include <cmath>
 
-#include "kernels/cpu/onednn_common.h"
-#include "kernels/cpu/rnn_common.h"
+#include "kernels/cpu/common/onednn_common.h"
+#include "kernels/cpu/nn/rnn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -184,8 +184,8 @@ KernelFactory recurrent_factory(bool gru) {
 }
 
 const bool kRecurrentRegistered = [] {
-  register_kernel("", "GRU", recurrent_factory(true));
-  register_kernel("", "RNN", recurrent_factory(false));
+  register_kernel("", "GRU", recurrent_factory(true), __FILE__);
+  register_kernel("", "RNN", recurrent_factory(false), __FILE__);
   return true;
 }();
 

@@ -4,8 +4,8 @@
 // Hardmax-13 (one-hot of the first maximum along the axis) is a native loop.
 #include <unordered_map>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -335,13 +335,13 @@ KernelFactory factory() {
 }
 
 const bool kQuantRegistered = [] {
-  register_kernel("", "QuantizeLinear", factory<QuantizeKernel>());
-  register_kernel("", "DequantizeLinear", factory<DequantizeKernel>());
-  register_kernel("", "DynamicQuantizeLinear", factory<DynamicQuantizeKernel>());
-  register_kernel("", "MatMulInteger", factory<MatMulIntegerKernel>());
-  register_kernel("", "QLinearMatMul", factory<QLinearMatMulKernel>());
-  register_kernel("", "ConvInteger", factory<ConvIntegerKernel>());
-  register_kernel("", "QLinearConv", factory<QLinearConvKernel>());
+  register_kernel("", "QuantizeLinear", factory<QuantizeKernel>(), __FILE__);
+  register_kernel("", "DequantizeLinear", factory<DequantizeKernel>(), __FILE__);
+  register_kernel("", "DynamicQuantizeLinear", factory<DynamicQuantizeKernel>(), __FILE__);
+  register_kernel("", "MatMulInteger", factory<MatMulIntegerKernel>(), __FILE__);
+  register_kernel("", "QLinearMatMul", factory<QLinearMatMulKernel>(), __FILE__);
+  register_kernel("", "ConvInteger", factory<ConvIntegerKernel>(), __FILE__);
+  register_kernel("", "QLinearConv", factory<QLinearConvKernel>(), __FILE__);
   return true;
 }();
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -19,8 +19,8 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
@@ -380,7 +380,7 @@ const bool kReduceRegistered = [] {
     const R r = op;
     register_kernel("", name, [r](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
       return std::make_unique<ReduceKernel>(r, n.get_int("noop_with_empty_axes", 0) != 0, n.describe());
-    });
+    }, __FILE__);
   }
   for (bool is_max : {true, false}) {
     register_kernel("", is_max ? "ArgMax" : "ArgMin",
@@ -388,7 +388,7 @@ const bool kReduceRegistered = [] {
                       return std::make_unique<ArgKernel>(is_max, n.get_int("axis", 0),
                                                          n.get_int("select_last_index", 0) != 0,
                                                          n.describe());
-                    });
+                    }, __FILE__);
   }
   return true;
 }();

@@ -4,7 +4,7 @@
 // element list that shares the unchanged elements' storage, and a tensor
 // entering a sequence is copied out of the arena first (its bytes there are
 // reused after its last tensor use).
-#include "kernels/cpu/axis_copy.h"
+#include "kernels/cpu/common/axis_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

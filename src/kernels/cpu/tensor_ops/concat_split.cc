@@ -1,8 +1,8 @@
 // Concat-13 and Split-13/18. Both see the tensors as [outer, axis * inner]:
 // each input (output) owns one contiguous block per outer index, so the
 // kernels are block copies, spread over threads by (outer, tensor) pairs.
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/tensor_ops.h"
 

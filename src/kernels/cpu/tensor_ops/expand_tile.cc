@@ -2,8 +2,8 @@
 // Tile-13. Both read the input through stride-0 dims: Expand broadcasts
 // size-1 input dims; Tile views output dim k (size r_k * d_k) as the pair
 // (r_k, d_k) with stride 0 on r_k.
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

@@ -2,8 +2,8 @@
 // negative (counted from the end of the axis); an index out of range is a
 // gec::Error(kInvalidArgument) naming the node, raised before any copying.
 // Gather copies whole inner blocks (embedding rows, token picks) per index.
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

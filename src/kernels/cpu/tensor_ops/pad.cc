@@ -5,8 +5,8 @@
 // ends are computed element by element.
 #include <algorithm>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/tensor_ops.h"
 

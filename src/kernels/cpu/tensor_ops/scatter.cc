@@ -5,8 +5,8 @@
 // reference implementation. Indices out of range raise kInvalidArgument.
 #include <algorithm>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {

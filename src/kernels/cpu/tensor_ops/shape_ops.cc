@@ -3,8 +3,8 @@
 // NonZero's output size depends on the data, so it allocates its output.
 #include <cstring>
 
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/tensor_ops.h"
 

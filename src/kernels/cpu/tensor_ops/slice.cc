@@ -2,8 +2,8 @@
 // axis, negative steps included) copied by strided_copy; whole trailing
 // axes merge into contiguous runs. Parameters are normalized by
 // ops::compute_slice, the same code the infer function uses.
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/tensor_ops.h"
 

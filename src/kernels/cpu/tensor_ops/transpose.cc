@@ -2,8 +2,8 @@
 // three are a permutation of (possibly reshaped) input dims, done by
 // strided_copy; it turns [0,2,1,3] (attention heads) into contiguous row
 // copies and [0,2,3,1] / [0,3,1,2] (NCHW<->NHWC) into tiled 2-D transposes.
-#include "kernels/cpu/dtype_dispatch.h"
-#include "kernels/cpu/strided_copy.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
