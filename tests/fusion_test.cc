@@ -1,5 +1,6 @@
 // conv_activation_fusion and com.graphengine::FusedConv:
-//  - pattern tests: the graph after the pass (incl. a spelled-out HardSwish) against the expected one (op,
+//  - pattern tests: Before / Expected graphs in the textual IR where the
+//    pattern is written out, and the graph after the pass (incl. a spelled-out HardSwish) against the expected one (op,
 //    domain, inputs, activation attributes, fused_from, output names), with
 //    outputs unchanged, and each guard (two consumers, graph output, Clip
 //    bound not constant, broadcasting residual, activation before the Add);
@@ -82,42 +83,47 @@ void run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& fee
   }
 }
 
+// Before / Expected in the textual IR (ir/text.h).
+constexpr const char* kConvConsts = R"(
+  const %W: float32[2,2,1,1] = [1.0, -2.0, 0.5, 3.0]
+  const %B: float32[2] = [0.5, -1.0])";
+
 TEST(ConvActivationFusion, ConvReluBecomesOneFusedConv) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 3, 3});
-  ir::Node* conv = add_conv(g, x);
-  g.outputs().push_back(add_unary(g, "Relu", conv->output(0), "y", "relu1")->output(0));
-  run_pass_and_compare(g, {{"x", wave({1, 2, 3, 3})}}, 1);
-  ir::Node* f = only_node(g, "FusedConv");
-  ASSERT_NE(f, nullptr);
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"FusedConv"}));
-  EXPECT_EQ(f->domain, "com.graphengine");
-  EXPECT_EQ(f->inputs().size(), 3u);
-  EXPECT_EQ(f->input(0), x);
-  EXPECT_EQ(f->get_string("activation", "?"), "Relu");
-  EXPECT_EQ(f->fused_from, (std::vector<std::string>{"conv1", "relu1"}));
-  EXPECT_EQ(g.outputs()[0], f->output(0));
-  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  auto pass = make_conv_activation_fusion();
+  auto g = expect_rewrite(*pass, std::string(R"(graph {
+  input %x: float32[1,2,3,3])") + kConvConsts + R"(
+  %c = Conv(%x, %W, %B) : float32[1,2,3,3] @conv1
+  %y = Relu(%c) : float32[1,2,3,3] @relu1
+  output %y
+})", std::string(R"(graph {
+  input %x: float32[1,2,3,3])") + kConvConsts + R"(
+  %y = com.graphengine::FusedConv(%x, %W, %B) {activation = "Relu", activation_alpha = 0.0, activation_beta = 0.0} : float32[1,2,3,3]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "FusedConv")->fused_from, (std::vector<std::string>{"conv1", "relu1"}));
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
 }
 
-// The resnet block tail: Relu(Add(z, Conv(x))), the Conv on the Add's right.
+// The resnet block tail: Relu(Add(z, Conv(x))), the Conv on the Add's right;
+// no bias, so input 2 stays omitted.
 TEST(ConvActivationFusion, ResidualAddThenReluBecomeSumAndEltwise) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 3, 3});
-  ir::Value* z = input(g, "z", {1, 2, 3, 3});
-  ir::Node* conv = add_conv(g, x, /*bias=*/false);
-  ir::Node* add = add_add(g, z, conv->output(0), "s");
-  g.outputs().push_back(add_unary(g, "Relu", add->output(0), "y", "relu1")->output(0));
-  run_pass_and_compare(g, {{"x", wave({1, 2, 3, 3})}, {"z", wave({1, 2, 3, 3}, 5)}}, 2);
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"FusedConv"}));
-  ir::Node* f = only_node(g, "FusedConv");
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(f->inputs().size(), 4u);
-  EXPECT_EQ(f->input(2), nullptr);  // no bias: input 2 stays omitted
-  EXPECT_EQ(f->input(3), z);
-  EXPECT_EQ(f->get_string("activation", "?"), "Relu");
-  EXPECT_EQ(f->fused_from, (std::vector<std::string>{"conv1", "add1", "relu1"}));
-  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  auto pass = make_conv_activation_fusion();
+  auto g = expect_rewrite(*pass, std::string(R"(graph {
+  input %x: float32[1,2,3,3]
+  input %z: float32[1,2,3,3])") + kConvConsts + R"(
+  %c = Conv(%x, %W) : float32[1,2,3,3] @conv1
+  %s = Add(%z, %c) : float32[1,2,3,3] @add1
+  %y = Relu(%s) : float32[1,2,3,3] @relu1
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,3,3]
+  input %z: float32[1,2,3,3]
+  const %W: float32[2,2,1,1] = [1.0, -2.0, 0.5, 3.0]
+  %y = com.graphengine::FusedConv(%x, %W, _, %z) {activation = "Relu", activation_alpha = 0.0, activation_beta = 0.0} : float32[1,2,3,3]
+  output %y
+})", 2);
+  EXPECT_EQ(only_node(*g, "FusedConv")->fused_from, (std::vector<std::string>{"conv1", "add1", "relu1"}));
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
 }
 
 TEST(ConvActivationFusion, ResidualWithoutActivation) {

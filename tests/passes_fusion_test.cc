@@ -1,5 +1,6 @@
-// Weight-folding passes: folded weights against hand computation, outputs
-// unchanged (graph run node by node before and after), and each guard:
+// Weight-folding passes: Before / Expected graphs in the textual IR with the
+// folded weights computed by hand, outputs unchanged (graph run node by node
+// before and after), and each guard:
 // intermediate that is a graph output (B07), several consumers, non-constant
 // parameters, broadcasts along a non-channel axis, grouped convs (B01).
 #include <gtest/gtest.h>
@@ -33,52 +34,51 @@ ir::Node* add_conv(ir::Graph& g, ir::Value* x, Shape w_shape, std::vector<float>
   return c;
 }
 
-Tensor ramp(Shape s) {
-  Tensor t(DType::kFloat32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-  return t;
-}
-
-/// Runs `pass` and checks that the outputs on a ramp input stay the same.
-void run_and_compare(ir::Graph& g, Pass& pass, Shape x_shape) {
-  const Tensor x = ramp(x_shape);
-  auto before = run_graph(g, {{"x", x}});
-  pass.run(g);
-  g.verify();
-  auto after = run_graph(g, {{"x", x}});
-  ASSERT_EQ(before.size(), after.size());
-  for (size_t i = 0; i < before.size(); ++i) {
-    EXPECT_EQ(before[i].shape(), after[i].shape());
-    expect_close(values<float>(after[i]), values<float>(before[i]), 1e-5f, 1e-5f);
-  }
-}
-
+// Before / Expected in the textual IR (ir/text.h). The BN has
+// a = scale / sqrt(var + eps) = {2, 3} and b = B - mean * a = {8, 14}.
 TEST(ConvBnFolding, FoldsIntoWeightsAndExistingBias) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 2, 2});
-  ir::Node* conv = add_conv(g, x, {2, 2, 1, 1}, {1, 2, 3, 4}, {1, -1});
-  ir::Node* bn = add_bn(g, conv->output(0), "y");
-  g.outputs().push_back(bn->output(0));
   auto pass = make_conv_bn_folding();
-  run_and_compare(g, *pass, {1, 2, 2, 2});
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Conv"}));
-  EXPECT_EQ(g.outputs()[0]->name(), "y");
-  EXPECT_EQ(values<float>(*conv->input(1)->constant), (std::vector<float>{2, 4, 9, 12}));
-  EXPECT_EQ(values<float>(*conv->input(2)->constant), (std::vector<float>{1 * 2 + 8, -1 * 3 + 14}));
-  EXPECT_EQ(conv->fused_from, (std::vector<std::string>{"conv1", "y_bn"}));
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,2,1,1] = [1.0, 2.0, 3.0, 4.0]
+  const %B: float32[2] = [1.0, -1.0]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %c = Conv(%x, %W, %B) {group = 1} : float32[1,2,2,2] @conv1
+  %y = BatchNormalization(%c, %s, %b, %m, %v) {epsilon = 1.0} : float32[1,2,2,2] @y_bn
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,2,1,1] = [2.0, 4.0, 9.0, 12.0]
+  const %B: float32[2] = [10.0, 11.0]    # B * a + b
+  %y = Conv(%x, %W, %B) {group = 1} : float32[1,2,2,2]
+  output %y
+})", 1);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
+  EXPECT_EQ(only_node(*g, "Conv")->fused_from, (std::vector<std::string>{"conv1", "y_bn"}));
 }
 
 TEST(ConvBnFolding, DepthwiseConvWithoutBias) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 2, 2});
-  ir::Node* conv = add_conv(g, x, {2, 1, 1, 1}, {5, 7}, {}, /*group=*/2);
-  ir::Node* bn = add_bn(g, conv->output(0), "y");
-  g.outputs().push_back(bn->output(0));
   auto pass = make_conv_bn_folding();
-  run_and_compare(g, *pass, {1, 2, 2, 2});
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Conv"}));
-  EXPECT_EQ(values<float>(*conv->input(1)->constant), (std::vector<float>{10, 21}));
-  EXPECT_EQ(values<float>(*conv->input(2)->constant), (std::vector<float>{8, 14}));
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,1,1,1] = [5.0, 7.0]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %c = Conv(%x, %W) {group = 2} : float32[1,2,2,2]
+  %y = BatchNormalization(%c, %s, %b, %m, %v) {epsilon = 1.0} : float32[1,2,2,2]
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,1,1,1] = [10.0, 21.0]
+  const %B: float32[2] = [8.0, 14.0]
+  %y = Conv(%x, %W, %B) {group = 2} : float32[1,2,2,2]
+  output %y
+})", 1);
 }
 
 TEST(ConvBnFolding, GuardsIntermediateOutputConsumersAndConstants) {
@@ -98,33 +98,44 @@ TEST(ConvBnFolding, GuardsIntermediateOutputConsumersAndConstants) {
 }
 
 TEST(ConvScaleFolding, PerChannelMulThenAdd) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 2, 2});
-  ir::Node* conv = add_conv(g, x, {2, 2, 1, 1}, {1, 2, 3, 4}, {1, -1});
-  ir::Node* mul = g.add_node("Mul", {g.add_constant("c", make<float>({2, 1, 1}, {2, 3})), conv->output(0)}, {"m"});
-  ir::Node* add = g.add_node("Add", {mul->output(0), g.add_constant("d", make<float>({1, 2, 1, 1}, {5, 6}))}, {"y"});
-  g.outputs().push_back(add->output(0));
   auto pass = make_conv_scale_folding();
-  run_and_compare(g, *pass, {1, 2, 2, 2});
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Conv"}));
-  EXPECT_EQ(values<float>(*conv->input(1)->constant), (std::vector<float>{2, 4, 9, 12}));
-  EXPECT_EQ(values<float>(*conv->input(2)->constant), (std::vector<float>{1 * 2 + 5, -1 * 3 + 6}));
-  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,2,1,1] = [1.0, 2.0, 3.0, 4.0]
+  const %B: float32[2] = [1.0, -1.0]
+  const %c: float32[2,1,1] = [2.0, 3.0]
+  const %d: float32[1,2,1,1] = [5.0, 6.0]
+  %conv = Conv(%x, %W, %B) {group = 1} : float32[1,2,2,2]
+  %m = Mul(%c, %conv) : float32[1,2,2,2]
+  %y = Add(%m, %d) : float32[1,2,2,2]
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,2,1,1] = [2.0, 4.0, 9.0, 12.0]
+  const %B: float32[2] = [7.0, 3.0]     # 1*2 + 5, -1*3 + 6
+  %y = Conv(%x, %W, %B) {group = 1} : float32[1,2,2,2]
+  output %y
+})", 2);
 }
 
 // Shared case B01: a per-channel Add after a grouped Conv adds to each
 // output channel's bias only; weights of other groups are untouched.
 TEST(ConvScaleFolding, GroupedConvAddStaysPerChannel) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 2, 2, 2});
-  ir::Node* conv = add_conv(g, x, {2, 1, 1, 1}, {5, 7}, {}, /*group=*/2);
-  ir::Node* add = g.add_node("Add", {conv->output(0), g.add_constant("d", make<float>({2, 1, 1}, {1, 2}))}, {"y"});
-  g.outputs().push_back(add->output(0));
   auto pass = make_conv_scale_folding();
-  run_and_compare(g, *pass, {1, 2, 2, 2});
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Conv"}));
-  EXPECT_EQ(values<float>(*conv->input(1)->constant), (std::vector<float>{5, 7}));
-  EXPECT_EQ(values<float>(*conv->input(2)->constant), (std::vector<float>{1, 2}));
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,1,1,1] = [5.0, 7.0]
+  const %d: float32[2,1,1] = [1.0, 2.0]
+  %conv = Conv(%x, %W) {group = 2} : float32[1,2,2,2]
+  %y = Add(%conv, %d) : float32[1,2,2,2]
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,2,2]
+  const %W: float32[2,1,1,1] = [5.0, 7.0]
+  const %B: float32[2] = [1.0, 2.0]
+  %y = Conv(%x, %W, %B) {group = 2} : float32[1,2,2,2]
+  output %y
+})", 1);
 }
 
 TEST(ConvScaleFolding, GuardsBroadcastAlongOtherAxesAndGraphOutput) {
@@ -155,38 +166,52 @@ ir::Node* add_gemm(ir::Graph& g, ir::Value* a, bool trans_b, bool with_c) {
 
 TEST(GemmBnFolding, ScalesColumnsAndBias) {
   for (bool trans : {false, true}) {
-    ir::Graph g;
-    ir::Value* x = input(g, "x", {3, 2});
-    ir::Node* gemm = add_gemm(g, x, trans, true);
-    ir::Node* bn = add_bn(g, gemm->output(0), "y");
-    g.outputs().push_back(bn->output(0));
+    SCOPED_TRACE(trans ? "transB = 1" : "transB = 0");
+    const std::string attrs = std::string("{beta = 2.0, transB = ") + (trans ? "1" : "0") + "}";
     auto pass = make_gemm_bn_folding();
-    run_and_compare(g, *pass, {3, 2});
-    ir::Node* fused = only_node(g, "Gemm");
-    EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Gemm"}));
-    // transB = 0: B[k][n] * a[n]; transB = 1: B[n][k] * a[n].
-    EXPECT_EQ(values<float>(*fused->input(1)->constant),
-              trans ? (std::vector<float>{2, 4, 9, 12}) : (std::vector<float>{2, 6, 6, 12}));
-    // beta * C * a + b = {2*1*2 + 8, 2*1*3 + 14}, beta becomes 1.
-    EXPECT_EQ(values<float>(*fused->input(2)->constant), (std::vector<float>{12, 20}));
-    EXPECT_EQ(fused->get_float("beta", 0.f), 1.f);
-    EXPECT_EQ(fused->output(0)->name(), "y");
+    // transB = 0: B[k][n] * a[n]; transB = 1: B[n][k] * a[n]. Bias: beta * C * a + b
+    // = {2*1*2 + 8, 2*1*3 + 14}, and beta becomes 1.
+    auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[3,2]
+  const %B: float32[2,2] = [1.0, 2.0, 3.0, 4.0]
+  const %C: float32[2] = [1.0, 1.0]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %gemm = Gemm(%x, %B, %C) )" + attrs + R"( : float32[3,2] @fc
+  %y = BatchNormalization(%gemm, %s, %b, %m, %v) {epsilon = 1.0} : float32[3,2]
+  output %y
+})", std::string(R"(graph {
+  input %x: float32[3,2]
+  const %B: float32[2,2] = )") + (trans ? "[2.0, 4.0, 9.0, 12.0]" : "[2.0, 6.0, 6.0, 12.0]") + R"(
+  const %C: float32[2] = [12.0, 20.0]
+  %y = Gemm(%x, %B, %C) {beta = 1.0, transB = )" + (trans ? "1" : "0") + R"(} : float32[3,2]
+  output %y
+})", 1);
+    EXPECT_EQ(g->outputs()[0]->name(), "y");
   }
 }
 
 TEST(GemmBnFolding, MatMulBecomesGemm) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {3, 2});
-  ir::Node* mm = g.add_node("MatMul", {x, g.add_constant("W", make<float>({2, 2}, {1, 2, 3, 4}))}, {"mm"});
-  mm->output(0)->type = ir::TensorType::of(DType::kFloat32, {3, 2});
-  ir::Node* bn = add_bn(g, mm->output(0), "y");
-  g.outputs().push_back(bn->output(0));
   auto pass = make_gemm_bn_folding();
-  run_and_compare(g, *pass, {3, 2});
-  ir::Node* fused = only_node(g, "Gemm");
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Gemm"}));
-  EXPECT_EQ(values<float>(*fused->input(1)->constant), (std::vector<float>{2, 6, 6, 12}));
-  EXPECT_EQ(values<float>(*fused->input(2)->constant), (std::vector<float>{8, 14}));
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[3,2]
+  const %W: float32[2,2] = [1.0, 2.0, 3.0, 4.0]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %mm = MatMul(%x, %W) : float32[3,2]
+  %y = BatchNormalization(%mm, %s, %b, %m, %v) {epsilon = 1.0} : float32[3,2]
+  output %y
+})", R"(graph {
+  input %x: float32[3,2]
+  const %W: float32[2,2] = [2.0, 6.0, 6.0, 12.0]
+  const %C: float32[2] = [8.0, 14.0]
+  %y = Gemm(%x, %W, %C) {beta = 1.0} : float32[3,2]
+  output %y
+})", 1);
 }
 
 TEST(GemmBnFolding, GuardsGraphOutputIntermediate) {
@@ -200,23 +225,22 @@ TEST(GemmBnFolding, GuardsGraphOutputIntermediate) {
 }
 
 TEST(MatMulAddToGemm, FusesBiasForTwoDimensionalA) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {3, 2});
-  ir::Value* w = g.add_constant("W", make<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
-  ir::Node* mm = g.add_node("MatMul", {x, w}, {"mm"});
-  mm->output(0)->type = ir::TensorType::of(DType::kFloat32, {3, 4});
-  ir::Value* bias = g.add_constant("bias", make<float>({4}, {1, 2, 3, 4}));
-  ir::Node* add = g.add_node("Add", {bias, mm->output(0)}, {"y"});
-  add->output(0)->type = ir::TensorType::of(DType::kFloat32, {3, 4});
-  g.outputs().push_back(add->output(0));
   auto pass = make_matmul_add_to_gemm();
-  run_and_compare(g, *pass, {3, 2});
-  ir::Node* gemm = only_node(g, "Gemm");
-  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Gemm"}));
-  EXPECT_EQ(gemm->input(0), x);
-  EXPECT_EQ(gemm->input(1), w);
-  EXPECT_EQ(gemm->input(2), bias);
-  EXPECT_EQ(gemm->output(0)->name(), "y");
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[3,2]
+  const %W: float32[2,4] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+  const %bias: float32[4] = [1.0, 2.0, 3.0, 4.0]
+  %mm = MatMul(%x, %W) : float32[3,4]
+  %y = Add(%bias, %mm) : float32[3,4]
+  output %y
+})", R"(graph {
+  input %x: float32[3,2]
+  const %W: float32[2,4] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+  const %bias: float32[4] = [1.0, 2.0, 3.0, 4.0]
+  %y = Gemm(%x, %W, %bias) : float32[3,4]
+  output %y
+})", 1);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
 }
 
 TEST(MatMulAddToGemm, GuardsRankBiasShapeAndGraphOutput) {

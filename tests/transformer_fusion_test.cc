@@ -85,6 +85,62 @@ TEST(TransformerFusionGelu, ErfFormBecomesOneGelu) {
   EXPECT_EQ(gelu->fused_from.size(), 5u);
 }
 
+// Before / Expected in the textual IR (ir/text.h): the tanh form with x^3 as Pow.
+TEST(TransformerFusionGelu, TanhFormAsText) {
+  auto pass = make_transformer_fusion();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[2,8]
+  const %three: float32[] = [3.0]
+  const %k: float32[] = [0.044715]
+  const %s: float32[] = [0.797884583]
+  const %one: float32[] = [1.0]
+  const %half: float32[] = [0.5]
+  %x3 = Pow(%x, %three) : float32[2,8]
+  %kx3 = Mul(%k, %x3) : float32[2,8]
+  %inner = Add(%x, %kx3) : float32[2,8]
+  %u = Mul(%inner, %s) : float32[2,8]
+  %t = Tanh(%u) : float32[2,8]
+  %onept = Add(%one, %t) : float32[2,8]
+  %hx = Mul(%half, %x) : float32[2,8]
+  %y = Mul(%hx, %onept) : float32[2,8]
+  output %y
+})", R"(graph {
+  input %x: float32[2,8]
+  %y = com.graphengine::Gelu(%x) {approximate = "tanh"} : float32[2,8]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "Gelu")->fused_from.size(), 8u);
+}
+
+// LayerNorm over the last axis with Scale and bias, as PyTorch exports it below opset 17.
+TEST(TransformerFusionLayerNorm, WithScaleAndBiasAsText) {
+  auto pass = make_transformer_fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[2,4]
+  const %axes: int64[1] = [-1]
+  const %two: float32[] = [2.0]
+  const %eps: float32[] = [1e-05]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  const %b: float32[4] = [0.0, 0.25, -0.25, 1.0]
+  %m = ReduceMean(%x, %axes) {keepdims = 1} : float32[2,1]
+  %d = Sub(%x, %m) : float32[2,4]
+  %sq = Pow(%d, %two) : float32[2,4]
+  %var = ReduceMean(%sq, %axes) {keepdims = 1} : float32[2,1]
+  %ve = Add(%var, %eps) : float32[2,1]
+  %sd = Sqrt(%ve) : float32[2,1]
+  %n = Div(%d, %sd) : float32[2,4]
+  %ng = Mul(%n, %g) : float32[2,4]
+  %y = Add(%ng, %b) : float32[2,4]
+  output %y
+})", R"(graph {
+  input %x: float32[2,4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  const %b: float32[4] = [0.0, 0.25, -0.25, 1.0]
+  %y = LayerNormalization(%x, %g, %b) {axis = 1, epsilon = 9.99999975e-06} : float32[2,4]
+  output %y
+})", 1);
+}
+
 TEST(TransformerFusionGelu, HalfFirstAndMulByInverseSqrt2) {
   // (x * 0.5) * (1 + Erf(x * 0.70710678)), 0.5 and 1 on the left.
   ir::Graph g;

@@ -1,7 +1,8 @@
-// --dump-graph: the graph as ONNX (for Netron, or re-import) and as Graphviz
+// --dump-graph: the graph as ONNX (for Netron, or re-import), as the textual
+// IR (ir/text.h: one line per node, to diff what a pass did) and as Graphviz
 // DOT (and SVG when the `dot` program is on PATH), written by the
-// PassManager before the first pass and after each one, so that a reader can
-// diff what a pass did. File names NN_<tag>.{onnx,dot,svg} sort in pass order.
+// PassManager before the first pass and after each one. File names
+// NN_<tag>.{onnx,gir,dot,svg} sort in pass order.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "frontend/onnx/exporter.h"
+#include "ir/text.h"
 #include "passes/pass.h"
 
 namespace gec::passes {
@@ -85,6 +87,10 @@ void dump_graph(const ir::Graph& g, const std::string& dir, int index, const std
   f << to_dot(g);
   f.close();
   if (!f) fail(ErrorCode::kIo, "--dump-graph: cannot write '" + base + ".dot'");
+  std::ofstream t(base + ".gir");
+  t << ir::print_graph(g);
+  t.close();
+  if (!t) fail(ErrorCode::kIo, "--dump-graph: cannot write '" + base + ".gir'");
   if (dot_on_path()) {
     const std::string cmd = "dot -Tsvg '" + base + ".dot' -o '" + base + ".svg' 2>/dev/null";
     if (std::system(cmd.c_str()) != 0) {
