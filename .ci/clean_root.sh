@@ -26,10 +26,11 @@ if ! command -v debootstrap >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
 fi
 
-# Mirrors as the host's apt sees them: lines like
-#   500 http://mirror/debian bookworm/main amd64 Packages
-mapfile -t sources < <(apt-cache policy | awk '$3 ~ /^bookworm(-updates|-security)?\/main$/ && $4 == "amd64" \
-                                              { split($3, s, "/"); print $2, s[1] }' | sort -u)
+# Mirrors as the host's apt configuration names them (read from the source
+# files, so it works before any `apt-get update`): "SITE SUITE".
+mapfile -t sources < <(apt-get indextargets --no-release-info --format '$(SITE) $(RELEASE) $(COMPONENT)' |
+                       awk '$3 == "main" && $2 ~ /^(bookworm|stable)(-updates|-security)?$/ \
+                            { sub(/^stable/, "bookworm", $2); print $1, $2 }' | sort -u)
 mirror=""
 for s in "${sources[@]}"; do
   read -r uri suite <<<"$s"
@@ -40,6 +41,7 @@ done
 if [ -n "$arg_work" ]; then
   case $arg_work in /*) work=$arg_work ;; *) work=$PWD/$arg_work ;; esac
   [ ! -e "$work" ] || { echo "clean_root: $work exists; give a new folder (it is removed at the end)" >&2; exit 1; }
+  case $work/ in "$repo"/*) echo "clean_root: $work is inside the repository; give a folder outside it" >&2; exit 1 ;; esac
   mkdir -p "$work"
 else
   work=$(mktemp -d /var/tmp/gec-clean-root.XXXXXX)
@@ -48,19 +50,29 @@ root="$work/root"
 mkdir -p "$root"
 mounted=()
 cleanup() {
+  local status=$?
   # Processes still running inside the root (a build interrupted by a signal).
   for p in /proc/[0-9]*; do
     case $(readlink "$p/root" 2>/dev/null) in "$root"*) kill -9 "${p#/proc/}" 2>/dev/null || true ;; esac
   done
-  for ((i=${#mounted[@]}-1; i>=0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
-  # Only remove what this script made, and never through a live mount.
-  if ! grep -q " $root" /proc/mounts; then rm -rf "$work"; else echo "clean_root: $root still mounted; left in place" >&2; fi
+  # Every mount under the root (ours, and any debootstrap left), deepest first.
+  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  if findmnt -rn -o TARGET | grep -qF "$root/"; then
+    echo "clean_root: something is still mounted under $root; left in place" >&2
+    return
+  fi
+  if [ "$status" != 0 ] && [ -d "$work" ]; then  # keep the logs of a failed run
+    mkdir -p "$work.logs" && cp "$work"/*.log "$work.logs/" 2>/dev/null && echo "clean_root: logs kept in $work.logs" >&2
+  fi
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 stamp "debootstrap --variant=minbase bookworm from $mirror"
-if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1; then
+# ca-certificates: an https mirror must work inside the root too.
+if ! debootstrap --variant=minbase --include=ca-certificates bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1; then
   tail -20 "$work/debootstrap.log" >&2
   echo "clean_root: debootstrap failed" >&2
   exit 1
@@ -80,8 +92,11 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 
 # The repository as a fresh clone would have it, and ../shared beside it.
 mkdir -p "$root/work/main" "$root/work/shared"
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-   tar --null -T - -cf - 2>/dev/null) | tar -C "$root/work/main" -xf -
+if ! (cd "$repo" && git -c safe.directory="$repo" ls-files -z --cached --others --exclude-standard |
+        tar --null --ignore-failed-read -T - -cf -) | tar -C "$root/work/main" -xf -; then
+  echo "clean_root: copying the repository into the root failed" >&2
+  exit 1
+fi
 cp -a "$shared/." "$root/work/shared/"
 
 for m in proc sys dev; do
@@ -94,9 +109,12 @@ for m in proc sys dev; do
   mounted+=("$root/$m")
 done
 
+# In the background and waited for, so that a signal to this script is
+# handled at once (bash runs traps only between foreground commands).
 in_root() {
   chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root LANG=C.UTF-8 CI=true /bin/bash -c "$1"
+    HOME=/root LANG=C.UTF-8 CI=true /bin/bash -c "$1" &
+  wait $!
 }
 stamp "root ready; running the README's first command (scripts/demo.sh)"
 if ! in_root "cd /work/main && scripts/demo.sh" >"$work/demo.log" 2>&1; then

@@ -9,7 +9,13 @@
 # really there, so that a failed set-up never surfaces later as a CMake trace.
 set -euo pipefail
 SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: run this as root (sudo is not installed)" >&2; exit 1; }
+  SUDO=sudo
+fi
+# Wait for an apt run already in progress (a fresh machine's first-boot
+# updates hold the lock) instead of failing at once.
+APT_OPTS=(-o DPkg::Lock::Timeout=600)
 
 PKGS=(
   # toolchain
@@ -33,7 +39,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   # apt-get update exits 0 even when it reached no mirror; its warnings and
   # 'Err:' lines say so, and then the packages have no install candidate.
   log=$(mktemp)
-  $SUDO apt-get update -q >"$log" 2>&1 || { cat "$log"; echo "setup: apt-get update failed" >&2; exit 1; }
+  $SUDO apt-get "${APT_OPTS[@]}" update -q >"$log" 2>&1 ||
+    { cat "$log"; rm -f "$log"; echo "setup: apt-get update failed" >&2; exit 1; }
   if grep -qE '^(Err:|W: Failed to fetch|E: )' "$log"; then
     grep -E '^(Err:|W:|E:)' "$log" >&2
     echo "setup: apt-get update could not read every package list (see above); no network or mirror?" >&2
@@ -46,7 +53,8 @@ if [ ${#missing[@]} -gt 0 ]; then
       exit 1
     fi
   done
-  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+  if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" install -y -q --no-install-recommends \
+       "${missing[@]}"; then
     echo "setup: apt-get install failed" >&2
   fi
   still=()

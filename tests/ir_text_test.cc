@@ -127,6 +127,45 @@ TEST(IrText, BadTextIsAnErrorNamingTheLine) {
   expect_parse_error("graph g {\n input %x: float32[1]\n", "expected '}'");
   expect_parse_error("graph g { input %x: float32[1] } trailing", "the end of the text");
   expect_parse_error("graph g {\n  %a, %b = Split(%x) : float32[1]\n}", "line 2: expected a value defined earlier");
+  // Numbers: out of the dtype's range, not integers, not numbers at all.
+  expect_parse_error("graph g {\n const %c: int8[1] = [300]\n}", "line 2: expected an integer in [-128, 127], not '300'");
+  expect_parse_error("graph g {\n const %c: uint8[1] = [-1]\n}", "line 2: expected an integer in [0, 255], not '-1'");
+  expect_parse_error("graph g {\n const %c: int64[1] = [1.5]\n}", "not '1.5'");
+  expect_parse_error("graph g {\n const %c: int64[1] = [99999999999999999999]\n}", "not '99999999999999999999'");
+  expect_parse_error("graph g {\n const %c: float32[1] = [1e999]\n}", "expected a number, not '1e999'");
+  expect_parse_error("graph g {\n input %x: float32[3abc]\n}", "not '3abc'");
+  // Sizes are checked before anything is allocated.
+  expect_parse_error("graph g {\n const %c: float32[17179869184] = []\n}", "line 2: expected 17179869184 elements, not 0");
+  expect_parse_error("graph g {\n const %c: float32[4294967296,4294967296,4294967296] = []\n}", "a shape whose size fits");
+  // Types nest only as optional(seq(...)); graphs at most 64 deep.
+  expect_parse_error("graph g {\n input %x: seq(seq(float32[1]))\n}", "seq of a tensor type");
+  EXPECT_EQ(parse_graph("graph g {\n input %x: optional(seq(float32[1]))\n output %x\n}")->inputs()[0]->type.kind,
+            ValueKind::kOptionalSequence);
+  std::string deep;
+  for (int i = 0; i < 70; ++i) deep += "graph {\n input %c" + std::to_string(i) + ": bool[]\n %o" + std::to_string(i) + " = If(%c" + std::to_string(i) + ") {b = graph}\n";
+  expect_parse_error(deep, "at most 64 nested graphs");
+}
+
+// Names as exporters make them (PyTorch: /layer1/conv/Conv) and values that
+// hold subnormal floats survive a round trip.
+TEST(IrText, ExporterNamesAndSubnormalsRoundTrip) {
+  Graph g;
+  Value* x = g.add_value("/input.1", TensorType::of(DType::kFloat32, {2}));
+  g.inputs().push_back(x);
+  Tensor t(DType::kFloat32, {2});
+  t.as<float>()[0] = 1.40129846e-45f;  // the smallest subnormal
+  t.as<float>()[1] = -0.f;
+  Value* c = g.add_constant("_", std::move(t));
+  Node* n = g.add_node("Add", {x, c}, {"/layer1/Add_output_0"}, "/layer1/Add");
+  n->output(0)->type = x->type;
+  n->set_attr(Attribute::Float("alpha", 1.17549435e-38f / 4));
+  g.outputs().push_back(n->output(0));
+  const std::string text = print_graph(g);
+  EXPECT_NE(text.find("@\"/layer1/Add\""), std::string::npos) << text;
+  auto back = parse_graph(text);
+  EXPECT_EQ(print_graph(*back), text);
+  EXPECT_EQ(back->nodes().front()->name, "/layer1/Add");
+  EXPECT_EQ(back->find_value("_")->constant->as<float>()[0], 1.40129846e-45f);
 }
 
 }  // namespace

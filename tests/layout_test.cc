@@ -89,10 +89,16 @@ void expect_near_all(const std::vector<Tensor>& got, const std::vector<Tensor>& 
   }
 }
 
+/// The pattern tests decide layouts as on a CPU where oneDNN has a JIT
+/// kernel for every blocked conv (AVX-512); the real query is tested below.
+std::string jit_everywhere(const ir::Node&, bool, bool) { return "jit:avx512_core"; }
+std::string ref_everywhere(const ir::Node&, bool, bool) { return "ref:any"; }
+
 /// Runs the pass on `g`; checks it verifies and keeps every output.
-int64_t run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& feeds) {
+int64_t run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& feeds,
+                             LayoutQuery query = jit_everywhere) {
   const auto before = run_graph(g, feeds);
-  const int64_t changes = make_layout_propagation()->run(g);
+  const int64_t changes = make_layout_propagation(query)->run(g);
   g.verify();
   expect_near_all(run_graph(g, feeds), before);
   return changes;
@@ -122,6 +128,44 @@ TEST(LayoutPropagation, ChainBlockedUntilGraphOutput) {
   EXPECT_EQ(r[0]->get_string("to", ""), P);
   EXPECT_EQ(node(g, "relu2")->input(0), r[0]->output(0));
   EXPECT_EQ(g.outputs()[0]->name(), "relu2_y");
+}
+
+// The same chain where oneDNN would run the blocked convs only with its
+// reference implementation (an AVX2 CPU, or a large dilation): all plain.
+TEST(LayoutPropagation, ReferenceImplementationKeepsConvsPlain) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 8, 8});
+  ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
+  g.outputs().push_back(unary(g, "Relu", c2, "relu2"));
+  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}}, ref_everywhere), 0);
+  for (const auto& n : g.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
+}
+
+// The real query (oneDNN on this CPU): a conv is planned blocked only where
+// oneDNN has a non-reference implementation for it, including a dilated conv
+// that oneDNN 2.6 runs blocked only with ref:any.
+TEST(LayoutPropagation, RealQueryNeverPlansAReferenceConvolution) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 32, 14, 14});
+  ir::Value* c1 = conv(g, x, 32, 3, "conv1");
+  ir::Value* w = g.add_constant("dil_W", wave({32, 32, 3, 3}, 4));
+  ir::Node* dil = g.add_node("Conv", {unary(g, "Relu", c1, "relu1"), w}, {"dil_y"}, "dilated");
+  dil->set_attr(ir::Attribute::Ints("dilations", {24, 24}));
+  dil->set_attr(ir::Attribute::Ints("pads", {24, 24, 24, 24}));
+  dil->output(0)->type = f32({1, 32, 14, 14});
+  g.outputs().push_back(unary(g, "Relu", conv(g, dil->output(0), 32, 3, "conv3"), "relu3"));
+  make_layout_propagation()->run(g);
+  g.verify();
+  int convs = 0;
+  for (const auto& n : g.nodes()) {
+    if (n->op_type != "Conv") continue;
+    ++convs;
+    const bool in = ops::input_blocked(*n, 0), out = ops::output_blocked(*n, 0);
+    const std::string impl = kernels::implementation_for_layout(*n, in, out);
+    ASSERT_FALSE(impl.empty()) << n->name;
+    EXPECT_FALSE(kernels::is_reference_implementation(impl)) << n->name << " planned as " << impl;
+  }
+  EXPECT_EQ(convs, 3);
 }
 
 // A blocked value read by a conv, a Flatten and a Resize: the two plain
@@ -231,9 +275,19 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
   build_cnn(without);
   CompileOptions on, off;
   off.disabled_passes = {"layout_propagation"};
+  // Whether oneDNN runs conv2 blocked with a JIT kernel on this CPU (AVX-512)
+  // decides what the pass may do.
+  const bool jit_blocked = !kernels::is_reference_implementation(
+      kernels::implementation_for_layout(*node(with, "conv2"), true, true));
   make_pipeline(3).run(with, on);
   make_pipeline(3).run(without, off);
   with.verify();
+  for (const auto& n : without.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
+  expect_near_all(run_graph(with, feeds), run_graph(without, feeds));
+  if (!jit_blocked) {  // no blocked JIT convolution here: nothing may be blocked
+    for (const auto& n : with.nodes()) EXPECT_FALSE(ops::output_blocked(*n, 0)) << n->name;
+    return;
+  }
   // Everything from conv1's output to the concat is blocked; no reorders.
   EXPECT_TRUE(reorders(with).empty());
   EXPECT_EQ(layouts(node(with, "concat"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
@@ -242,8 +296,6 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
   for (const auto& n : with.nodes())
     if (ops::output_blocked(*n, 0) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
   EXPECT_EQ(blocked_convs, 4);
-  for (const auto& n : without.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
-  expect_near_all(run_graph(with, feeds), run_graph(without, feeds));
 }
 
 // ---- kernels ---------------------------------------------------------------

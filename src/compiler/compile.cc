@@ -59,7 +59,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
     if (std::find(all.begin(), all.end(), name) == all.end()) {
       std::string known;
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
-      fail(ErrorCode::kInvalidArgument, "unknown pass '" + name + "' (passes: " + known + ")");
+      fail(ErrorCode::kInvalidArgument, "unknown pass or rule '" + name + "' (passes, then rules: " + known + ")");
     }
   }
   nlohmann::json report;

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -26,8 +30,10 @@ std::string float_str(double f, int digits) {
   return s;
 }
 
+// Names written without quotes: what the lexer reads as one word (a letter
+// or '_' first, not "_" alone, which means an omitted input).
 bool plain_name(const std::string& s) {
-  if (s.empty()) return false;
+  if (s.empty() || s == "_" || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-')) return false;
   return true;
@@ -292,6 +298,36 @@ class Lexer {
   int line_ = 1;
 };
 
+/// `s` as an integer in [lo, hi], or an error naming the line.
+int64_t to_int(const std::string& s, int line, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+    Lexer::fail_at(line, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + s + "'");
+  return v;
+}
+
+uint64_t to_uint(const std::string& s, int line, uint64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || s[0] == '-' || *end != '\0' || errno == ERANGE || v > hi)
+    Lexer::fail_at(line, "an integer in [0, " + std::to_string(hi) + "], not '" + s + "'");
+  return v;
+}
+
+/// `s` as a floating-point number ("inf", "nan" included); subnormal results
+/// are fine, overflow is an error.
+double to_double(const std::string& s, int line) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || (errno == ERANGE && std::isinf(v)))
+    Lexer::fail_at(line, "a number, not '" + s + "'");
+  return v;
+}
+
 class Parser {
  public:
   explicit Parser(const std::string& text) : lex_(text) { advance(); }
@@ -343,12 +379,15 @@ class Parser {
     return n;
   }
 
-  TensorType type() {
+  TensorType type(int depth = 0) {
     const std::string head = ident();
     if (head == "seq" || head == "optional") {
       expect("(");
-      TensorType inner = type();
+      if (depth >= 2) error("a tensor type (types nest at most as optional(seq(...)))");
+      TensorType inner = type(depth + 1);
       expect(")");
+      if (head == "seq" && inner.kind != ValueKind::kTensor) error("seq of a tensor type");
+      if (head == "optional" && is_optional(inner.kind)) error("optional of a tensor or seq type");
       if (head == "seq") inner.kind = ValueKind::kSequence;
       else inner.kind = inner.kind == ValueKind::kSequence ? ValueKind::kOptionalSequence : ValueKind::kOptionalTensor;
       return inner;
@@ -365,7 +404,7 @@ class Parser {
     t.has_shape = true;
     while (!is("]")) {
       Dim d;
-      if (tok_.kind == Tok::kNumber) d.value = std::stoll(tok_.text);
+      if (tok_.kind == Tok::kNumber) d.value = to_int(tok_.text, tok_.line, 0);
       else if (tok_.kind == Tok::kIdent) d.param = tok_.text;
       else if (!is("?")) error("a dim (a size, a name or ?)");
       advance();
@@ -398,24 +437,34 @@ class Parser {
     if (is("...") || is(".")) error("constant data (elided data '...' cannot be parsed)");
     const int line = tok_.line;
     const std::vector<std::string> xs = number_list();
+    // Count before allocating: the shape may be anything the text says.
+    int64_t n = 1;
+    for (int64_t d : t.static_shape()) n = d != 0 && n > INT64_MAX / d ? -1 : (n < 0 ? -1 : n * d);
+    if (n != static_cast<int64_t>(xs.size()))
+      Lexer::fail_at(line, (n < 0 ? std::string("a shape whose size fits") : std::to_string(n)) + " elements, not " +
+                               std::to_string(xs.size()));
+    switch (t.dtype) {
+      case DType::kFloat32: case DType::kFloat64: case DType::kInt8: case DType::kInt16: case DType::kInt32:
+      case DType::kInt64: case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64:
+      case DType::kBool: break;
+      default: Lexer::fail_at(line, std::string("a dtype with a text form, not ") + dtype_name(t.dtype));
+    }
     Tensor r(t.dtype, t.static_shape());
-    if (static_cast<int64_t>(xs.size()) != r.numel())
-      Lexer::fail_at(line, std::to_string(r.numel()) + " elements, not " + std::to_string(xs.size()));
     for (size_t i = 0; i < xs.size(); ++i) {
       const std::string& x = xs[i];
       switch (t.dtype) {
-        case DType::kFloat32: r.as<float>()[i] = std::stof(x); break;
-        case DType::kFloat64: r.as<double>()[i] = std::stod(x); break;
-        case DType::kInt8: r.as<int8_t>()[i] = static_cast<int8_t>(std::stoll(x)); break;
-        case DType::kInt16: r.as<int16_t>()[i] = static_cast<int16_t>(std::stoll(x)); break;
-        case DType::kInt32: r.as<int32_t>()[i] = static_cast<int32_t>(std::stoll(x)); break;
-        case DType::kInt64: r.as<int64_t>()[i] = std::stoll(x); break;
-        case DType::kUInt8: r.as<uint8_t>()[i] = static_cast<uint8_t>(std::stoull(x)); break;
-        case DType::kUInt16: r.as<uint16_t>()[i] = static_cast<uint16_t>(std::stoull(x)); break;
-        case DType::kUInt32: r.as<uint32_t>()[i] = static_cast<uint32_t>(std::stoull(x)); break;
-        case DType::kUInt64: r.as<uint64_t>()[i] = std::stoull(x); break;
-        case DType::kBool: r.as<uint8_t>()[i] = std::stoll(x) != 0; break;
-        default: error(std::string("a dtype with a text form, not ") + dtype_name(t.dtype));
+        case DType::kFloat32: r.as<float>()[i] = static_cast<float>(to_double(x, line)); break;
+        case DType::kFloat64: r.as<double>()[i] = to_double(x, line); break;
+        case DType::kInt8: r.as<int8_t>()[i] = static_cast<int8_t>(to_int(x, line, INT8_MIN, INT8_MAX)); break;
+        case DType::kInt16: r.as<int16_t>()[i] = static_cast<int16_t>(to_int(x, line, INT16_MIN, INT16_MAX)); break;
+        case DType::kInt32: r.as<int32_t>()[i] = static_cast<int32_t>(to_int(x, line, INT32_MIN, INT32_MAX)); break;
+        case DType::kInt64: r.as<int64_t>()[i] = to_int(x, line); break;
+        case DType::kUInt8: r.as<uint8_t>()[i] = static_cast<uint8_t>(to_uint(x, line, UINT8_MAX)); break;
+        case DType::kUInt16: r.as<uint16_t>()[i] = static_cast<uint16_t>(to_uint(x, line, UINT16_MAX)); break;
+        case DType::kUInt32: r.as<uint32_t>()[i] = static_cast<uint32_t>(to_uint(x, line, UINT32_MAX)); break;
+        case DType::kUInt64: r.as<uint64_t>()[i] = to_uint(x, line, UINT64_MAX); break;
+        case DType::kBool: r.as<uint8_t>()[i] = to_int(x, line, 0, 1) != 0; break;
+        default: break;
       }
     }
     return r;
@@ -431,8 +480,10 @@ class Parser {
     }
     if (tok_.kind == Tok::kNumber || is_word("inf") || is_word("nan")) {
       const std::string x = tok_.text;
+      const int line = tok_.line;
       advance();
-      return is_float_text(x) ? Attribute::Float(name, std::stof(x)) : Attribute::Int(name, std::stoll(x));
+      return is_float_text(x) ? Attribute::Float(name, static_cast<float>(to_double(x, line)))
+                              : Attribute::Int(name, to_int(x, line));
     }
     if (is_word("ints") || is_word("floats") || is_word("strings")) {
       const std::string k = tok_.text;
@@ -482,11 +533,11 @@ class Parser {
       advance();
       if (any_float) {
         std::vector<float> f;
-        for (const auto& x : xs) f.push_back(std::stof(x));
+        for (const auto& x : xs) f.push_back(static_cast<float>(to_double(x, tok_.line)));
         return Attribute::Floats(name, f);
       }
       std::vector<int64_t> v;
-      for (const auto& x : xs) v.push_back(std::stoll(x));
+      for (const auto& x : xs) v.push_back(to_int(x, tok_.line));
       return Attribute::Ints(name, v);
     }
     error("an attribute value");
@@ -566,6 +617,7 @@ class Parser {
 
   void graph(Graph& g, Graph* parent) {
     if (!is_word("graph")) error("'graph'");
+    if (scopes_.size() >= 64) error("at most 64 nested graphs");
     advance();
     if (tok_.kind == Tok::kIdent || tok_.kind == Tok::kString) g.name = ident();
     g.parent = parent;

@@ -17,8 +17,13 @@
 // lists `[1, 2]`, `[0.5, 1.0]`, `["a"]` (empty: `ints[]`, `floats[]`,
 // `strings[]`), a tensor `tensor float32[2] = [1, 2]`, a subgraph
 // `graph { ... }` on the following lines. Constants print their data when they
-// have at most PrintOptions::max_elements elements, else `= ...` (such text
-// cannot be parsed back). `#` starts a comment.
+// have at most PrintOptions::max_elements elements and a dtype with a text
+// form (float32/64, signed and unsigned integers, bool), else `= ...`: such
+// text (float16, bfloat16 and string data, large weights) cannot be parsed
+// back. A constant that is also a graph input prints as an input (its default
+// data is not shown). Names that are not one word (a letter or '_' first,
+// then letters, digits, '_', '.', '/', '-') are quoted: %"/conv1/Conv".
+// `#` starts a comment.
 #pragma once
 
 #include <memory>
@@ -42,8 +47,10 @@ std::string print_graph(const Graph& g, const PrintOptions& opts = {});
 
 /// Parses print_graph's text into a new graph (node order as written; value
 /// and node names as written). Errors: gec::Error(kInvalidArgument)
-/// "line N: ..." for a syntax error, an unknown dtype, a value used before
-/// it is defined or defined twice, or elided constant data.
+/// "line N: ..." for a syntax error, an unknown dtype, a number out of its
+/// dtype's range, a value used before it is defined or defined twice, a
+/// constant whose data does not have its shape's element count, elided
+/// constant data, or graphs nested deeper than 64.
 std::unique_ptr<Graph> parse_graph(const std::string& text);
 
 }  // namespace gec::ir

@@ -109,6 +109,18 @@ struct KernelRegistrar {
 #define GEC_REGISTER_KERNEL(domain, op, factory) \
   static ::gec::kernels::KernelRegistrar GEC_K_CONCAT(gec_kernel_reg_, __LINE__)(domain, op, factory, __FILE__)
 
+/// Asks the target which implementation it would run for `n` (its static
+/// input and output types) with input 0 and output 0 in the blocked layout of
+/// ops/layout.h when `src_blocked` / `dst_blocked`: e.g. oneDNN's
+/// "jit:avx512_core" or "ref:any". Returns "" when the op registered no query
+/// or the types are not static. Errors: none (a descriptor the library
+/// refuses gives "unsupported").
+using LayoutQuery = std::function<std::string(const ir::Node& n, bool src_blocked, bool dst_blocked)>;
+void register_layout_query(const std::string& domain, const std::string& op_type, LayoutQuery q);
+std::string implementation_for_layout(const ir::Node& n, bool src_blocked, bool dst_blocked);
+/// True for an implementation name of a reference (unoptimized) kernel.
+inline bool is_reference_implementation(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
+
 /// `v` as a value of kind `want`: an optional's held value, a tensor or
 /// sequence wrapped as an optional, or `v` itself. Errors: kInvalidArgument
 /// naming `what` when `v` is None and a value is needed, or the kinds do

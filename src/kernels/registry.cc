@@ -28,6 +28,22 @@ void register_kernel(const std::string& domain, const std::string& op_type, Kern
   factories()[key] = Entry{std::move(f), where};
 }
 
+namespace {
+std::map<std::pair<std::string, std::string>, LayoutQuery>& layout_queries() {
+  static std::map<std::pair<std::string, std::string>, LayoutQuery> m;
+  return m;
+}
+}  // namespace
+
+void register_layout_query(const std::string& domain, const std::string& op_type, LayoutQuery q) {
+  layout_queries()[{ops::canonical_domain(domain), op_type}] = std::move(q);
+}
+
+std::string implementation_for_layout(const ir::Node& n, bool src_blocked, bool dst_blocked) {
+  auto it = layout_queries().find({ops::canonical_domain(n.domain), n.op_type});
+  return it == layout_queries().end() ? std::string() : it->second(n, src_blocked, dst_blocked);
+}
+
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {
   auto it = factories().find({ops::canonical_domain(domain), op_type});
   return it == factories().end() ? nullptr : &it->second.factory;

@@ -276,7 +276,7 @@ GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool, .trait
 GEC_REGISTER_OP({.domain = "", .op_type = "AveragePool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GlobalAveragePool", .infer = infer_global_pool, .traits = traits(PatternKind::kReduction).with_layout(LayoutRule::kGlobalPool)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GlobalMaxPool", .infer = infer_global_pool, .traits = traits(PatternKind::kReduction).with_layout(LayoutRule::kGlobalPool)});
-GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm, .traits = traits(PatternKind::kBroadcast)});
+GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_batchnorm, .traits = traits(PatternKind::kBroadcast).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Hardmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque)});

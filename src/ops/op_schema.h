@@ -85,7 +85,7 @@ enum class LayoutRule : uint8_t {
 /// Where mixed precision may run an op in a lower precision (bf16).
 enum class PrecisionPolicy : uint8_t {
   kFollowInputs,  ///< computes in its inputs' dtype (data movement, integer and bool ops)
-  kAlwaysFp32,    ///< keeps fp32 (reductions, normalizations, Softmax, Exp/Log)
+  kAlwaysFp32,    ///< keeps fp32 (Softmax, LayerNormalization and the other normalizations, Exp/Log)
   kMayLower,      ///< may run in bf16 (Conv, MatMul, Gemm and other dense compute)
 };
 
@@ -150,7 +150,7 @@ const OpSchema* find_schema(const std::string& domain, const std::string& op_typ
 /// op with no schema.
 const OpTraits& traits_of(const ir::Node& n);
 /// Registers an op. A second registration of the same (domain, op_type) is a
-/// programming error: gec::Error(kInternal) naming both.
+/// programming error: gec::Error(kInternal) naming the op.
 void register_schema(OpSchema s);
 /// All registered (domain, op_type) pairs, sorted.
 std::vector<std::pair<std::string, std::string>> registered_ops();

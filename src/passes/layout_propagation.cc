@@ -18,7 +18,10 @@
 //                     blocked dst); Z has dst's layout. Eligible when the
 //                     output has C % 16 == 0 and the groups split channels
 //                     in multiples of 16 or are depthwise (oneDNN's JIT
-//                     kernels have no other blocked case).
+//                     kernels have no other blocked case), and when oneDNN,
+//                     asked at compile time (kernels::implementation_for_layout),
+//                     has a non-reference implementation for it blocked on
+//                     this CPU (none without AVX-512, none for some dilations).
 //   unary elementwise out[i] = f(in[i]): output has the input's layout.
 //   binary elementwise when every operand is blocked with the output's shape
 //                     or a one-element constant (no real broadcasting).
@@ -52,6 +55,7 @@
 #include <unordered_set>
 
 #include "ops/fused_conv.h"
+#include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/op_schema.h"
 #include "passes/pass.h"
@@ -126,6 +130,17 @@ bool conv_eligible(const ir::Graph& g, const ir::Node* n) {
   return depthwise || ((ic / group) % ops::kBlockedChannels == 0 && (oc / group) % ops::kBlockedChannels == 0);
 }
 
+/// False when the target would run this convolution blocked only with a
+/// reference (unoptimized) implementation: oneDNN 2.6 has nChw16c JIT
+/// convolutions for AVX-512 only (on an AVX2 CPU every blocked conv became
+/// ref:any, ~300x slower), and none for some shapes (large dilations) on
+/// any CPU. Such a conv stays plain, where oneDNN has gemm-based code.
+bool fast_when_blocked(const LayoutQuery& query, const ir::Node* n) {
+  const bool src_blocked = n->input(0)->type.static_shape()[1] > 3;
+  const std::string impl = query(*n, src_blocked, true);
+  return !impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl);
+}
+
 bool pool_eligible(const ir::Node* n) {
   if (n->op_type == "MaxPool" && n->outputs().size() > 1 && n->output(1) && !n->output(1)->name().empty())
     return false;  // Indices: the native kernel
@@ -134,6 +149,7 @@ bool pool_eligible(const ir::Node* n) {
 
 class LayoutPropagation final : public Pass {
  public:
+  explicit LayoutPropagation(LayoutQuery query) : query_(std::move(query)) {}
   const char* name() const override { return "layout_propagation"; }
 
   int64_t run(ir::Graph& g) override {
@@ -171,6 +187,7 @@ class LayoutPropagation final : public Pass {
     switch (kind_of(n)) {
       case Kind::kConv:
         if (ruled_out || !conv_eligible(g, n) || (n->has_input(3) && n->input(3)->is_constant())) return;
+        if (!fast_when_blocked(query_, n)) return;
         l.out[0] = true;
         l.in[0] = n->input(0)->type.static_shape()[1] > 3;
         if (n->has_input(3)) l.in[3] = true;  // Z follows dst
@@ -294,10 +311,13 @@ class LayoutPropagation final : public Pass {
   std::vector<ir::Node*> nodes_;
   std::unordered_map<const ir::Node*, NodeLayout> layouts_;
   std::unordered_set<const ir::Value*> blocked_;
+  LayoutQuery query_;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> make_layout_propagation() { return std::make_unique<LayoutPropagation>(); }
+std::unique_ptr<Pass> make_layout_propagation(LayoutQuery query) {
+  return std::make_unique<LayoutPropagation>(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout));
+}
 
 }  // namespace gec::passes

@@ -7,6 +7,7 @@
 // pass for the compile report.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -73,7 +74,10 @@ std::unique_ptr<Pass> make_conv_scale_folding();
 std::unique_ptr<Pass> make_gemm_bn_folding();
 std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
-std::unique_ptr<Pass> make_layout_propagation();  // nChw16c between oneDNN convolutions
+/// Which implementation the target runs for a conv node with src / dst
+/// blocked (kernels::implementation_for_layout, the default).
+using LayoutQuery = std::function<std::string(const ir::Node&, bool src_blocked, bool dst_blocked)>;
+std::unique_ptr<Pass> make_layout_propagation(LayoutQuery query = {});  // nChw16c between oneDNN convolutions
 std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
 std::unique_ptr<Pass> make_shape_inference();
 

@@ -2,6 +2,7 @@
 // guards, the commit and the per-rule counts for every rule table.
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -31,15 +32,22 @@ bool guards_hold(const ir::Graph& g, const Match& m) {
   return true;
 }
 
-/// The ONNX node names `nodes` stand for, in graph order.
-std::vector<std::string> source_names(const ir::Graph& g, const std::vector<ir::Node*>& nodes) {
-  const std::unordered_set<const ir::Node*> want(nodes.begin(), nodes.end());
+/// The ONNX node names the pattern stands for, producers before consumers
+/// (a depth-first walk up from `last`; the node list itself is not sorted
+/// while the driver appends replacements).
+std::vector<std::string> source_names(const Match& m) {
+  const std::unordered_set<const ir::Node*> inside(m.nodes.begin(), m.nodes.end());
+  std::unordered_set<const ir::Node*> done;
   std::vector<std::string> r;
-  for (const auto& p : g.nodes()) {
-    if (!want.count(p.get())) continue;
-    if (p->fused_from.empty()) r.push_back(p->name);
-    r.insert(r.end(), p->fused_from.begin(), p->fused_from.end());
-  }
+  std::function<void(const ir::Node*)> visit = [&](const ir::Node* n) {
+    if (!n || !inside.count(n) || !done.insert(n).second) return;
+    for (const ir::Value* in : n->inputs())
+      if (in) visit(in->producer());
+    if (n->fused_from.empty()) r.push_back(n->name);
+    r.insert(r.end(), n->fused_from.begin(), n->fused_from.end());
+  };
+  visit(m.last);
+  for (const ir::Node* n : m.nodes) visit(n);  // nodes not upstream of `last`, if a rule has any
   return r;
 }
 
@@ -66,7 +74,7 @@ struct GraphRewriter {
   // Commits a match: the replacement takes over, the pattern goes.
   void commit(const RewriteRule& rule, const Match& m) {
     ir::Value* from = m.last->output(0);
-    const std::vector<std::string> names = source_names(g, m.nodes);
+    const std::vector<std::string> names = source_names(m);
     ir::Value* to = rule.rewrite(g, m);
     GEC_CHECK(to != nullptr && to != from, "rule " + rule.name + ": the rewrite made no replacement");
     GEC_CHECK(replace_value(g, from, to), "rule " + rule.name + ": the replacement cannot take over " + from->name());
@@ -93,8 +101,13 @@ struct GraphRewriter {
       }
     }
     refresh_alive();
-    // What changed may match now: the replacement's producer and its readers.
-    if (made) work.push_back(made);
+    // What changed may match now: the replacement's producer, its readers,
+    // and the producers of its inputs (their outputs lost readers).
+    if (made) {
+      work.push_back(made);
+      for (const ir::Value* in : made->inputs())
+        if (in && in->producer() && in->producer()->owner() == &g) work.push_back(in->producer());
+    }
     for (const auto& [user, idx] : to->uses())
       if (user->owner() == &g) work.push_back(user);
   }

@@ -104,9 +104,11 @@ int64_t sweep(ir::Graph& g, const std::function<bool(ir::Graph&, ir::Node*)>& re
 int64_t rewrite_to_fixed_point(ir::Graph& g,
                                const std::function<bool(ir::Graph&, ir::Node*)>& rewrite) {
   int64_t total = 0;
-  for (int round = 0; round < 100; ++round) {
+  for (int round = 0;; ++round) {
     const int64_t n = sweep(g, rewrite);
     if (n == 0) break;
+    if (round == 100)
+      fail(ErrorCode::kInternal, "rewrite_to_fixed_point: still rewriting after 100 sweeps of graph '" + g.name + "'");
     total += n;
     for_each_graph(g, [](ir::Graph& sg) { sg.topo_sort(); });  // fused nodes were appended
   }

@@ -1,7 +1,8 @@
 // Small rewrite helpers shared by the passes: reading constants, checking the
 // guards every fusion needs (single consumer, not a graph output), replacing a
-// value while keeping graph output names, and the one driver that applies a
-// node rewrite over a graph and its subgraphs.
+// value while keeping graph output names, and a sweep that applies one node
+// rewrite over a graph and its subgraphs (noop_elimination's; fusions and
+// foldings are rule tables, rewrite_rules.h).
 #pragma once
 
 #include <functional>
@@ -55,7 +56,8 @@ void remove_if_dead(ir::Graph& g, ir::Node* n);
 /// Applies `rewrite` to every node of `g` and its subgraphs (in order, nodes
 /// added during the sweep are visited next sweep) until a sweep changes
 /// nothing; returns the number of rewrites. `rewrite` returns true when it
-/// changed the graph; it may remove the node it was given.
+/// changed the graph; it may remove the node it was given. Errors:
+/// kInternal when a sweep still changes something after 100 sweeps.
 int64_t rewrite_to_fixed_point(ir::Graph& g,
                                const std::function<bool(ir::Graph&, ir::Node*)>& rewrite);
 

@@ -16,7 +16,7 @@ void CompileFlags::add_to(CLI::App* app) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)");
-  app->add_option("--disable-pass", disable_passes, "skip a pass by name (repeatable)");
+  app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)");
 }
 
 CompileOptions CompileFlags::to_options() const {

@@ -162,6 +162,60 @@ bool slow_eltwise_post_ops(const dnnl::convolution_forward::primitive_desc& pd) 
   return impl.find("gemm") != std::string::npos || impl.find("ref") != std::string::npos;
 }
 
+/// The oneDNN convolution for X `xs`, W `ws` (ONNX [M, C/group, k...]), Y
+/// `ys`, in plain or nChw16c src/dst; weights in the layout oneDNN prefers.
+/// Shared by the kernel and the compile-time layout query.
+dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t group, const Shape& xs, const Shape& ws,
+                                          bool has_bias, const Shape& ys, bool src_blocked, bool dst_blocked,
+                                          const std::string& who) {
+  const size_t sp = xs.size() - 2;
+  std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+  ops::WindowAttrs a = ops::resolve_window_attrs(raw, sp, &wk, who);
+  ops::WindowGeom g = ops::window_geometry(who, a, Shape(xs.begin() + 2, xs.end()));
+  memory::dims strides(sp), dil(sp), pl(sp), pr(sp);
+  for (size_t i = 0; i < sp; ++i) {
+    strides[i] = a.strides[i];
+    dil[i] = a.dilations[i] - 1;  // oneDNN counts the gaps
+    pl[i] = g.pad_begin[i];
+    // The ONNX end padding already gives oneDNN's floor formula the right
+    // size; the effective one can only be smaller (a dropped partial window).
+    pr[i] = std::max<int64_t>(
+        g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
+  }
+  Shape wdims = ws;
+  if (group > 1) {
+    wdims = {group, ws[0] / group};
+    wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
+  }
+  const memory::desc src = activation_md(xs, src_blocked, who), dst = activation_md(ys, dst_blocked, who);
+  const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
+  using cf = dnnl::convolution_forward;
+  return has_bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
+                             plain_md({ws[0]}), dst, strides, dil, pl, pr)
+                  : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w, dst,
+                             strides, dil, pl, pr);
+}
+
+/// The implementation oneDNN picks for this Conv / FusedConv (static types)
+/// in the given layouts, without post-ops; "" when the types are not static.
+std::string conv_layout_query(const ir::Node& n, bool src_blocked, bool dst_blocked) {
+  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
+      !n.output(0)->type.is_static())
+    return "";
+  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
+              ys = n.output(0)->type.static_shape();
+  if (xs.size() < 3 || ws.size() != xs.size()) return "";
+  try {
+    const auto d = conv_desc(ops::read_window_attrs(n), n.get_int("group", 1), xs, ws, n.has_input(2), ys,
+                             src_blocked, dst_blocked, n.describe());
+    return dnnl::convolution_forward::primitive_desc(d, cpu_engine()).impl_info_str();
+  } catch (const dnnl::error&) {
+    return "unsupported";
+  } catch (const Error&) {
+    return "unsupported";
+  }
+}
+
 class ConvKernel final : public Kernel {
  public:
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
@@ -209,20 +263,6 @@ class ConvKernel final : public Kernel {
 
  private:
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
-    const size_t sp = xs.size() - 2;
-    std::vector<int64_t> wk(ws.begin() + 2, ws.end());
-    ops::WindowAttrs a = ops::resolve_window_attrs(raw_, sp, &wk, desc_);
-    ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(xs.begin() + 2, xs.end()));
-    memory::dims strides(sp), dil(sp), pl(sp), pr(sp);
-    for (size_t i = 0; i < sp; ++i) {
-      strides[i] = a.strides[i];
-      dil[i] = a.dilations[i] - 1;  // oneDNN counts the gaps
-      pl[i] = g.pad_begin[i];
-      // The ONNX end padding already gives oneDNN's floor formula the right
-      // size; the effective one can only be smaller (a dropped partial window).
-      pr[i] = std::max<int64_t>(
-          g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
-    }
     Shape wdims = ws;
     if (group_ > 1) {
       wdims = {group_, ws[0] / group_};
@@ -230,13 +270,9 @@ class ConvKernel final : public Kernel {
     }
     const memory::desc src = activation_md(xs, src_blocked_, desc_), dst = activation_md(ys, dst_blocked_, desc_),
                        user_w = plain_md(wdims);
-    const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
     try {
       using cf = dnnl::convolution_forward;
-      cf::desc d = has_bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                       any_w, plain_md({ws[0]}), dst, strides, dil, pl, pr)
-                            : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                       any_w, dst, strides, dil, pl, pr);
+      const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_blocked_, dst_blocked_, desc_);
       cf::primitive_desc pd(d, post_ops_attr(act_), cpu_engine());
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
@@ -297,6 +333,12 @@ class ConvKernel final : public Kernel {
   memory src_, dst_, bias_;
   std::unordered_map<int, memory> args_;
 };
+
+const bool kLayoutQueries = [] {
+  register_layout_query("", "Conv", conv_layout_query);
+  register_layout_query(ops::kGecDomain, ops::kFusedConvOp, conv_layout_query);
+  return true;
+}();
 
 GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
   for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
