@@ -15,6 +15,9 @@ import io
 
 import torch as _torch
 
+_Tensor = _torch.Tensor
+_from_numpy = _torch.from_numpy
+
 from . import _gec
 from .errors import ErrorCode, GecError, InvalidArgument
 
@@ -81,7 +84,7 @@ class CompiledModule:
         module_name (str): the module's class name.
     """
 
-    def __init__(self, module_name, session, compiled, onnx_bytes, input_names, output_names, out_spec):
+    def __init__(self, module_name, session, compiled, onnx_bytes, input_names, output_names, out_spec, flat_args):
         self.module_name = module_name
         self.session = session
         self.compiled = compiled
@@ -89,6 +92,7 @@ class CompiledModule:
         self.input_names = input_names
         self.output_names = output_names
         self._out_spec = out_spec
+        self._flat_args = flat_args  # example_inputs were plain tensors
 
     def __call__(self, *args):
         """Runs the compiled module.
@@ -108,15 +112,19 @@ class CompiledModule:
             gec.InvalidArgument: a wrong count, dtype or shape of inputs
                 (the message names the module and the input).
         """
-        leaves = []
-        _flatten(args, leaves, f"{self.module_name}: the arguments")
+        if self._flat_args and len(args) == len(self.input_names) and all(isinstance(a, _Tensor) for a in args):
+            leaves = args  # the common case, without walking a structure
+        else:
+            leaves = []
+            _flatten(args, leaves, f"{self.module_name}: the arguments")
         if len(leaves) != len(self.input_names):
             raise InvalidArgument(f"{self.module_name}: expected {len(self.input_names)} tensor argument(s) "
                                   f"({', '.join(self.input_names)}), got {len(leaves)}", ErrorCode.INVALID_ARGUMENT)
         feed = {}
         for name, t in zip(self.input_names, leaves):
-            t = t.detach()
-            if t.device.type != "cpu":
+            if t.requires_grad:
+                t = t.detach()
+            if not t.is_cpu:
                 t = t.cpu()
             if not t.is_contiguous():
                 t = t.contiguous()
@@ -125,7 +133,9 @@ class CompiledModule:
             outs = self.session.run(None, feed)
         except GecError as e:
             raise type(e)(f"{self.module_name}: {e.message}", e.code) from None
-        return _rebuild(self._out_spec, iter([_torch.from_numpy(o) for o in outs]))
+        if self._out_spec is None:
+            return _from_numpy(outs[0])
+        return _rebuild(self._out_spec, iter([_from_numpy(o) for o in outs]))
 
     def __repr__(self):
         return f"<gec.torch.CompiledModule of {self.module_name}: {self.session!r}>"
@@ -227,4 +237,5 @@ def compile(module, example_inputs, dynamic_axes=None, *, input_names=None, outp
         # torch drops inputs the graph does not use; the callable still takes every tensor.
         raise ExportError(f"{name}: the exported model's inputs {names} are not the {input_names} given (torch.onnx "
                           f"drops unused inputs)", ErrorCode.UNSUPPORTED, module_name=name)
-    return CompiledModule(name, session, compiled, onnx_bytes, input_names, output_names, out_spec)
+    flat_args = all(isinstance(a, _Tensor) for a in args)
+    return CompiledModule(name, session, compiled, onnx_bytes, input_names, output_names, out_spec, flat_args)
