@@ -108,9 +108,9 @@ def test_missing_file_and_directory(tmp_path):
         with pytest.raises(gec.IoError) as e:
             gec.Session(p)
         check(e, OSError, gec.ErrorCode.IO, str(p))
-    with pytest.raises(gec.GecError) as e:
+    with pytest.raises(gec.IoError) as e:
         gec.Session(tmp_path)
-    assert str(tmp_path) in str(e.value)
+    check(e, OSError, gec.ErrorCode.IO, str(tmp_path), "not a regular file")
 
 
 def test_bad_constructor_arguments(add_model, tmp_path):
