@@ -18,7 +18,7 @@ import torch as _torch
 _Tensor = _torch.Tensor
 _from_numpy = _torch.from_numpy
 
-from . import _gec
+from . import _api
 from .errors import ErrorCode, GecError, InvalidArgument
 
 
@@ -224,8 +224,8 @@ def compile(module, example_inputs, dynamic_axes=None, *, input_names=None, outp
     onnx_bytes = buf.getvalue()
 
     try:
-        compiled = _gec.compile(onnx_bytes, **options)
-        session = _gec.Session(compiled, threads=threads)
+        compiled = _api.compile(onnx_bytes, **options)
+        session = _api.Session(compiled, threads=threads)
     except GecError as e:
         raise type(e)(f"gec.torch.compile({name}): {e.message}", e.code) from None
     n_out = len(session.get_outputs())

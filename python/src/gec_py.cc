@@ -1,8 +1,9 @@
 // gec._gec: the Python binding of GraphEngine's public API (include/gec/
-// only). The package `gec` (python/gec/__init__.py) re-exports it.
+// only). Its classes are private: python/gec/_api.py wraps and documents
+// them as gec.CompiledModel and gec.Session.
 //
-//  - CompiledModel wraps gec::CompiledModel (the .gom bytes and the report).
-//  - Session wraps gec::Session with an ONNX Runtime-like surface:
+//  - _CompiledModel wraps gec::CompiledModel (the .gom bytes and the report).
+//  - _Session wraps gec::Session with an ONNX Runtime-like surface:
 //    get_inputs() / get_outputs() metadata and run(output_names, feed).
 //    C-contiguous, aligned numpy inputs of the declared dtype are passed to
 //    the runtime in place; anything else of the right dtype is copied once.
@@ -33,6 +34,7 @@
 #include "gec/tensor.h"
 
 namespace py = pybind11;
+using namespace pybind11::literals;
 
 namespace {
 
@@ -46,6 +48,8 @@ struct Globals {
   py::handle error_by_code[6];  // gec.errors.BY_CODE[ErrorCode(i)]
   py::handle error_code_enum;   // gec.errors.ErrorCode
   py::handle json_loads;
+  py::handle node_arg_cls;      // gec._nodearg.NodeArg
+  py::handle np_array;          // numpy.array
   py::handle np_dtypes[17];     // by DType code; empty where numpy has none
 };
 Globals* G = nullptr;
@@ -202,10 +206,9 @@ struct BoundTensor {
 
 constexpr int kNpyAligned = 0x0100;  // NPY_ARRAY_ALIGNED
 
-// numpy's PyArray_FromAny (through pybind11's array::ensure): `h` as an
-// array with `flags` met, copying only when needed; empty when numpy cannot
-// convert it.
-py::array as_array(py::handle h, int flags = 0) { return py::array::ensure(h, flags); }
+// What numpy makes of a non-array (numpy.asarray through pybind11's
+// array::ensure); empty when numpy cannot convert it.
+py::array as_array(py::handle h) { return py::array::ensure(h); }
 
 BoundTensor bind_tensor(py::handle value, const gec::IoInfo& io, const Where& where) {
   py::array a;
@@ -217,10 +220,12 @@ BoundTensor bind_tensor(py::handle value, const gec::IoInfo& io, const Where& wh
     if (!a) invalid(where.str() + ": expected a numpy array, got " + py_type_name(value));
   }
   const DType got = gec_dtype(a.dtype());
-  if (got != io.dtype)
+  if (got != io.dtype) {
+    const py::object want = numpy_dtype(io.dtype);
     invalid(where.str() + ": expected " + type_text(io) + " (numpy " +
-            (numpy_dtype(io.dtype).is_none() ? std::string("-") : numpy_dtype_str(numpy_dtype(io.dtype).cast<py::dtype>())) +
+            (want.is_none() ? std::string("has no such dtype") : numpy_dtype_str(want.cast<py::dtype>())) +
             "), got a numpy array of dtype " + numpy_dtype_str(a.dtype()) + " and shape " + shape_of(a));
+  }
   BoundTensor b;
   if (io.dtype == DType::kString) {
     b.owned = string_tensor(a, where);
@@ -229,9 +234,9 @@ BoundTensor bind_tensor(py::handle value, const gec::IoInfo& io, const Where& wh
   }
   const int flags = a.flags();
   if (!(flags & py::array::c_style) || !(flags & kNpyAligned)) {
-    // One copy into a C-contiguous, aligned array of the same dtype.
-    a = as_array(a, py::array::c_style | kNpyAligned);
-    if (!a) invalid(where.str() + ": numpy could not copy the array into C order");
+    // One copy into a new C-contiguous (so aligned) array of the same dtype;
+    // numpy's own errors (MemoryError) propagate.
+    a = py::reinterpret_borrow<py::object>(G->np_array)(a, "copy"_a = true, "order"_a = "C").cast<py::array>();
   }
   b.view.data = const_cast<void*>(a.data());
   b.view.dtype = got;
@@ -340,34 +345,27 @@ gec::CompiledModel compile_any(py::handle model, const gec::CompileOptions& opts
 
 // ---- metadata ----------------------------------------------------------------
 
-struct NodeArg {
-  std::string name, type, kind;
-  py::object shape, dtype;
-};
-
-NodeArg node_arg(const gec::IoInfo& io) {
-  NodeArg a;
-  a.name = io.name;
+// A gec.NodeArg (python/gec/_nodearg.py) describing `io`.
+py::object node_arg(const gec::IoInfo& io) {
   const std::string t = std::string("tensor(") + onnx_type_name(io.dtype) + ")";
+  std::string type, kind;
   switch (io.kind) {
-    case gec::ValueKind::kTensor: a.type = t; a.kind = "tensor"; break;
-    case gec::ValueKind::kSequence: a.type = "seq(" + t + ")"; a.kind = "sequence"; break;
-    case gec::ValueKind::kOptionalTensor: a.type = "optional(" + t + ")"; a.kind = "optional"; break;
-    case gec::ValueKind::kOptionalSequence: a.type = "optional(seq(" + t + "))"; a.kind = "optional"; break;
+    case gec::ValueKind::kTensor: type = t; kind = "tensor"; break;
+    case gec::ValueKind::kSequence: type = "seq(" + t + ")"; kind = "sequence"; break;
+    case gec::ValueKind::kOptionalTensor: type = "optional(" + t + ")"; kind = "optional"; break;
+    case gec::ValueKind::kOptionalSequence: type = "optional(seq(" + t + "))"; kind = "optional"; break;
   }
-  if (!io.has_shape) {
-    a.shape = py::none();
-  } else {
+  py::object shape = py::none();
+  if (io.has_shape) {
     py::list dims;
     for (size_t i = 0; i < io.dims.size(); ++i) {
       if (io.dims[i] >= 0) dims.append(io.dims[i]);
       else if (i < io.dim_params.size() && !io.dim_params[i].empty()) dims.append(io.dim_params[i]);
       else dims.append(py::none());
     }
-    a.shape = dims;
+    shape = dims;
   }
-  a.dtype = numpy_dtype(io.dtype);
-  return a;
+  return py::reinterpret_borrow<py::object>(G->node_arg_cls)(io.name, type, shape, numpy_dtype(io.dtype), kind);
 }
 
 // ---- Session ------------------------------------------------------------------
@@ -398,11 +396,11 @@ class PySession {
       }
     for (size_t i = 0; i < s->inputs().size(); ++i) {
       in_index.emplace(s->inputs()[i].name, i);
-      inputs_meta.push_back(py::cast(node_arg(s->inputs()[i])));
+      inputs_meta.push_back(node_arg(s->inputs()[i]));
     }
     for (size_t i = 0; i < s->outputs().size(); ++i) {
       out_index.emplace(s->outputs()[i].name, i);
-      outputs_meta.push_back(py::cast(node_arg(s->outputs()[i])));
+      outputs_meta.push_back(node_arg(s->outputs()[i]));
     }
   }
 
@@ -684,7 +682,9 @@ PYBIND11_MODULE(_gec, m) {
     for (int i = 0; i < 6; ++i)
       G->error_by_code[i] = by_code[py::reinterpret_borrow<py::object>(G->error_code_enum)(i)].cast<py::object>().release();
     G->json_loads = py::object(py::module_::import("json").attr("loads")).release();
+    G->node_arg_cls = py::object(py::module_::import("gec._nodearg").attr("NodeArg")).release();
     py::module_ np = py::module_::import("numpy");
+    G->np_array = py::object(np.attr("array")).release();
     const std::pair<DType, const char*> names[] = {
         {DType::kFloat32, "float32"}, {DType::kUInt8, "uint8"},       {DType::kInt8, "int8"},
         {DType::kUInt16, "uint16"},   {DType::kInt16, "int16"},       {DType::kInt32, "int32"},
@@ -703,39 +703,11 @@ PYBIND11_MODULE(_gec, m) {
 
   m.def("version", &gec::version, "The gec version string, e.g. '0.1.0'.");
 
-  py::class_<NodeArg>(m, "NodeArg", R"doc(
-A model input or output, as ONNX Runtime's NodeArg describes it.
-
-Attributes:
-    name (str): the graph input/output name.
-    type (str): ONNX Runtime's type text: 'tensor(float)', 'tensor(int64)',
-        'seq(tensor(float))', 'optional(tensor(float))', ...
-    shape (list or None): one entry per dim: an int for a static dim, the
-        dim's name (str) when the model names a dynamic dim, None for an
-        unnamed dynamic dim; None when the rank is unknown. For sequences
-        and optionals, the shape of the (tensor) elements.
-    dtype (numpy.dtype or None): the numpy dtype arrays must have (object
-        for strings); None for bfloat16, which numpy has no dtype for.
-    kind (str): 'tensor', 'sequence' or 'optional'.
-)doc")
-      .def_readonly("name", &NodeArg::name)
-      .def_readonly("type", &NodeArg::type)
-      .def_readonly("shape", &NodeArg::shape)
-      .def_readonly("dtype", &NodeArg::dtype)
-      .def_readonly("kind", &NodeArg::kind)
-      .def("__repr__", [](const NodeArg& a) {
-        return "NodeArg(name=" + py::repr(py::str(a.name)).cast<std::string>() + ", type='" + a.type +
-               "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
-      });
-
-  py::class_<PyCompiledModel>(m, "CompiledModel", py::buffer_protocol(), R"doc(
-A model compiled by gec.compile(): the offline model (.gom) bytes and the
-compile report.
-
-len(model) is the .gom size in bytes; memoryview(model) reads the bytes in
-place (read-only) and bytes(model) / model.to_bytes() copies them.
-gec.Session(model) runs it without writing a file.
-)doc")
+  // The classes below are private: the package wraps them (python/gec/_api.py),
+  // which also documents them. A pybind11 object made with __new__ and no
+  // __init__ would reach these methods with an unconstructed C++ object; the
+  // public classes cannot be made so.
+  py::class_<PyCompiledModel>(m, "_CompiledModel", py::buffer_protocol(), "Private: see gec.CompiledModel.")
       .def_buffer([](PyCompiledModel& c) {
         return py::buffer_info(const_cast<uint8_t*>(c.m.gom->data()), 1, py::format_descriptor<uint8_t>::format(), 1,
                                {static_cast<ssize_t>(c.m.gom->size())}, {1}, /*readonly=*/true);
@@ -743,159 +715,56 @@ gec.Session(model) runs it without writing a file.
       .def("__len__", [](const PyCompiledModel& c) { return c.m.gom->size(); })
       .def("to_bytes", [](const PyCompiledModel& c) {
         return py::bytes(reinterpret_cast<const char*>(c.m.gom->data()), c.m.gom->size());
-      }, "The .gom file contents as bytes (a copy).")
-      .def("__bytes__", [](const PyCompiledModel& c) {
-        return py::bytes(reinterpret_cast<const char*>(c.m.gom->data()), c.m.gom->size());
       })
       .def_property_readonly("report", [](PyCompiledModel& c) {
         if (!c.report_cache) c.report_cache = json_loads(c.m.report_json);
         return c.report_cache;
-      }, R"doc(The compile report (dict): "stages" (ms per stage: parse, optimize, schedule,
-memory, lower, serialize), "passes" (name, ms, nodes_before, nodes_after,
-changes per pass), "nodes" ("onnx": nodes in the ONNX file, "final": after
-optimization), "memory" (arena_bytes, lower_bound_bytes, no_reuse_bytes,
-reuse_rate, weights_bytes, ...), "gom_bytes". The same JSON as
-`gec compile --report`.)doc")
-      .def_property_readonly("report_json", [](const PyCompiledModel& c) { return c.m.report_json; },
-                             "The compile report as JSON text.")
+      })
+      .def_property_readonly("report_json", [](const PyCompiledModel& c) { return c.m.report_json; })
       .def("save", [](const PyCompiledModel& c, py::object path) {
         const std::string p = fspath(path);
         py::gil_scoped_release nogil;
         gec::save_gom(c.m, p);
-      }, py::arg("path"), R"doc(Writes the .gom file to `path` (str or os.PathLike), atomically (a temporary
-file renamed). Raises gec.IoError when it cannot be written.)doc")
-      .def("__repr__", [](const PyCompiledModel& c) {
-        return "<gec.CompiledModel " + std::to_string(c.m.gom->size()) + " bytes>";
       });
 
-  m.def("compile", [](py::object model, py::object opt_level, py::object input_shapes, py::object disabled_passes,
-                      py::object verify_each_pass, py::object dump_graph_dir) {
+  m.def("_compile", [](py::object model, py::object opt_level, py::object input_shapes, py::object disabled_passes,
+                       py::object verify_each_pass, py::object dump_graph_dir) {
         CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir};
         auto c = std::make_unique<PyCompiledModel>();
         c->m = compile_any(model, compile_options(ca));
         return c;
-      },
-      py::arg("model"), py::arg("opt_level") = 2, py::kw_only(), py::arg("input_shapes") = py::none(),
-      py::arg("disabled_passes") = py::none(), py::arg("verify_each_pass") = py::none(),
-      py::arg("dump_graph_dir") = py::none(), R"doc(
-Compiles an ONNX model into an offline model in memory.
+      }, "Private: see gec.compile.");
 
-Args:
-    model: path of an .onnx file (str or os.PathLike; external data is read
-        from its folder) or the serialized ONNX ModelProto (bytes, bytearray,
-        memoryview; external data from the current directory).
-    opt_level (int): 0 none, 1 cleanup, 2 + fusion (default), 3 everything.
-    input_shapes (dict): {input name: dims} fixing dynamic dims (ints >= 0),
-        for a static plan with pre-planned memory.
-    disabled_passes (list of str): pass names to skip.
-    verify_each_pass (bool): run the IR verifier after every pass.
-    dump_graph_dir (str): write the graph before/after each pass there.
-
-Returns:
-    gec.CompiledModel: .save(path), .report (dict), bytes(model).
-
-Raises:
-    gec.IoError: the file cannot be read.
-    gec.InvalidModel: the bytes are not an ONNX model or the checker rejects it.
-    gec.Unsupported: an op, opset or dtype gec does not implement (the
-        message names the node, op type, domain, opset and input dtypes).
-    gec.InvalidArgument: a bad option (level outside 0..3, unknown pass,
-        input_shapes naming no input or contradicting its static dims).
-The GIL is released while compiling.
-)doc");
-
-  py::class_<PySession>(m, "Session", R"doc(
-A loaded model, ready to run: gec's counterpart of onnxruntime.InferenceSession.
-
-    sess = gec.Session("model.onnx", threads=2)     # or a .gom, bytes, a CompiledModel
-    x = sess.get_inputs()[0]                         # .name, .type, .shape, .dtype
-    (y,) = sess.run(None, {x.name: array})           # list of numpy arrays
-
-Args:
-    model: a .gom path, an .onnx path (compiled in memory first), the bytes
-        of a .gom or ONNX model, or a gec.CompiledModel. A path ending in
-        neither is sniffed (the .gom magic).
-    threads (int): intra-op threads (OpenMP, oneDNN); 0 = all cores.
-    opt_level, input_shapes, disabled_passes, verify_each_pass,
-    dump_graph_dir: as gec.compile(), for ONNX models only (given for a
-        compiled model they raise gec.InvalidArgument).
-    profile (bool): collect per-node times (gec.profile() does this itself).
-
-Raises:
-    gec.IoError (unreadable file), gec.CorruptFile (a truncated or corrupted
-    .gom, or one of a newer format), and what gec.compile() raises.
-
-Runs of one Session are serialized by a lock (one arena); use one Session
-per thread for parallel runs. The GIL is released while compiling, loading
-and running.
-)doc")
+  py::class_<PySession>(m, "_Session", "Private: see gec.Session.")
       .def(py::init([](py::object model, int threads, py::object opt_level, py::object input_shapes,
                        py::object disabled_passes, py::object verify_each_pass, py::object dump_graph_dir,
                        bool profile) {
-             CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir};
-             return open_session(model, threads, profile, ca);
-           }),
-           py::arg("model"), py::kw_only(), py::arg("threads") = 0, py::arg("opt_level") = py::none(),
-           py::arg("input_shapes") = py::none(), py::arg("disabled_passes") = py::none(),
-           py::arg("verify_each_pass") = py::none(), py::arg("dump_graph_dir") = py::none(),
-           py::arg("profile") = false)
+        CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir};
+        return open_session(model, threads, profile, ca);
+      }))
       .def("get_inputs", [](const PySession& s) {
         py::list l;
         for (auto& o : s.inputs_meta) l.append(o);
         return l;
-      }, "The model inputs (list of gec.NodeArg), in graph order.")
+      })
       .def("get_outputs", [](const PySession& s) {
         py::list l;
         for (auto& o : s.outputs_meta) l.append(o);
         return l;
-      }, "The model outputs (list of gec.NodeArg), in graph order.")
-      .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"), py::arg("run_options") = py::none(),
-           R"doc(
-Runs the model.
-
-Args:
-    output_names (list of str or None): the outputs to return, in this
-        order; None or [] for all, in graph order.
-    input_feed (dict): {input name: numpy.ndarray} with every input.
-        An array must have the input's dtype exactly (NodeArg.dtype; no
-        casting) and its static dims. A C-contiguous, aligned array is read
-        in place (no copy); another array (strided, a transposed view, a
-        non-array numpy can convert) is copied once. A sequence input is a
-        list of arrays, an optional one an array or None (both copied).
-    run_options: must be None (accepted for ONNX Runtime compatibility).
-
-Returns:
-    list of numpy.ndarray, one per name asked for (a sequence output is a
-    list of arrays, an absent optional None). The arrays own gec's output
-    buffers (the outputs are computed into them, not copied).
-
-Raises:
-    gec.InvalidArgument: input_feed is not a dict; an input is missing or
-        the model has no input of that name; an array of another dtype or
-        shape; an unknown output name; a kernel refusing the values (e.g. a
-        Gather index out of range), naming the node.
-)doc")
-      .def_property_readonly("threads", [](const PySession& s) { return s.s->num_threads(); },
-                             "Intra-op threads the runs use.")
-      .def_property_readonly("load_ms", [](const PySession& s) { return s.load_ms; },
-                             "Milliseconds it took to compile (for ONNX) and load the model.")
-      .def_property_readonly("arena_bytes", [](const PySession& s) { return s.s->arena_bytes(); },
-                             "Activation memory planned at compile time, bytes.")
-      .def_property_readonly("weights_bytes", [](const PySession& s) { return s.s->weights_bytes(); },
-                             "Constant data bytes (memory-mapped or shared, not copied).")
-      .def_property_readonly("node_count", [](const PySession& s) { return s.s->node_count(); },
-                             "Nodes in the main graph after optimization.")
+      })
+      .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"), py::arg("run_options") = py::none())
+      .def_property_readonly("threads", [](const PySession& s) { return s.s->num_threads(); })
+      .def_property_readonly("load_ms", [](const PySession& s) { return s.load_ms; })
+      .def_property_readonly("arena_bytes", [](const PySession& s) { return s.s->arena_bytes(); })
+      .def_property_readonly("weights_bytes", [](const PySession& s) { return s.s->weights_bytes(); })
+      .def_property_readonly("node_count", [](const PySession& s) { return s.s->node_count(); })
       .def_property_readonly("compile_report", [](const PySession& s) -> py::object {
         if (s.compile_report.empty()) return py::none();
         return json_loads(s.compile_report);
-      }, "The compile report (dict, as CompiledModel.report) when this Session compiled an ONNX model, else None.")
-      .def("_last_input_pointers", [](const PySession& s) { return s.last_in_ptrs; },
-           "Addresses of the input buffers the last tensor run passed to the runtime (tests check zero copy).")
-      .def("_last_output_pointers", [](const PySession& s) { return s.last_out_ptrs; },
-           "Addresses of the output buffers of the last tensor run (tests check zero copy).")
-      .def("__repr__", [](const PySession& s) {
-        return "<gec.Session inputs: " + s.inputs_text() + "; outputs: " + s.outputs_text() + ">";
-      });
+      })
+      .def("last_input_pointers", [](const PySession& s) { return s.last_in_ptrs; })
+      .def("last_output_pointers", [](const PySession& s) { return s.last_out_ptrs; })
+      .def("text", [](const PySession& s) { return "inputs: " + s.inputs_text() + "; outputs: " + s.outputs_text(); });
 
   m.def("_bench", [](PySession& ps, py::object inputs, int warmup, int iterations) {
     if (iterations < 1) invalid("bench: iterations must be >= 1, got " + std::to_string(iterations));

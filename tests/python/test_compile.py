@@ -24,8 +24,8 @@ def test_compile_path_report_and_save(tmp_path):
     assert r["nodes"]["onnx"] == n_onnx and 0 < r["nodes"]["final"] < n_onnx  # Conv+Relu fused at -O2
     assert r["memory"]["arena_bytes"] >= r["memory"]["lower_bound_bytes"] > 0
     assert r["gom_bytes"] == len(m)
-    # memoryview reads the bytes in place, read-only
-    mv = memoryview(m)
+    # .data reads the bytes in place, read-only
+    mv = m.data
     assert mv.readonly and mv.nbytes == len(m) and mv[:5].tobytes() == b"GECOM"
 
     out = tmp_path / "sq.gom"

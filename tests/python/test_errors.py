@@ -116,8 +116,9 @@ def test_missing_file_and_directory(tmp_path):
 def test_bad_constructor_arguments(add_model, tmp_path):
     with pytest.raises(gec.InvalidArgument, match="int"):
         gec.Session(12)
-    with pytest.raises(gec.InvalidArgument, match="threads"):
-        gec.Session(add_model, threads=-1)
+    for bad in (-1, 2**40, 1.5, True):
+        with pytest.raises(gec.InvalidArgument, match="threads"):
+            gec.Session(add_model, threads=bad)
     m = gec.compile(add_model)
     with pytest.raises(gec.InvalidArgument, match="compiled already"):
         gec.Session(m, opt_level=3)
@@ -162,3 +163,32 @@ def test_sequence_input_errors():
         sess.run(None, {"xs": None})
     (n,) = sess.run(None, {"xs": []})
     assert n == 0
+
+
+def test_odd_objects_raise_instead_of_crashing(sess):
+    import types
+
+    x = OK["x"]
+    with pytest.raises(gec.InvalidArgument, match="dict"):
+        sess.run(None, types.MappingProxyType(OK))
+    with pytest.raises(gec.InvalidArgument, match="input 'x'.*object"):
+        sess.run(None, {"x": None, "y": x})
+    with pytest.raises(gec.InvalidArgument, match="input 'x': expected a numpy array, got list"):
+        sess.run(None, {"x": [[1.0, 2.0], [3.0]], "y": x})  # ragged: numpy refuses it
+    with pytest.raises(gec.InvalidArgument, match=r"got float32\[0,3\]"):
+        sess.run(None, {"x": np.ones((0, 3), np.float32), "y": x})
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2**20, 2**20), (0, 0))
+    with pytest.raises(MemoryError):  # the one copy of a strided array cannot be made
+        sess.run(None, {"x": huge, "y": x})
+    # objects made without __init__ have no state to reach
+    with pytest.raises(AttributeError):
+        gec.Session.__new__(gec.Session).run(None, OK)
+    with pytest.raises(AttributeError):
+        len(gec.CompiledModel.__new__(gec.CompiledModel))
+    with pytest.raises(gec.InvalidArgument, match="gec.compile"):
+        gec.CompiledModel(b"GECOM")
+    # subclasses and other containers numpy understands work
+    sub = x.view(type("Sub", (np.ndarray,), {}))
+    (z,) = sess.run(("z",), {"x": sub, "y": memoryview(x)})
+    assert sess._last_input_pointers()[0] == sub.ctypes.data
+    np.testing.assert_array_equal(z, 2 * x)
