@@ -436,16 +436,24 @@ class PySession {
     return slot;
   }
 
-  // A sequence / optional input from Python: a list of arrays, None, or an
-  // array. Copied into gec tensors.
-  gec::AnyValue bind_value(py::handle v, const gec::IoInfo& io, const Where& where) const {
+  // An input of a model with sequence or optional values: a tensor input
+  // shares the array (kept alive in `keep` for the run, as run_values reads
+  // tensor inputs in place); sequences (a list of arrays) and optionals (an
+  // array or None) are copied into gec tensors.
+  gec::AnyValue bind_value(py::handle v, const gec::IoInfo& io, const Where& where,
+                           std::vector<BoundTensor>& keep) const {
     const std::string what = where.str();
     auto tensor_of = [&](py::handle x, const Where& w) {
       BoundTensor b = bind_tensor(x, io, w);
       return b.owned.defined() ? b.owned : gec::Tensor::copy_of(b.view);
     };
     switch (io.kind) {
-      case gec::ValueKind::kTensor: return gec::AnyValue::of_tensor(tensor_of(v, where));
+      case gec::ValueKind::kTensor: {
+        keep.push_back(bind_tensor(v, io, where));
+        const BoundTensor& b = keep.back();
+        if (b.owned.defined()) return gec::AnyValue::of_tensor(b.owned);
+        return gec::AnyValue::of_tensor(gec::Tensor(b.view.dtype, b.view.shape, b.view.data, nullptr));
+      }
       case gec::ValueKind::kOptionalTensor:
         if (v.is_none()) return gec::AnyValue::none(io.kind, io.dtype);
         return gec::AnyValue::optional_of(gec::AnyValue::of_tensor(tensor_of(v, where)));
@@ -547,15 +555,19 @@ class PySession {
       }
       return result;
     }
+    std::vector<BoundTensor> keep;  // outlives `values` and `got`
     std::vector<gec::AnyValue> values;
-    for (size_t i = 0; i < ins.size(); ++i) values.push_back(bind_value(slot[i], ins[i], Where{"input", &ins[i].name}));
+    for (size_t i = 0; i < ins.size(); ++i)
+      values.push_back(bind_value(slot[i], ins[i], Where{"input", &ins[i].name}, keep));
     std::vector<gec::AnyValue> got;
     {
       py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(mu);
       got = s->run_values(values);
     }
-    last_in_ptrs.clear();
+    last_in_ptrs.clear();  // tensor inputs' buffers; 0 for sequences and optionals (copied)
+    for (const auto& v : values)
+      last_in_ptrs.push_back(v.kind == gec::ValueKind::kTensor ? reinterpret_cast<uintptr_t>(v.tensor.data()) : 0);
     last_out_ptrs.clear();
     for (size_t i : want) result.append(value_to_python(got[i], Where{"output", &outs[i].name}));
     return result;

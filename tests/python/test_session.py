@@ -147,6 +147,24 @@ def test_string_tensors():
         assert t.dtype == object and list(t) == ["a", "bc", "h\u00e9"]
 
 
+def test_tensor_inputs_of_a_sequence_model_are_read_in_place():
+    seq = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, None)
+    m = make_model([helper.make_node("SequenceInsert", ["xs", "x"], ["ys"]),
+                    helper.make_node("SequenceLength", ["ys"], ["n"])],
+                   [seq, tensor("x", TensorProto.FLOAT, [2])],
+                   [helper.make_tensor_sequence_value_info("ys", TensorProto.FLOAT, None),
+                    tensor("n", TensorProto.INT64, [])], opset=15)
+    sess = gec.Session(m)
+    x = np.array([7, 8], np.float32)
+    ys, n = sess.run(None, {"xs": [np.zeros(1, np.float32)], "x": x})
+    assert sess._last_input_pointers() == [0, x.ctypes.data]
+    assert n == 2 and len(ys) == 2
+    np.testing.assert_array_equal(ys[1], x)
+    assert ys[1].ctypes.data != x.ctypes.data  # sequence elements come back as copies
+    ys[1][0] = 0
+    assert x[0] == 7
+
+
 def test_sequence_and_optional_values():
     seq = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, None)
     opt = helper.make_value_info("o", helper.make_optional_type_proto(
