@@ -80,7 +80,8 @@ def main():
         xt = torch.rand(1, a.elements)
         fast = gec_torch.compile(lin, (xt,), threads=a.threads)
         t_med, t_min = per_call_us(lambda: fast(xt), a.calls)
-        t_cpp = gec.bench(fast.session, {fast.input_names[0]: xt.numpy()}, warmup=1000, iterations=a.calls)["median_ms"] * 1000
+        feed_t = {fast.input_names[0]: xt.numpy()}
+        t_cpp = gec.bench(fast.session, feed_t, warmup=1000, iterations=a.calls)["median_ms"] * 1000
         with torch.no_grad():
             e_med, _ = per_call_us(lambda: lin(xt), a.calls)
         rows += [(f"C++ Session::run of Linear({a.elements},{a.elements})", t_cpp, None),

@@ -691,8 +691,10 @@ PYBIND11_MODULE(_gec, m) {
     py::object by_code = errors.attr("BY_CODE");
     py::object enum_cls = errors.attr("ErrorCode");
     G->error_code_enum = enum_cls.release();
-    for (int i = 0; i < 6; ++i)
-      G->error_by_code[i] = by_code[py::reinterpret_borrow<py::object>(G->error_code_enum)(i)].cast<py::object>().release();
+    for (int i = 0; i < 6; ++i) {
+      py::object code = py::reinterpret_borrow<py::object>(G->error_code_enum)(i);
+      G->error_by_code[i] = by_code[code].cast<py::object>().release();
+    }
     G->json_loads = py::object(py::module_::import("json").attr("loads")).release();
     G->node_arg_cls = py::object(py::module_::import("gec._nodearg").attr("NodeArg")).release();
     py::module_ np = py::module_::import("numpy");

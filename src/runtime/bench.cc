@@ -104,7 +104,8 @@ std::string BenchResult::json() const {
 
 ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const ProfileOptions& opts) {
   if (!s.profiling())
-    fail(ErrorCode::kInvalidArgument, "profile: the session was not loaded with profiling on (SessionOptions::profile)");
+    fail(ErrorCode::kInvalidArgument,
+         "profile: the session was not loaded with profiling on (SessionOptions::profile)");
   if (opts.iterations < 1)
     fail(ErrorCode::kInvalidArgument, "profile: iterations must be at least 1, got " + std::to_string(opts.iterations));
   s.run(inputs);  // warm-up: primitive creation is not per-run cost
