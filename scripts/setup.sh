@@ -26,6 +26,9 @@ PKGS=(
   libhwy-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libssl-dev
   # tests: the ONNX conformance suite and /usr/bin/python3 with onnx + numpy
   libonnx-testdata python3 python3-onnx python3-numpy
+  # the Python package (python/): pybind11 binding built against Debian's
+  # Python 3.11, its tests (pytest) and gec.torch (torch.onnx.export, torchvision)
+  pybind11-dev python3-dev python3-pytest python3-torch python3-torchvision
 )
 
 # (grep without -q: under pipefail, -q's early exit would fail the pipeline)
@@ -67,9 +70,11 @@ fi
 
 # What the build and tests look for, checked here rather than met later.
 for f in /usr/lib/x86_64-linux-gnu/cmake/dnnl/dnnl-config.cmake /usr/include/CL/cl.h \
-         /usr/share/libonnx-testdata/data/node; do
+         /usr/share/libonnx-testdata/data/node /usr/lib/cmake/pybind11/pybind11Config.cmake; do
   [ -e "$f" ] || { echo "setup: $f is missing after installing the packages" >&2; exit 1; }
 done
 /usr/bin/python3 -c "import onnx, numpy" ||
   { echo "setup: /usr/bin/python3 cannot import onnx and numpy" >&2; exit 1; }
+/usr/bin/python3 -c "import pytest, torch, torchvision" ||
+  { echo "setup: /usr/bin/python3 cannot import pytest, torch and torchvision" >&2; exit 1; }
 echo "setup: all dependencies present"

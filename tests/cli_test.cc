@@ -289,6 +289,13 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
   ASSERT_TRUE(t["traceEvents"].is_array());
   EXPECT_EQ(t["traceEvents"].size(), 2u);
   EXPECT_EQ(t["traceEvents"][0]["ph"], "X");
+  r = gec("profile " + p("m.gom") + " --iterations 2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto pj = nlohmann::json::parse(r.out);
+  EXPECT_EQ(pj["iterations"], 2);
+  ASSERT_EQ(pj["nodes"].size(), 2u);
+  EXPECT_EQ(pj["nodes"][0]["name"], "add0");
+  EXPECT_EQ(pj["nodes"][0]["calls"], 2);
 }
 
 TEST_F(Cli, TestCommandCountsAndExpectations) {

@@ -49,6 +49,15 @@ struct CompiledModel {
 /// contradicting its static dims, an unknown pass name, a level outside 0..3).
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});
 
+/// Same, from a serialized ONNX ModelProto in memory (`size` bytes at `data`,
+/// read in place: the caller keeps them alive during the call), e.g. a model
+/// exported into a buffer. External data files are looked up in
+/// `external_data_dir`. Errors as compile_onnx_file(); messages name the
+/// model as `source_name` (the .gom metadata records it as the source model).
+CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOptions& opts = {},
+                                 const std::string& external_data_dir = ".",
+                                 const std::string& source_name = "model in memory");
+
 /// Writes the .gom bytes to `path` (atomically: a temporary file renamed).
 void save_gom(const CompiledModel& m, const std::string& path);
 

@@ -95,6 +95,11 @@ class Session {
   int64_t weights_bytes() const;
   /// Number of nodes in the main graph.
   size_t node_count() const;
+  /// Intra-op threads runs use (SessionOptions::num_threads; 0 resolved to
+  /// the number of cores).
+  int num_threads() const;
+  /// True when loaded with SessionOptions::profile.
+  bool profiling() const;
   /// Timings per node (main graph order) if profiling was enabled.
   std::vector<NodeProfile> profile() const;
   void reset_profile();
@@ -105,6 +110,11 @@ class Session {
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// True when the `size` bytes at `data` begin with the .gom file magic (to
+/// tell a .gom from an ONNX model, in memory or from a file's first 8 bytes);
+/// says nothing about the rest of the file (Session::load checks that).
+bool looks_like_gom(const void* data, size_t size);
 
 /// Compiler version string, e.g. "0.1.0".
 const char* version();

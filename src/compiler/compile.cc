@@ -49,9 +49,8 @@ void lower(ir::Graph& g) {
   });
 }
 
-}  // namespace
-
-CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts) {
+// kInvalidArgument for a level outside 0..3 or an unknown pass name.
+void check_options(const CompileOptions& opts) {
   if (opts.opt_level < 0 || opts.opt_level > 3)
     fail(ErrorCode::kInvalidArgument, "optimization level must be 0..3, got " + std::to_string(opts.opt_level));
   for (const auto& name : opts.disabled_passes) {
@@ -62,16 +61,41 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
       fail(ErrorCode::kInvalidArgument, "unknown pass or rule '" + name + "' (passes, then rules: " + known + ")");
     }
   }
+}
+
+// The pipeline over serialized ModelProto bytes; `source` names the model in
+// messages and in the metadata, `model_dir` is where external data lives.
+CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& source,
+                            const CompileOptions& opts);
+
+}  // namespace
+
+CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts) {
+  check_options(opts);
+  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  const auto file = MappedFile::open(path);  // parsed in place, not read into a copy
+  return compile_bytes(file->data(), file->size(), dir_of(path), path, opts);
+}
+
+CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOptions& opts,
+                                 const std::string& external_data_dir, const std::string& source_name) {
+  check_options(opts);
+  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  return compile_bytes(static_cast<const uint8_t*>(data), size, external_data_dir.empty() ? "." : external_data_dir,
+                       source_name, opts);
+}
+
+namespace {
+CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& path,
+                            const CompileOptions& opts) {
   nlohmann::json report;
   auto& stages = report["stages"];
 
   auto t = Clock::now();
-  if (opts.on_stage) opts.on_stage("parse", 0, 6);
-  const auto file = MappedFile::open(path);  // parsed in place, not read into a copy
   frontend::ImportOptions io;
   io.input_shapes = opts.input_shapes;
   io.source_name = path;
-  frontend::ImportResult imported = frontend::import_onnx_bytes(file->data(), file->size(), dir_of(path), io);
+  frontend::ImportResult imported = frontend::import_onnx_bytes(data, size, model_dir, io);
   ir::Graph& g = *imported.graph;
   stages["parse"] = ms_since(t);
 
@@ -117,7 +141,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   meta["compiler"] = "GraphEngine";
   meta["compiler_version"] = version();
   meta["source_model"] = path;
-  meta["source_sha256"] = sha256_hex(file->data(), file->size());
+  meta["source_sha256"] = sha256_hex(data, size);
   meta["source_opset"] = imported.opset;
   meta["source_producer"] = imported.producer;
   meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes}};
@@ -135,6 +159,7 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   out.report_json = report.dump(2);
   return out;
 }
+}  // namespace
 
 void save_gom(const CompiledModel& m, const std::string& path) {
   const std::string tmp = path + ".tmp";

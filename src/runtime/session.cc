@@ -2,9 +2,11 @@
 // runs the executor and hands outputs back.
 #include <omp.h>
 
+#include <cstring>
 #include <thread>
 
 #include "gec/runtime.h"
+#include "model/format.h"
 #include "model/reader.h"
 #include "runtime/executor.h"
 
@@ -84,8 +86,14 @@ const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
 int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
+int Session::num_threads() const { return impl_->opts.num_threads; }
+bool Session::profiling() const { return impl_->opts.profile; }
 std::vector<NodeProfile> Session::profile() const { return impl_->exec->profile(); }
 void Session::reset_profile() { impl_->exec->reset_profile(); }
+
+bool looks_like_gom(const void* data, size_t size) {
+  return data && size >= sizeof(model::kMagic) && std::memcmp(data, model::kMagic, sizeof(model::kMagic)) == 0;
+}
 
 static void check_input(const IoInfo& want, const TensorView& got) {
   bool ok = got.dtype == want.dtype;

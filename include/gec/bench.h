@@ -1,0 +1,105 @@
+// Benchmarking and profiling a loaded model: what `gec bench` and `gec
+// profile` measure, as a library call (the CLI and the Python package both
+// use it). Part of gec_runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gec/runtime.h"
+#include "gec/tensor.h"
+
+namespace gec {
+
+/// Deterministic inputs from the declared input types, for timing a model
+/// without real data: dynamic dims become 1, float inputs uniform in [0, 1)
+/// (fixed seed), integers 0..9, bool and uint8 alternate 0/1, other dtypes
+/// zero. Throws gec::Error(kInvalidArgument) naming the input when one is a
+/// sequence or optional (only tensors are generated).
+std::vector<Tensor> generate_inputs(const Session& s);
+
+struct BenchOptions {
+  /// Untimed runs after the first run (which is timed on its own).
+  int warmup = 10;
+  /// Timed runs; at least 1.
+  int iterations = 50;
+};
+
+/// What `gec bench --json` prints. Times in milliseconds (steady clock,
+/// around each Session::run call).
+struct BenchResult {
+  double min_ms = 0, median_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
+  /// The first run: kernel primitive creation, first touch of the arena.
+  double first_run_ms = 0;
+  /// Model load (and in-memory compile) time; bench() does not measure it:
+  /// the caller that loaded the Session sets it (0 when unknown).
+  double load_ms = 0;
+  /// Peak resident set of the whole process so far (getrusage), bytes.
+  int64_t peak_rss_bytes = 0;
+  /// Intra-op threads the Session runs with (Session::num_threads()).
+  int threads = 0;
+  int warmup = 0, iterations = 0;
+  /// 1000 / median_ms.
+  double throughput_per_s = 0;
+  /// Every timed run, in order.
+  std::vector<double> run_ms;
+  /// One JSON object with the fields above except run_ms (the keys are the
+  /// field names).
+  std::string json() const;
+};
+
+/// Runs `s` on `inputs` (Session::run order and rules) once, then
+/// opts.warmup times untimed, then opts.iterations times timed. Throws
+/// gec::Error(kInvalidArgument) for iterations < 1 or warmup < 0, and
+/// whatever Session::run throws.
+BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts = {});
+
+struct ProfileOptions {
+  /// Profiled runs, after one untimed warm-up run; at least 1.
+  int iterations = 20;
+};
+
+/// One node of a profile, in main-graph order.
+struct ProfiledNode {
+  NodeProfile node;
+  /// total_ms / iterations.
+  double mean_ms = 0;
+  /// Fraction (0..1) of the summed node time.
+  double share = 0;
+};
+
+/// Node times summed per op type.
+struct ProfiledOpType {
+  std::string op_type;
+  int nodes = 0;
+  double mean_ms = 0;  // per run, summed over the op's nodes
+  double share = 0;    // 0..1
+};
+
+/// What `gec profile --json` prints.
+struct ProfileResult {
+  int iterations = 0;
+  int threads = 0;
+  /// Sum of the node means: ms per run spent in kernels.
+  double total_ms = 0;
+  std::vector<ProfiledNode> nodes;
+  /// Sorted by time, largest first.
+  std::vector<ProfiledOpType> op_types;
+  /// {"iterations", "threads", "total_ms", "nodes": [{"name", "op_type",
+  /// "kernel", "fused_from", "input_shapes", "mean_ms", "share",
+  /// "bytes_accessed", "calls"}], "op_types": [{"op_type", "nodes",
+  /// "mean_ms", "share"}]}.
+  std::string json() const;
+  /// Chrome trace-event JSON (Perfetto, chrome://tracing): one complete
+  /// event per node, its mean duration in microseconds, laid end to end.
+  std::string trace_json() const;
+};
+
+/// Runs `s` once (warm-up), resets its profile, runs opts.iterations times
+/// and collects per-node times. `s` must have been loaded with
+/// SessionOptions::profile, else gec::Error(kInvalidArgument); also
+/// kInvalidArgument for iterations < 1, and whatever Session::run throws.
+ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const ProfileOptions& opts = {});
+
+}  // namespace gec

@@ -1,0 +1,176 @@
+// Benchmark and profile loops (gec/bench.h): shared by `gec bench`, `gec
+// profile` and the Python package.
+#include "gec/bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace gec {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+int64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+// Nearest-rank percentile of `v` (sorted here), p in [0, 1].
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t idx = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[idx];
+}
+}  // namespace
+
+std::vector<Tensor> generate_inputs(const Session& s) {
+  std::vector<Tensor> r;
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> uf(0.f, 1.f);
+  for (const auto& io : s.inputs()) {
+    if (io.kind != ValueKind::kTensor)
+      fail(ErrorCode::kInvalidArgument,
+           "cannot generate input '" + io.str() + "': inputs are generated for tensor inputs only (give the inputs)");
+    Shape shape;
+    for (int64_t d : io.dims) shape.push_back(d < 0 ? 1 : d);
+    Tensor t(io.dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      switch (io.dtype) {
+        case DType::kFloat32: t.as<float>()[i] = uf(rng); break;
+        case DType::kFloat64: t.as<double>()[i] = uf(rng); break;
+        case DType::kInt64: t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10); break;
+        case DType::kInt32: t.as<int32_t>()[i] = static_cast<int32_t>(rng() % 10); break;
+        case DType::kBool: case DType::kUInt8: t.as<uint8_t>()[i] = static_cast<uint8_t>(i % 2); break;
+        default: break;  // zero-filled
+      }
+    }
+    r.push_back(std::move(t));
+  }
+  return r;
+}
+
+BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts) {
+  if (opts.iterations < 1)
+    fail(ErrorCode::kInvalidArgument, "bench: iterations must be at least 1, got " + std::to_string(opts.iterations));
+  if (opts.warmup < 0)
+    fail(ErrorCode::kInvalidArgument, "bench: warmup must be at least 0, got " + std::to_string(opts.warmup));
+  BenchResult r;
+  auto t0 = Clock::now();
+  s.run(inputs);
+  r.first_run_ms = ms_since(t0);
+  for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
+  r.run_ms.reserve(static_cast<size_t>(opts.iterations));
+  for (int i = 0; i < opts.iterations; ++i) {
+    t0 = Clock::now();
+    s.run(inputs);
+    r.run_ms.push_back(ms_since(t0));
+  }
+  r.median_ms = percentile(r.run_ms, 0.5);
+  r.p90_ms = percentile(r.run_ms, 0.9);
+  r.p99_ms = percentile(r.run_ms, 0.99);
+  r.min_ms = *std::min_element(r.run_ms.begin(), r.run_ms.end());
+  r.max_ms = *std::max_element(r.run_ms.begin(), r.run_ms.end());
+  r.peak_rss_bytes = peak_rss_bytes();
+  r.threads = s.num_threads();
+  r.warmup = opts.warmup;
+  r.iterations = opts.iterations;
+  r.throughput_per_s = r.median_ms > 0 ? 1000.0 / r.median_ms : 0;
+  return r;
+}
+
+std::string BenchResult::json() const {
+  nlohmann::json j = {{"median_ms", median_ms},
+                      {"p90_ms", p90_ms},
+                      {"p99_ms", p99_ms},
+                      {"min_ms", min_ms},
+                      {"max_ms", max_ms},
+                      {"load_ms", load_ms},
+                      {"first_run_ms", first_run_ms},
+                      {"peak_rss_bytes", peak_rss_bytes},
+                      {"threads", threads},
+                      {"warmup", warmup},
+                      {"iterations", iterations},
+                      {"throughput_per_s", throughput_per_s}};
+  return j.dump();
+}
+
+ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const ProfileOptions& opts) {
+  if (!s.profiling())
+    fail(ErrorCode::kInvalidArgument,
+         "profile: the session was not loaded with profiling on (SessionOptions::profile)");
+  if (opts.iterations < 1)
+    fail(ErrorCode::kInvalidArgument, "profile: iterations must be at least 1, got " + std::to_string(opts.iterations));
+  s.run(inputs);  // warm-up: primitive creation is not per-run cost
+  s.reset_profile();
+  for (int i = 0; i < opts.iterations; ++i) s.run(inputs);
+  ProfileResult r;
+  r.iterations = opts.iterations;
+  r.threads = s.num_threads();
+  const double n = opts.iterations;
+  double sum = 0;
+  for (NodeProfile& p : s.profile()) {
+    sum += p.total_ms;
+    ProfiledNode pn;
+    pn.mean_ms = p.total_ms / n;
+    pn.node = std::move(p);
+    r.nodes.push_back(std::move(pn));
+  }
+  r.total_ms = sum / n;
+  std::map<std::string, ProfiledOpType> by_op;
+  for (ProfiledNode& pn : r.nodes) {
+    pn.share = sum > 0 ? pn.node.total_ms / sum : 0;
+    ProfiledOpType& o = by_op[pn.node.op_type];
+    o.op_type = pn.node.op_type;
+    o.nodes += 1;
+    o.mean_ms += pn.mean_ms;
+    o.share += pn.share;
+  }
+  for (auto& [name, o] : by_op) r.op_types.push_back(o);
+  std::stable_sort(r.op_types.begin(), r.op_types.end(),
+                   [](const ProfiledOpType& x, const ProfiledOpType& y) { return x.mean_ms > y.mean_ms; });
+  return r;
+}
+
+std::string ProfileResult::json() const {
+  nlohmann::json ns = nlohmann::json::array();
+  for (const ProfiledNode& pn : nodes) {
+    const NodeProfile& p = pn.node;
+    ns.push_back({{"name", p.name},
+                  {"op_type", p.op_type},
+                  {"kernel", p.kernel},
+                  {"fused_from", p.fused_from},
+                  {"input_shapes", p.input_shapes},
+                  {"mean_ms", pn.mean_ms},
+                  {"share", pn.share},
+                  {"bytes_accessed", p.bytes_accessed},
+                  {"calls", p.calls}});
+  }
+  nlohmann::json ops = nlohmann::json::array();
+  for (const ProfiledOpType& o : op_types)
+    ops.push_back({{"op_type", o.op_type}, {"nodes", o.nodes}, {"mean_ms", o.mean_ms}, {"share", o.share}});
+  return nlohmann::json{{"iterations", iterations}, {"threads", threads}, {"total_ms", total_ms},
+                        {"nodes", ns},            {"op_types", ops}}
+      .dump();
+}
+
+std::string ProfileResult::trace_json() const {
+  nlohmann::json events = nlohmann::json::array();
+  double ts = 0;
+  for (const ProfiledNode& pn : nodes) {
+    const double dur = pn.mean_ms * 1000.0;  // microseconds, mean per run
+    events.push_back({{"name", pn.node.name}, {"cat", pn.node.op_type}, {"ph", "X"}, {"ts", ts}, {"dur", dur},
+                      {"pid", 1}, {"tid", 0}, {"args", {{"kernel", pn.node.kernel}}}});
+    ts += dur;
+  }
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+}
+
+}  // namespace gec

@@ -1,0 +1,109 @@
+// The public API pieces the CLI and the Python package share:
+// compile_onnx_bytes(), looks_like_gom(), generate_inputs(), bench(),
+// profile() and their JSON (include/gec/bench.h, compiler.h, runtime.h).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gec/bench.h"
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+#include "onnx_build.h"
+#include "test_util.h"
+
+namespace gec {
+namespace {
+
+using namespace testing::onnx_build;
+
+// y = Relu(x + b), x float32 [1,4] (dims given), b a constant.
+std::string add_relu_model(const std::string& x_dims = "1,4") {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, x_dims);
+  add_output(g, "y", kFloat, x_dims);
+  add_float_init(g, "b", {4}, {1, -1, 2, -2});
+  add_node(g, "Add", {"x", "b"}, {"s"}, "add0");
+  add_node(g, "Relu", {"s"}, {"y"}, "act0");
+  return m.SerializeAsString();
+}
+
+TEST(PublicApi, CompileOnnxBytesRunsLikeTheFile) {
+  const std::string bytes = add_relu_model();
+  CompiledModel c = compile_onnx_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(looks_like_gom(c.gom->data(), c.gom->size()));
+  EXPECT_FALSE(looks_like_gom(bytes.data(), bytes.size()));
+  EXPECT_FALSE(looks_like_gom(c.gom->data(), 4));
+  auto report = nlohmann::json::parse(c.report_json);
+  EXPECT_EQ(report["nodes"]["onnx"], 2);
+  auto s = Session::load_from_bytes(c.gom);
+  Tensor x = testing::make<float>({1, 4}, {0.5f, 0.5f, -3.f, 3.f});
+  auto out = s->run({x.view()});
+  EXPECT_EQ(testing::values<float>(out[0]), (std::vector<float>{1.5f, 0.f, 0.f, 1.f}));
+
+  const std::string junk = "not an onnx model";
+  try {
+    compile_onnx_bytes(junk.data(), junk.size(), {}, ".", "junk.bin");
+    FAIL() << "junk compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("junk.bin"), std::string::npos) << e.what();
+  }
+  CompileOptions bad;
+  bad.opt_level = 4;
+  EXPECT_THROW(compile_onnx_bytes(bytes.data(), bytes.size(), bad), Error);
+}
+
+TEST(PublicApi, BenchAndProfile) {
+  const std::string bytes = add_relu_model("N,4");
+  SessionOptions so;
+  so.num_threads = 1;
+  auto s = Session::load_from_bytes(compile_onnx_bytes(bytes.data(), bytes.size()).gom, so);
+  EXPECT_EQ(s->num_threads(), 1);
+  EXPECT_FALSE(s->profiling());
+  std::vector<Tensor> in = generate_inputs(*s);
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in[0].shape(), (Shape{1, 4}));  // the dynamic dim is 1
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(in[0].as<float>()[i] >= 0.f && in[0].as<float>()[i] < 1.f);
+
+  BenchOptions bo;
+  bo.warmup = 1;
+  bo.iterations = 4;
+  BenchResult r = bench(*s, {in[0].view()}, bo);
+  EXPECT_EQ(r.run_ms.size(), 4u);
+  EXPECT_LE(r.min_ms, r.median_ms);
+  EXPECT_LE(r.median_ms, r.max_ms);
+  EXPECT_EQ(r.threads, 1);
+  auto j = nlohmann::json::parse(r.json());
+  for (const char* k : {"median_ms", "p90_ms", "p99_ms", "min_ms", "max_ms", "load_ms", "first_run_ms",
+                        "peak_rss_bytes", "threads", "warmup", "iterations", "throughput_per_s"})
+    EXPECT_TRUE(j[k].is_number()) << k;
+  bo.iterations = 0;
+  EXPECT_THROW(bench(*s, {in[0].view()}, bo), Error);
+
+  // profile() needs a profiling session
+  EXPECT_THROW(profile(*s, {in[0].view()}), Error);
+  so.profile = true;
+  auto ps = Session::load_from_bytes(compile_onnx_bytes(bytes.data(), bytes.size()).gom, so);
+  ProfileOptions po;
+  po.iterations = 3;
+  ProfileResult p = profile(*ps, {in[0].view()}, po);
+  ASSERT_EQ(p.nodes.size(), 2u);
+  double sum = 0, share = 0;
+  for (const auto& n : p.nodes) {
+    EXPECT_EQ(n.node.calls, 3);
+    sum += n.mean_ms;
+    share += n.share;
+  }
+  EXPECT_NEAR(p.total_ms, sum, 1e-9);
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  auto pj = nlohmann::json::parse(p.json());
+  EXPECT_EQ(pj["nodes"].size(), 2u);
+  EXPECT_EQ(pj["nodes"][0]["name"], "add0");
+  EXPECT_EQ(pj["op_types"].size(), 2u);
+  auto tj = nlohmann::json::parse(p.trace_json());
+  EXPECT_EQ(tj["traceEvents"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace gec
