@@ -19,19 +19,10 @@ GEC_BINARY = os.environ.get("GEC_BINARY", str(REPO / "build" / "gec"))
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def _has_avx512():
-    try:
-        return "avx512f" in pathlib.Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-
-
-# Compile options for the tests that run real convolutional models. On a CPU
-# without AVX-512, layout_propagation's nChw16c convolutions get oneDNN 2.6's
-# reference kernels (squeezenet: 18 s a run instead of 60 ms; a gec issue,
-# not the binding's), so there the tests skip that one pass to keep the
-# suite's time; everywhere else they compile with the defaults.
-CONV_OPTIONS = {} if _has_avx512() else {"disabled_passes": ["layout_propagation"]}
+# Compile options for the tests that run real convolutional models: the
+# defaults (layout_propagation asks oneDNN and keeps convolutions plain where
+# the blocked layout would get a reference kernel, e.g. on CPUs without AVX-512).
+CONV_OPTIONS = {}
 
 
 def shared_model_dirs():
