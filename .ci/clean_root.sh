@@ -51,12 +51,13 @@ mkdir -p "$root"
 mounted=()
 cleanup() {
   local status=$?
+  set +e  # every step runs, whatever the one before it did
   # Processes still running inside the root (a build interrupted by a signal).
   for p in /proc/[0-9]*; do
     case $(readlink "$p/root" 2>/dev/null) in "$root"*) kill -9 "${p#/proc/}" 2>/dev/null || true ;; esac
   done
   # Every mount under the root (ours, and any debootstrap left), deepest first.
-  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
   if findmnt -rn -o TARGET | grep -qF "$root/"; then
     echo "clean_root: something is still mounted under $root; left in place" >&2
     return
