@@ -39,7 +39,7 @@ Command add_compile(CLI::App& root) {
   app->add_option("-o,--output", args->output, "the .gom file to write (default: MODEL with .gom)");
   app->add_option("--report", args->report, "write the compile report (JSON) here");
   app->add_flag("-v,--verbose", args->verbose, "print the compile report as a table");
-  app->add_option("--dump-graph", args->dump_graph, "write the graph before/after each pass here (ONNX + DOT)");
+  app->add_option("--dump-graph", args->dump_graph, "write the graph before/after each pass here (ONNX, textual IR .gir, DOT)");
   args->flags.add_to(app);
   return {app, [args]() {
             std::string out = args->output;
