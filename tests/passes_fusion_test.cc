@@ -99,7 +99,7 @@ TEST(ConvBnFolding, GuardsIntermediateOutputConsumersAndConstants) {
 
 TEST(ConvScaleFolding, PerChannelMulThenAdd) {
   auto pass = make_conv_scale_folding();
-  expect_rewrite(*pass, R"(graph {
+  auto g = expect_rewrite(*pass, R"(graph {
   input %x: float32[1,2,2,2]
   const %W: float32[2,2,1,1] = [1.0, 2.0, 3.0, 4.0]
   const %B: float32[2] = [1.0, -1.0]
@@ -116,6 +116,7 @@ TEST(ConvScaleFolding, PerChannelMulThenAdd) {
   %y = Conv(%x, %W, %B) {group = 1} : float32[1,2,2,2]
   output %y
 })", 2);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
 }
 
 // Shared case B01: a per-channel Add after a grouped Conv adds to each
