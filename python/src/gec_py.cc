@@ -72,25 +72,9 @@ std::string py_type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 // ONNX's name of a tensor element type, as ONNX Runtime's NodeArg.type
 // spells it ("tensor(float)").
 const char* onnx_type_name(DType t) {
-  switch (t) {
-    case DType::kFloat32: return "float";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt8: return "int8";
-    case DType::kUInt16: return "uint16";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kString: return "string";
-    case DType::kBool: return "bool";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat64: return "double";
-    case DType::kUInt32: return "uint32";
-    case DType::kUInt64: return "uint64";
-    case DType::kComplex64: return "complex64";
-    case DType::kComplex128: return "complex128";
-    case DType::kBFloat16: return "bfloat16";
-    default: return "undefined";
-  }
+  if (t == DType::kFloat32) return "float";
+  if (t == DType::kFloat64) return "double";
+  return dtype_name(t);  // the other names are the same in both
 }
 
 // The numpy dtype of a gec dtype (object for strings); None for bfloat16

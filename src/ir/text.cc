@@ -415,17 +415,25 @@ class Parser {
     return t;
   }
 
-  std::vector<std::string> number_list() {
+  // The items of a list whose '[' was just read, up to and past its ']':
+  // strings, or numbers ("inf" and "nan" included).
+  std::vector<std::string> list_items(bool strings) {
     std::vector<std::string> r;
-    expect("[");
     while (!is("]")) {
-      if (tok_.kind != Tok::kNumber && !is_word("inf") && !is_word("nan")) error("a number");
+      if (strings ? tok_.kind != Tok::kString
+                  : tok_.kind != Tok::kNumber && !is_word("inf") && !is_word("nan"))
+        error(strings ? "a string" : "a number");
       r.push_back(tok_.text);
       advance();
       if (!is("]")) expect(",");
     }
     advance();
     return r;
+  }
+
+  std::vector<std::string> number_list() {
+    expect("[");
+    return list_items(false);
   }
 
   static bool is_float_text(const std::string& s) {
@@ -509,35 +517,17 @@ class Parser {
       return Attribute::TensorAttr(name, tensor_data(t));
     }
     if (is("[")) {
+      const int line = tok_.line;
       advance();
-      if (tok_.kind == Tok::kString) {
-        std::vector<std::string> xs;
-        while (!is("]")) {
-          if (tok_.kind != Tok::kString) error("a string");
-          xs.push_back(tok_.text);
-          advance();
-          if (!is("]")) expect(",");
-        }
-        advance();
-        return Attribute::Strings(name, xs);
-      }
-      std::vector<std::string> xs;
-      bool any_float = false;
-      while (!is("]")) {
-        if (tok_.kind != Tok::kNumber && !is_word("inf") && !is_word("nan")) error("a number");
-        xs.push_back(tok_.text);
-        any_float = any_float || is_float_text(tok_.text);
-        advance();
-        if (!is("]")) expect(",");
-      }
-      advance();
-      if (any_float) {
+      if (tok_.kind == Tok::kString) return Attribute::Strings(name, list_items(true));
+      const std::vector<std::string> xs = list_items(false);
+      if (std::any_of(xs.begin(), xs.end(), is_float_text)) {
         std::vector<float> f;
-        for (const auto& x : xs) f.push_back(static_cast<float>(to_double(x, tok_.line)));
+        for (const auto& x : xs) f.push_back(static_cast<float>(to_double(x, line)));
         return Attribute::Floats(name, f);
       }
       std::vector<int64_t> v;
-      for (const auto& x : xs) v.push_back(to_int(x, tok_.line));
+      for (const auto& x : xs) v.push_back(to_int(x, line));
       return Attribute::Ints(name, v);
     }
     error("an attribute value");

@@ -112,18 +112,19 @@ struct GraphRewriter {
       if (user->owner() == &g) work.push_back(user);
   }
 
-  bool try_node(ir::Node* n) {
-    if (!n->domain.empty()) return false;
+  /// The rule that rewrote at `n`, or null.
+  const RewriteRule* try_node(ir::Node* n) {
+    if (!n->domain.empty()) return nullptr;
     auto it = by_root.find(n->op_type);
-    if (it == by_root.end()) return false;
+    if (it == by_root.end()) return nullptr;
     for (const RewriteRule* r : it->second) {
       std::optional<Match> m = r->match(g, n);
       if (!m || !guards_hold(g, *m)) continue;
       commit(*r, *m);
       ++hits[r->name];
-      return true;
+      return r;
     }
-    return false;
+    return nullptr;
   }
 
   int64_t run() {
@@ -133,18 +134,14 @@ struct GraphRewriter {
     for (const auto& p : g.nodes()) work.push_back(p.get());
     const int64_t cap = 4 * static_cast<int64_t>(g.nodes().size()) + 64;
     int64_t rewrites = 0;
-    std::string last_rule;
     while (!work.empty()) {
       ir::Node* n = work.front();
       work.pop_front();
       if (!alive.count(n)) continue;  // removed by an earlier rewrite
-      const std::map<std::string, int64_t> before = hits;
-      if (!try_node(n)) continue;
-      for (const auto& [name, count] : hits)
-        if (!before.count(name) || before.at(name) != count) last_rule = name;
-      if (++rewrites > cap)
+      const RewriteRule* fired = try_node(n);
+      if (fired && ++rewrites > cap)
         fail(ErrorCode::kInternal, "rewrite rules did not settle after " + std::to_string(cap) +
-                                       " rewrites in graph '" + g.name + "' (last rule: " + last_rule + ")");
+                                       " rewrites in graph '" + g.name + "' (last rule: " + fired->name + ")");
     }
     if (rewrites > 0) g.topo_sort();  // replacements were appended
     return rewrites;

@@ -162,6 +162,14 @@ bool slow_eltwise_post_ops(const dnnl::convolution_forward::primitive_desc& pd) 
   return impl.find("gemm") != std::string::npos || impl.find("ref") != std::string::npos;
 }
 
+/// ONNX's W [M, C/group, k...] as oneDNN's dims: [group, M/group, C/group, k...] when grouped.
+Shape onednn_weight_dims(const Shape& ws, int64_t group) {
+  if (group <= 1) return ws;
+  Shape d{group, ws[0] / group};
+  d.insert(d.end(), ws.begin() + 1, ws.end());
+  return d;
+}
+
 /// The oneDNN convolution for X `xs`, W `ws` (ONNX [M, C/group, k...]), Y
 /// `ys`, in plain or nChw16c src/dst; weights in the layout oneDNN prefers.
 /// Shared by the kernel and the compile-time layout query.
@@ -182,11 +190,7 @@ dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t g
     pr[i] = std::max<int64_t>(
         g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
   }
-  Shape wdims = ws;
-  if (group > 1) {
-    wdims = {group, ws[0] / group};
-    wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
-  }
+  const Shape wdims = onednn_weight_dims(ws, group);
   const memory::desc src = activation_md(xs, src_blocked, who), dst = activation_md(ys, dst_blocked, who);
   const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
   using cf = dnnl::convolution_forward;
@@ -263,13 +267,8 @@ class ConvKernel final : public Kernel {
 
  private:
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
-    Shape wdims = ws;
-    if (group_ > 1) {
-      wdims = {group_, ws[0] / group_};
-      wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
-    }
     const memory::desc src = activation_md(xs, src_blocked_, desc_), dst = activation_md(ys, dst_blocked_, desc_),
-                       user_w = plain_md(wdims);
+                       user_w = plain_md(onednn_weight_dims(ws, group_));
     try {
       using cf = dnnl::convolution_forward;
       const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_blocked_, dst_blocked_, desc_);
