@@ -314,7 +314,7 @@ TEST(BadInputMemory, PlannerRefusesValuesPast2To48Bytes) {
   ir::Value* x = testing::add_input(g, "x", DType::kFloat32, {1});
   ir::Value* y = testing::add_op(g, "Relu", {x}, "huge", {int64_t{1} << 30, int64_t{1} << 30});
   g.outputs().push_back(testing::add_op(g, "Softmax", {y}, "out", {1}));
-  expect_error([&] { memory::plan_memory(g); }, ErrorCode::kInvalidModel, "value 'huge'");
+  expect_error([&] { memory::plan_memory(g, ir::ValueIndex(g)); }, ErrorCode::kInvalidModel, "value 'huge'");
 }
 
 TEST(BadInputMemory, ValueBytesIsExactBelowTheLimit) {

@@ -338,8 +338,12 @@ std::vector<ir::Attribute> act_attrs(const std::string& op, float alpha, float b
   return {as("activation", op), af("activation_alpha", alpha), af("activation_beta", beta)};
 }
 
-Tensor run_fused(const std::vector<Tensor>& in, std::vector<ir::Attribute> attrs) {
-  return run_op("FusedConv", in, std::move(attrs), 1, "com.graphengine")[0];
+/// FusedConv over `in`; `variant` is the kernel variant: "" (auto),
+/// "post_op" or "kernel" (where the activation runs).
+Tensor run_fused(const std::vector<Tensor>& in, std::vector<ir::Attribute> attrs, const std::string& variant = "") {
+  kernels::KernelConfig config;
+  config.variant = variant;
+  return run_op("FusedConv", in, std::move(attrs), 1, "com.graphengine", config)[0];
 }
 
 // 1x1 conv, W = 2, B = -1 over x = {-2, 1, 4}: conv = {-5, 1, 7};
@@ -392,13 +396,12 @@ TEST(FusedConvKernel, MatchesConvThenSeparateActivation) {
   const Tensor sum = run_op("Add", {conv, z})[0];
   for (const ActCase& c : all_activations()) {
     for (bool residual : {false, true}) {
-      for (const char* impl : {"post_op", "kernel", "auto"}) {
+      for (const char* impl : {"post_op", "kernel", ""}) {
         std::vector<ir::Attribute> attrs = conv_attrs;
         for (auto& a : act_attrs(c.op, c.alpha, c.beta)) attrs.push_back(a);
-        attrs.push_back(as(ops::kActivationImplAttr, impl));
         std::vector<Tensor> in{x, ws, b};
         if (residual) in.push_back(z);
-        const Tensor fused = run_fused(in, attrs);
+        const Tensor fused = run_fused(in, attrs, impl);
         const Tensor ref = reference_activation(c, residual ? sum : conv);
         ASSERT_EQ(fused.shape(), ref.shape());
         SCOPED_TRACE(c.op + (residual ? " + residual, " : ", ") + impl);
@@ -415,14 +418,12 @@ TEST(FusedConvKernel, ActivationKernelKeepsNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor x = make<float>({1, 1, 1, 3}, {nan, -1, 2}), w = make<float>({1, 1, 1, 1}, {1});
   auto attrs = act_attrs("Relu", 0, 0);
-  attrs.push_back(as(ops::kActivationImplAttr, "kernel"));
-  const Tensor y = run_fused({x, w}, attrs);
+  const Tensor y = run_fused({x, w}, attrs, "kernel");
   const std::vector<float> v = values<float>(y);
   EXPECT_TRUE(std::isnan(v[0]));
   EXPECT_EQ(v[1], 0.f);
   EXPECT_EQ(v[2], 2.f);
-  attrs.back() = as(ops::kActivationImplAttr, "fastest");
-  EXPECT_THROW(run_fused({x, w}, attrs), Error);
+  EXPECT_THROW(run_fused({x, w}, attrs, "fastest"), Error);
 }
 
 // Grouped (depthwise) conv, no bias, stride 2: the residual adds to the
@@ -454,6 +455,7 @@ Tensor run_in_place(const Tensor& x, const Tensor& w, Tensor& z, const std::stri
   ctx.inputs = {&xv, &wv, nullptr, &zv};
   ctx.outputs = {&yv};
   ctx.num_threads = 2;
+  k->reshape(ctx);
   k->run(ctx);
   return z;
 }

@@ -1,5 +1,6 @@
 // Helpers for the NN kernel tests: attribute shorthands and a kernel that is
-// kept across runs (to exercise the shape-keyed primitive cache).
+// kept across runs and reshaped, as the executor does, only when an input
+// shape changes (to exercise the create -> reshape -> run lifecycle).
 #pragma once
 
 #include "test_util.h"
@@ -32,6 +33,13 @@ class KernelHarness {
     TensorView ov = out.view();
     ctx.outputs.push_back(&ov);
     ctx.num_threads = 2;
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs) shapes.push_back(t.shape());
+    if (!reshaped_ || shapes != shapes_) {
+      kernel_->reshape(ctx);
+      shapes_ = shapes;
+      reshaped_ = true;
+    }
     kernel_->run(ctx);
     return out;
   }
@@ -40,6 +48,8 @@ class KernelHarness {
   ir::Graph g_;
   ir::Node* node_;
   std::unique_ptr<kernels::Kernel> kernel_;
+  std::vector<Shape> shapes_;
+  bool reshaped_ = false;
 };
 
 }  // namespace gec::testing

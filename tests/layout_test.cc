@@ -1,5 +1,6 @@
-// layout_propagation (nChw16c between oneDNN convolutions) and the kernels
-// that honour its layout attributes:
+// The schedule stage's layout assignment (schedule::assign_layouts, named
+// layout_propagation for --disable-pass: nChw16c between oneDNN
+// convolutions) and the kernels that honour the layouts it chooses:
 //  - pattern tests: which nodes read/write blocked values and where the
 //    com.graphengine::Reorder nodes go (graph output, Flatten/Resize
 //    consumers sharing one Reorder, an Add of a blocked and a plain input,
@@ -18,6 +19,7 @@
 
 #include "ops/layout.h"
 #include "passes_util.h"
+#include "schedule/schedule.h"
 
 namespace gec::passes {
 namespace {
@@ -71,9 +73,27 @@ std::vector<ir::Node*> reorders(const ir::Graph& g) {
   return r;
 }
 
-std::vector<std::string> layouts(const ir::Node* n, const char* attr) {
-  const ir::Attribute* a = n->find_attr(attr);
-  return a ? a->strings : std::vector<std::string>{};
+using schedule::LayoutAssignment;
+using kernels::LayoutQuery;
+
+std::vector<std::string> names(const std::vector<ops::Layout>& l) {
+  std::vector<std::string> r;
+  for (ops::Layout x : l) r.push_back(ops::layout_name(x));
+  return r;
+}
+/// The layout names node `n` reads / writes under `a` (empty: all plain).
+std::vector<std::string> in_layouts(const LayoutAssignment& a, const ir::Node* n) {
+  auto it = a.nodes.find(n);
+  return it == a.nodes.end() ? std::vector<std::string>{} : names(it->second.in);
+}
+std::vector<std::string> out_layouts(const LayoutAssignment& a, const ir::Node* n) {
+  auto it = a.nodes.find(n);
+  return it == a.nodes.end() ? std::vector<std::string>{} : names(it->second.out);
+}
+bool has_layouts(const LayoutAssignment& a, const ir::Node* n) { return a.nodes.count(n) > 0; }
+bool output_blocked(const LayoutAssignment& a, const ir::Node* n) {
+  auto it = a.nodes.find(n);
+  return it != a.nodes.end() && !it->second.out.empty() && it->second.out[0] == ops::Layout::kNChw16c;
 }
 
 const std::string B = ops::kBlockedLayout, P = ops::kPlainLayout;
@@ -94,15 +114,17 @@ void expect_near_all(const std::vector<Tensor>& got, const std::vector<Tensor>& 
 std::string jit_everywhere(const ir::Node&, bool, bool) { return "jit:avx512_core"; }
 std::string ref_everywhere(const ir::Node&, bool, bool) { return "ref:any"; }
 
-/// Runs the pass on `g`; checks it verifies and keeps every output.
-int64_t run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& feeds,
-                             LayoutQuery query = jit_everywhere) {
+/// Assigns layouts in `g`; checks it verifies and keeps every output when
+/// run with those layouts.
+LayoutAssignment run_pass_and_compare(ir::Graph& g, const std::map<std::string, Tensor>& feeds,
+                                      LayoutQuery query = jit_everywhere) {
   const auto before = run_graph(g, feeds);
-  const int64_t changes = make_layout_propagation(query)->run(g);
+  LayoutAssignment a = schedule::assign_layouts(g, query);
   g.verify();
-  expect_near_all(run_graph(g, feeds), before);
-  return changes;
+  expect_near_all(run_graph(g, feeds, &a), before);
+  return a;
 }
+int64_t changes(const LayoutAssignment& a) { return a.blocked_values + a.reorders; }
 
 // ---- pattern tests ----------------------------------------------------------
 
@@ -114,13 +136,15 @@ TEST(LayoutPropagation, ChainBlockedUntilGraphOutput) {
   ir::Value* x = input(g, "x", {1, 3, 8, 8});
   ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
   g.outputs().push_back(unary(g, "Relu", c2, "relu2"));
-  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}}), 4);  // 3 blocked values + 1 reorder
-  EXPECT_EQ(layouts(node(g, "conv1"), ops::kLayoutInAttr), (std::vector<std::string>{P, P, P}));
-  EXPECT_EQ(layouts(node(g, "conv1"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
-  EXPECT_EQ(layouts(node(g, "relu1"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
-  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutInAttr), (std::vector<std::string>{B, P, P}));
-  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
-  EXPECT_FALSE(node(g, "relu2")->has_attr(ops::kLayoutInAttr));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}});
+  EXPECT_EQ(a.blocked_values, 3);
+  EXPECT_EQ(a.reorders, 1);
+  EXPECT_EQ(in_layouts(a, node(g, "conv1")), (std::vector<std::string>{P, P, P}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{B}));
+  EXPECT_EQ(out_layouts(a, node(g, "relu1")), (std::vector<std::string>{B}));
+  EXPECT_EQ(in_layouts(a, node(g, "conv2")), (std::vector<std::string>{B, P, P}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{B}));
+  EXPECT_FALSE(has_layouts(a, node(g, "relu2")));
   auto r = reorders(g);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0]->input(0), c2);
@@ -137,8 +161,9 @@ TEST(LayoutPropagation, ReferenceImplementationKeepsConvsPlain) {
   ir::Value* x = input(g, "x", {1, 3, 8, 8});
   ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
   g.outputs().push_back(unary(g, "Relu", c2, "relu2"));
-  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}}, ref_everywhere), 0);
-  for (const auto& n : g.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 8, 8}, 1)}}, ref_everywhere);
+  EXPECT_EQ(changes(a), 0);
+  for (const auto& n : g.nodes()) EXPECT_FALSE(has_layouts(a, n.get())) << n->name;
 }
 
 // The real query (oneDNN on this CPU): a conv is planned blocked only where
@@ -154,13 +179,14 @@ TEST(LayoutPropagation, RealQueryNeverPlansAReferenceConvolution) {
   dil->set_attr(ir::Attribute::Ints("pads", {24, 24, 24, 24}));
   dil->output(0)->type = f32({1, 32, 14, 14});
   g.outputs().push_back(unary(g, "Relu", conv(g, dil->output(0), 32, 3, "conv3"), "relu3"));
-  make_layout_propagation()->run(g);
+  const LayoutAssignment a = schedule::assign_layouts(g);
   g.verify();
   int convs = 0;
   for (const auto& n : g.nodes()) {
     if (n->op_type != "Conv") continue;
     ++convs;
-    const bool in = ops::input_blocked(*n, 0), out = ops::output_blocked(*n, 0);
+    const bool in = in_layouts(a, n.get()).size() && in_layouts(a, n.get())[0] == B;
+    const bool out = output_blocked(a, n.get());
     const std::string impl = kernels::implementation_for_layout(*n, in, out);
     ASSERT_FALSE(impl.empty()) << n->name;
     EXPECT_FALSE(kernels::is_reference_implementation(impl)) << n->name << " planned as " << impl;
@@ -184,14 +210,14 @@ TEST(LayoutPropagation, PlainConsumersShareOneReorder) {
                             {"up"}, "resize");
   rs->output(0)->type = f32({1, 16, 8, 8});
   g.outputs() = {fl2->output(0), fl->output(0), rs->output(0)};
-  run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 2)}});
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 2)}});
   auto r = reorders(g);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0]->input(0), r1);
   EXPECT_EQ(fl->input(0), r[0]->output(0));
   EXPECT_EQ(rs->input(0), r[0]->output(0));
   EXPECT_EQ(node(g, "conv2")->input(0), r1);
-  EXPECT_EQ(layouts(gap, ops::kLayoutInAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(in_layouts(a, gap), (std::vector<std::string>{B}));
   EXPECT_EQ(fl2->input(0), gap->output(0));  // H = W = 1: same bytes
 }
 
@@ -207,15 +233,15 @@ TEST(LayoutPropagation, MixedAddReadsPlain) {
   ir::Node* gap = g.add_node("GlobalMaxPool", {conv(g, r1, 16, 3, "conv2")}, {"gap_y"}, "gap");
   gap->output(0)->type = f32({1, 16, 1, 1});
   g.outputs() = {conv(g, sum, 16, 1, "conv3"), gap->output(0)};
-  run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 3)}, {"z", wave({1, 16, 6, 6}, 4)}});
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 3)}, {"z", wave({1, 16, 6, 6}, 4)}});
   auto r = reorders(g);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0]->input(0), r1);
   ir::Node* add = node(g, "add");
   EXPECT_EQ(add->input(0), r[0]->output(0));
-  EXPECT_FALSE(add->has_attr(ops::kLayoutOutAttr));
-  EXPECT_FALSE(node(g, "conv3")->has_attr(ops::kLayoutOutAttr));
-  EXPECT_EQ(layouts(node(g, "conv2"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
+  EXPECT_FALSE(has_layouts(a, add));
+  EXPECT_FALSE(has_layouts(a, node(g, "conv3")));
+  EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{B}));
 }
 
 // 24 channels: not a multiple of 16, nothing changes.
@@ -223,8 +249,9 @@ TEST(LayoutPropagation, ChannelsNotMultipleOf16Untouched) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 5, 5});
   g.outputs().push_back(conv(g, unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1"), 24, 3, "conv2"));
-  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 5)}}), 0);
-  for (const auto& n : g.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutInAttr)) << n->name;
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 5)}});
+  EXPECT_EQ(changes(a), 0);
+  for (const auto& n : g.nodes()) EXPECT_FALSE(has_layouts(a, n.get())) << n->name;
 }
 
 // A first conv whose output only a Flatten reads gains nothing: left plain.
@@ -234,7 +261,7 @@ TEST(LayoutPropagation, NoBlockedOutputWithoutABenefit) {
   ir::Node* fl = g.add_node("Flatten", {conv(g, x, 16, 3, "conv1")}, {"flat"}, "flatten");
   fl->output(0)->type = f32({1, 400});
   g.outputs().push_back(fl->output(0));
-  EXPECT_EQ(run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 6)}}), 0);
+  EXPECT_EQ(changes(run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 6)}})), 0);
   EXPECT_TRUE(reorders(g).empty());
 }
 
@@ -281,20 +308,20 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
       kernels::implementation_for_layout(*node(with, "conv2"), true, true));
   make_pipeline(3).run(with, on);
   make_pipeline(3).run(without, off);
+  const LayoutAssignment a = schedule::assign_layouts(with);  // the compile driver's step after the passes
   with.verify();
-  for (const auto& n : without.nodes()) EXPECT_FALSE(n->has_attr(ops::kLayoutOutAttr)) << n->name;
-  expect_near_all(run_graph(with, feeds), run_graph(without, feeds));
+  expect_near_all(run_graph(with, feeds, &a), run_graph(without, feeds));
   if (!jit_blocked) {  // no blocked JIT convolution here: nothing may be blocked
-    for (const auto& n : with.nodes()) EXPECT_FALSE(ops::output_blocked(*n, 0)) << n->name;
+    for (const auto& n : with.nodes()) EXPECT_FALSE(output_blocked(a, n.get())) << n->name;
     return;
   }
   // Everything from conv1's output to the concat is blocked; no reorders.
   EXPECT_TRUE(reorders(with).empty());
-  EXPECT_EQ(layouts(node(with, "concat"), ops::kLayoutOutAttr), (std::vector<std::string>{B}));
-  EXPECT_EQ(layouts(node(with, "maxpool"), ops::kLayoutInAttr), (std::vector<std::string>{B}));
+  EXPECT_EQ(out_layouts(a, node(with, "concat")), (std::vector<std::string>{B}));
+  EXPECT_EQ(in_layouts(a, node(with, "maxpool")), (std::vector<std::string>{B}));
   int blocked_convs = 0;
   for (const auto& n : with.nodes())
-    if (ops::output_blocked(*n, 0) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
+    if (output_blocked(a, n.get()) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
   EXPECT_EQ(blocked_convs, 4);
 }
 
@@ -327,16 +354,14 @@ TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
   to->set_attr(ir::Attribute::String("from", P));
   to->set_attr(ir::Attribute::String("to", B));
   to->output(0)->type = x->type;
+  LayoutAssignment a;
   auto pool = [&](ir::Value* in, const std::string& name, bool blocked) {
     ir::Node* n = g.add_node("AveragePool", {in}, {name + "_y"}, name);
     n->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
     n->set_attr(ir::Attribute::Ints("strides", {2, 2}));
     n->set_attr(ir::Attribute::Int("ceil_mode", 1));
     n->set_attr(ir::Attribute::Int("count_include_pad", 1));
-    if (blocked) {
-      n->set_attr(ir::Attribute::Strings(ops::kLayoutInAttr, {B}));
-      n->set_attr(ir::Attribute::Strings(ops::kLayoutOutAttr, {B}));
-    }
+    if (blocked) a.nodes[n] = {{ops::Layout::kNChw16c}, {ops::Layout::kNChw16c}};
     n->output(0)->type = f32({1, 16, 3, 3});
     return n->output(0);
   };
@@ -346,7 +371,7 @@ TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
   back->set_attr(ir::Attribute::String("to", P));
   back->output(0)->type = f32({1, 16, 3, 3});
   g.outputs() = {back->output(0), pool(x, "pool_p", false)};
-  auto out = run_graph(g, {{"x", wave({1, 16, 5, 5}, 11)}});
+  auto out = run_graph(g, {{"x", wave({1, 16, 5, 5}, 11)}}, &a);
   expect_near_all({out[0]}, {out[1]});
 }
 

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "memory/lifetimes.h"
-#include "memory/plan_format.h"
 #include "memory/planner.h"
 #include "memory_test_util.h"
 #include "test_util.h"
@@ -27,25 +26,27 @@ ir::Graph& chain(ir::Graph& g, int64_t n, const std::string& op) {
 TEST(MemoryPlanner, ChainNeedsTwoBuffersWithoutInPlace) {
   ir::Graph g;
   chain(g, 1000, "Softmax");  // 4000 bytes -> 4032 aligned; Softmax is not in place
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.no_reuse_bytes, 4 * 4032);
   EXPECT_EQ(s.lower_bound_bytes, 2 * 4032);
   EXPECT_EQ(s.arena_bytes, 2 * 4032);
   EXPECT_NEAR(s.reuse_rate, 0.5, 1e-9);
   EXPECT_EQ(s.in_place, 0);
-  verify_plan(g, s.arena_bytes);
-  EXPECT_EQ(g.inputs()[0]->storage, ir::Storage::kGraphInput);
+  verify_plan(g, P.ids, P.plan);
+  EXPECT_EQ(P.at(g.inputs()[0]).storage, Storage::kGraphInput);
 }
 
 TEST(MemoryPlanner, ElementwiseChainRunsInOneBuffer) {
   ir::Graph g;
   chain(g, 1000, "Relu");  // b, c, y each overwrite the input that dies at their node
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.in_place, 3);
   EXPECT_EQ(s.arena_bytes, 4032);
   EXPECT_EQ(s.lower_bound_bytes, 4032);
-  for (const char* n : {"b", "c", "y"}) EXPECT_EQ(g.find_value(n)->offset, g.find_value("a")->offset) << n;
-  verify_plan(g, s.arena_bytes);
+  for (const char* n : {"b", "c", "y"}) EXPECT_EQ(P.at(g.find_value(n)).offset, P.at(g.find_value("a")).offset) << n;
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, NoInPlaceOverAnInputStillRead) {
@@ -56,11 +57,12 @@ TEST(MemoryPlanner, NoInPlaceOverAnInputStillRead) {
   ir::Value* b = add_op(g, "Relu", {a}, "b", {16});
   ir::Value* y = add_op(g, "Add", {a, b}, "y", {16});
   g.outputs().push_back(y);
-  MemoryStats s = plan_memory(g);
-  EXPECT_NE(b->offset, a->offset);
-  EXPECT_EQ(y->offset, a->offset);  // both die at Add: over input 0
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  EXPECT_NE(P.at(b).offset, P.at(a).offset);
+  EXPECT_EQ(P.at(y).offset, P.at(a).offset);  // both die at Add: over input 0
   EXPECT_EQ(s.in_place, 1);
-  verify_plan(g, s.arena_bytes);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, NoInPlaceOverABroadcastInput) {
@@ -72,9 +74,10 @@ TEST(MemoryPlanner, NoInPlaceOverABroadcastInput) {
   ir::Value* b = add_op(g, "Relu", {x2}, "b", {4, 8});
   ir::Value* y = add_op(g, "Mul", {a, b}, "y", {4, 8});
   g.outputs().push_back(y);
-  MemoryStats s = plan_memory(g);
-  EXPECT_EQ(y->offset, b->offset);
-  verify_plan(g, s.arena_bytes);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  EXPECT_EQ(P.at(y).offset, P.at(b).offset);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, NoInPlaceWhenElementSizesDiffer) {
@@ -84,10 +87,11 @@ TEST(MemoryPlanner, NoInPlaceWhenElementSizesDiffer) {
   ir::Value* a = add_op(g, "Relu", {x}, "a", {64});
   ir::Value* y = add_op(g, "Equal", {a, a}, "y", {64}, {}, DType::kBool);
   g.outputs().push_back(y);
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.in_place, 0);
-  EXPECT_NE(y->offset, a->offset);
-  verify_plan(g, s.arena_bytes);
+  EXPECT_NE(P.at(y).offset, P.at(a).offset);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, AliasSharesBytesAndExtendsLifetime) {
@@ -105,17 +109,18 @@ TEST(MemoryPlanner, AliasSharesBytesAndExtendsLifetime) {
   ir::Value* r3 = add_op(g, "Reshape", {r2, shape16}, "r3", {16});
   ir::Value* y = add_op(g, "Add", {r3, b}, "y", {16});
   g.outputs().push_back(y);
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.aliases, 3);
-  EXPECT_EQ(r1->offset, a->offset);
-  EXPECT_EQ(r2->offset, a->offset);
-  EXPECT_EQ(r3->offset, a->offset);
-  EXPECT_NE(b->offset, a->offset);
-  EXPECT_EQ(y->offset, a->offset);  // the a/r1/r2/r3 block dies at the Add
+  EXPECT_EQ(P.at(r1).offset, P.at(a).offset);
+  EXPECT_EQ(P.at(r2).offset, P.at(a).offset);
+  EXPECT_EQ(P.at(r3).offset, P.at(a).offset);
+  EXPECT_NE(P.at(b).offset, P.at(a).offset);
+  EXPECT_EQ(P.at(y).offset, P.at(a).offset);  // the a/r1/r2/r3 block dies at the Add
   EXPECT_EQ(s.arena_bytes, 128);
   EXPECT_EQ(s.lower_bound_bytes, 128);
   EXPECT_EQ(s.no_reuse_bytes, 6 * 64);
-  verify_plan(g, s.arena_bytes);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, NeverAliasesGraphInputsOrConstants) {
@@ -125,12 +130,13 @@ TEST(MemoryPlanner, NeverAliasesGraphInputsOrConstants) {
   ir::Value* r = add_op(g, "Identity", {x}, "r", {16});
   ir::Value* rc = add_op(g, "Identity", {c}, "rc", {4});
   g.outputs() = {r, rc};
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.aliases, 0);
-  EXPECT_EQ(r->storage, ir::Storage::kArena);
-  EXPECT_EQ(rc->storage, ir::Storage::kArena);
-  EXPECT_NE(r->offset, rc->offset);
-  verify_plan(g, s.arena_bytes);
+  EXPECT_EQ(P.at(r).storage, Storage::kArena);
+  EXPECT_EQ(P.at(rc).storage, Storage::kArena);
+  EXPECT_NE(P.at(r).offset, P.at(rc).offset);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, GraphOutputIsNeverOverwritten) {
@@ -140,10 +146,11 @@ TEST(MemoryPlanner, GraphOutputIsNeverOverwritten) {
   ir::Value* y1 = add_op(g, "Relu", {x}, "y1", {16});
   ir::Value* y2 = add_op(g, "Relu", {y1}, "y2", {16});
   g.outputs() = {y1, y2};
-  MemoryStats s = plan_memory(g);
-  EXPECT_NE(y1->offset, y2->offset);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  EXPECT_NE(P.at(y1).offset, P.at(y2).offset);
   EXPECT_EQ(s.arena_bytes, 128);
-  verify_plan(g, s.arena_bytes);
+  verify_plan(g, P.ids, P.plan);
 }
 
 // a[1,2,4] and b[1,3,4] produced straight into c = Concat(a, b, axis 1).
@@ -156,17 +163,21 @@ TEST(MemoryPlanner, ConcatInputsAreProducedIntoTheirSlices) {
   ir::Value* c = add_op(g, "Concat", {a, b}, "c", {1, 5, 4}, {ir::Attribute::Int("axis", 1)});
   ir::Value* y = add_op(g, "Softmax", {c}, "y", {1, 5, 4});
   g.outputs().push_back(y);
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.concats_in_place, 1);
-  EXPECT_TRUE(c->producer()->has_attr(kConcatInPlaceAttr));
-  EXPECT_EQ(a->offset, c->offset);
-  EXPECT_EQ(b->offset, c->offset + 2 * 4 * 4);
-  EXPECT_NE(y->offset, c->offset);
+  EXPECT_TRUE(P.plan.concat_done(P.ids.id(c)));
+  EXPECT_EQ(P.at(a).offset, P.at(c).offset);
+  EXPECT_EQ(P.at(b).offset, P.at(c).offset + 2 * 4 * 4);
+  EXPECT_NE(P.at(y).offset, P.at(c).offset);
   EXPECT_EQ(s.arena_bytes, 128 + 128);  // c's 80 bytes -> 128, y 128
-  verify_plan(g, s.arena_bytes);
-  // Re-planning clears the mark first: same result, one attribute.
-  plan_memory(g);
-  EXPECT_EQ(c->producer()->attrs.size(), 2u);
+  verify_plan(g, P.ids, P.plan);
+  // Planning leaves the graph as it was (the Concat keeps its one
+  // attribute), and planning again gives the same plan.
+  EXPECT_EQ(c->producer()->attrs.size(), 1u);
+  testing::Planned again(g);
+  EXPECT_EQ(again.plan.concat_in_place, P.plan.concat_in_place);
+  EXPECT_EQ(again.at(b).offset, P.at(b).offset);
 }
 
 TEST(MemoryPlanner, ConcatIsLeftAloneWhenAnInputCannotMove) {
@@ -191,10 +202,11 @@ TEST(MemoryPlanner, ConcatIsLeftAloneWhenAnInputCannotMove) {
     g.outputs().push_back(c);
     if (k.a_twice) g.outputs().push_back(add_op(g, "Relu", {a}, "a2", k.s1));
     if (k.a_output) g.outputs().push_back(a);
-    MemoryStats s = plan_memory(g);
+    testing::Planned P(g);
+  const MemoryStats& s = P.stats();
     EXPECT_EQ(s.concats_in_place, 0) << k.why;
-    EXPECT_FALSE(c->producer()->has_attr(kConcatInPlaceAttr)) << k.why;
-    verify_plan(g, s.arena_bytes);
+    EXPECT_FALSE(P.plan.concat_done(P.ids.id(c))) << k.why;
+    verify_plan(g, P.ids, P.plan);
   }
 }
 
@@ -208,14 +220,15 @@ TEST(MemoryPlanner, NestedConcatsShareOneBlock) {
   ir::Value* d = add_op(g, "Exp", {x}, "d", {1, 2});
   ir::Value* c2 = add_op(g, "Concat", {c1, d}, "c2", {1, 6}, {ir::Attribute::Int("axis", 1)});
   g.outputs().push_back(c2);
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   EXPECT_EQ(s.concats_in_place, 2);
-  EXPECT_EQ(a->offset, c2->offset);
-  EXPECT_EQ(b->offset, c2->offset + 8);
-  EXPECT_EQ(c1->offset, c2->offset);
-  EXPECT_EQ(d->offset, c2->offset + 16);
+  EXPECT_EQ(P.at(a).offset, P.at(c2).offset);
+  EXPECT_EQ(P.at(b).offset, P.at(c2).offset + 8);
+  EXPECT_EQ(P.at(c1).offset, P.at(c2).offset);
+  EXPECT_EQ(P.at(d).offset, P.at(c2).offset + 16);
   EXPECT_EQ(s.arena_bytes, 64);
-  verify_plan(g, s.arena_bytes);
+  verify_plan(g, P.ids, P.plan);
 }
 
 TEST(MemoryPlanner, DynamicShapesAndConstantsAreNotInTheArena) {
@@ -226,9 +239,10 @@ TEST(MemoryPlanner, DynamicShapesAndConstantsAreNotInTheArena) {
   ir::Node* add = g.add_node("Add", {x, c}, {"y"});
   add->output(0)->type = x->type;
   g.outputs().push_back(add->output(0));
-  MemoryStats s = plan_memory(g);
-  EXPECT_EQ(add->output(0)->storage, ir::Storage::kDynamic);
-  EXPECT_EQ(c->storage, ir::Storage::kWeight);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  EXPECT_EQ(P.at(add->output(0)).storage, Storage::kDynamic);
+  EXPECT_EQ(P.at(c).storage, Storage::kWeight);
   EXPECT_EQ(s.arena_bytes, 0);
   EXPECT_EQ(s.weights_bytes, 4);
 }
@@ -281,36 +295,40 @@ TEST(MemoryVerifier, CatchesAWriteOverALiveValue) {
   ir::Value* a = add_op(g, "Relu", {x}, "a", {16});
   ir::Value* b = add_op(g, "Relu", {a}, "b", {16});
   g.outputs().push_back(add_op(g, "Add", {a, b}, "y", {16}));
-  MemoryStats s = plan_memory(g);
-  verify_plan(g, s.arena_bytes);
-  b->offset = a->offset;
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
-  b->offset = a->offset + 32;  // partial overlap
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  verify_plan(g, P.ids, P.plan);
+  P.at(b).offset = P.at(a).offset;
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
+  P.at(b).offset = P.at(a).offset + 32;  // partial overlap
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
 }
 
 TEST(MemoryVerifier, InPlaceOnlyForListedOps) {
   ir::Graph g;
   chain(g, 16, "Softmax");
-  MemoryStats s = plan_memory(g);
-  g.find_value("b")->offset = g.find_value("a")->offset;  // a dies at b, but Softmax is not listed
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  P.at(g.find_value("b")).offset = P.at(g.find_value("a")).offset;  // a dies at b, but Softmax is not listed
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
   ir::Graph h;
   chain(h, 16, "Relu");
-  MemoryStats t = plan_memory(h);
-  verify_plan(h, t.arena_bytes);  // the same layout with Relu is right
+  testing::Planned Q(h);
+  verify_plan(h, Q.ids, Q.plan);  // the same layout with Relu is right
 }
 
 TEST(MemoryVerifier, CatchesOutsideAndMisaligned) {
   ir::Graph g;
   chain(g, 16, "Softmax");
-  MemoryStats s = plan_memory(g);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
   ir::Value* b = g.find_value("b");
-  const int64_t ok = b->offset;
-  b->offset = s.arena_bytes;
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
-  b->offset = ok + 2;  // not a multiple of 4
-  EXPECT_THROW(verify_plan(g, s.arena_bytes + 64), Error);
+  const int64_t ok = P.at(b).offset;
+  P.at(b).offset = s.arena_bytes;
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
+  P.at(b).offset = ok + 2;  // not a multiple of 4
+  P.plan.arena_bytes += 64;
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
 }
 
 TEST(MemoryVerifier, CatchesAConcatInputOutsideItsSlice) {
@@ -320,11 +338,12 @@ TEST(MemoryVerifier, CatchesAConcatInputOutsideItsSlice) {
   ir::Value* b = add_op(g, "Neg", {x}, "b", {1, 2});
   ir::Value* c = add_op(g, "Concat", {a, b}, "c", {1, 4}, {ir::Attribute::Int("axis", 1)});
   g.outputs().push_back(add_op(g, "Softmax", {c}, "y", {1, 4}));
-  MemoryStats s = plan_memory(g);
-  ASSERT_TRUE(c->producer()->has_attr(kConcatInPlaceAttr));
-  verify_plan(g, s.arena_bytes);
-  std::swap(a->offset, b->offset);  // the inputs swapped: output would be wrong
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  ASSERT_TRUE(P.plan.concat_done(P.ids.id(c)));
+  verify_plan(g, P.ids, P.plan);
+  std::swap(P.at(a).offset, P.at(b).offset);  // the inputs swapped: output would be wrong
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
 }
 
 TEST(MemoryVerifier, CatchesAnAliasOverwrittenWhileLive) {
@@ -336,17 +355,18 @@ TEST(MemoryVerifier, CatchesAnAliasOverwrittenWhileLive) {
   ir::Value* r = add_op(g, "Identity", {a}, "r", {16});
   ir::Value* b = add_op(g, "Softmax", {x}, "b", {16});
   g.outputs().push_back(add_op(g, "Add", {r, b}, "y", {16}));
-  MemoryStats s = plan_memory(g);
-  verify_plan(g, s.arena_bytes);
-  b->offset = a->offset;
-  EXPECT_THROW(verify_plan(g, s.arena_bytes), Error);
+  testing::Planned P(g);
+  const MemoryStats& s = P.stats();
+  verify_plan(g, P.ids, P.plan);
+  P.at(b).offset = P.at(a).offset;
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
 }
 
 TEST(MemoryPlanner, ArenaTensorsListsLifetimes) {
   ir::Graph g;
   chain(g, 16, "Softmax");
-  plan_memory(g);
-  auto t = arena_tensors(g);
+  testing::Planned P(g);
+  auto t = arena_tensors(g, P.ids, P.plan);
   ASSERT_EQ(t.size(), 4u);
   EXPECT_EQ(t[0].name, "a");
   EXPECT_EQ(t[0].first, 0);

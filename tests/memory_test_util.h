@@ -11,7 +11,9 @@
 #include "gec/runtime.h"
 #include "ir/graph.h"
 #include "memory/planner.h"
+#include "model/reader.h"
 #include "model/writer.h"
+#include "schedule/schedule.h"
 
 namespace gec::testing {
 
@@ -33,12 +35,28 @@ inline ir::Value* add_op(ir::Graph& g, const std::string& op, const std::vector<
   return n->output(0);
 }
 
+/// A graph's value index and memory plan (verified).
+struct Planned {
+  ir::ValueIndex ids;
+  memory::MemoryPlan plan;
+  explicit Planned(const ir::Graph& g) : ids(g), plan(memory::plan_memory(g, ids)) {
+    memory::verify_plan(g, ids, plan);
+  }
+  memory::Placement& at(const ir::Value* v) { return plan.at(ids.id(v)); }
+  const memory::MemoryStats& stats() const { return plan.stats; }
+};
+
+/// .gom bytes of `g` with plan `p` and an all-plain execution plan.
+inline std::vector<uint8_t> gom_of(const ir::Graph& g, const Planned& p, int32_t opset = 17,
+                                   const std::string& meta = "{}") {
+  return model::write_gom(g, p.ids, p.plan, schedule::make_execution_plan(g, {}), opset, meta);
+}
+
 /// Plans (and verifies) `g`, then loads it as a Session.
 inline std::unique_ptr<Session> plan_and_load(ir::Graph& g, memory::MemoryStats* stats = nullptr) {
-  memory::MemoryStats st = memory::plan_memory(g);
-  memory::verify_plan(g, st.arena_bytes);
-  if (stats) *stats = st;
-  auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(g, st.arena_bytes, 17, "{}"));
+  Planned p(g);
+  if (stats) *stats = p.stats();
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(gom_of(g, p));
   SessionOptions so;
   so.num_threads = 2;
   return Session::load_from_bytes(bytes, so);

@@ -15,6 +15,8 @@
 #include "model/format.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "memory/memory_plan.h"
+#include "schedule/execution_plan.h"
 
 namespace gec::model {
 namespace {
@@ -25,6 +27,7 @@ using ir::Graph;
 using ir::Node;
 using ir::TensorType;
 using ir::Value;
+using ir::ValueIndex;
 
 // Every dtype with byte data (string handled separately).
 const DType kByteDtypes[] = {DType::kFloat32, DType::kUInt8,  DType::kInt8,      DType::kUInt16,
@@ -48,7 +51,7 @@ Tensor strings(Shape shape, std::vector<std::string> v) {
 // main:  x[N,3] -> Add(x, c_float32) -> a ; If(cond) { then: Mul(a, k) ; else: Loop-ish
 //        body with a nested subgraph reading `a` from two levels up } -> y
 // plus one constant of every dtype consumed by a Concat-like node, an omitted
-// optional input, every attribute kind, kernels and fused_from.
+// optional input, every attribute kind and fused_from (the plans: make_model).
 std::unique_ptr<Graph> make_graph() {
   auto g = std::make_unique<Graph>();
   g->name = "main";
@@ -57,18 +60,14 @@ std::unique_ptr<Graph> make_graph() {
   xt.has_shape = true;
   xt.dims = {Dim{-1, "N"}, Dim{3, ""}};
   Value* x = g->add_value("x", xt);
-  x->storage = ir::Storage::kGraphInput;
   g->inputs().push_back(x);
   Value* cond = g->add_value("cond", TensorType::of(DType::kBool, {}));
-  cond->storage = ir::Storage::kGraphInput;
   g->inputs().push_back(cond);
 
   Value* c = g->add_constant("c_f32", patterned(DType::kFloat32, {3}, 1));
   Node* add = g->add_node("Add", {x, c}, {"a"}, "add0");
-  add->kernel = "cpu.binary";
   add->fused_from = {"onnx_add", "onnx_relu"};
   add->output(0)->type = xt;
-  add->output(0)->storage = ir::Storage::kDynamic;
 
   // One constant per dtype, plus scalar, empty and string constants.
   std::vector<Value*> consts;
@@ -81,10 +80,7 @@ std::unique_ptr<Graph> make_graph() {
   pack_in.insert(pack_in.begin() + 2, nullptr);  // omitted optional input
   Node* pack = g->add_node("PackAll", pack_in, {"packed", "packed2"}, "pack", "com.graphengine");
   pack->output(0)->type = TensorType::of(DType::kUInt8, {64});
-  pack->output(0)->storage = ir::Storage::kArena;
-  pack->output(0)->offset = 128;
-  pack->output(1)->storage = ir::Storage::kArena;
-  pack->output(1)->offset = 0;
+  pack->output(1)->type = TensorType::of(DType::kUInt8, {16});
   pack->attrs.push_back(Attribute::Int("i", -7));
   pack->attrs.push_back(Attribute::Float("f", 2.5f));
   pack->attrs.push_back(Attribute::String("s", std::string("x\0y", 3)));
@@ -127,11 +123,65 @@ std::unique_ptr<Graph> make_graph() {
   return g;
 }
 
+/// make_graph's model with hand-made plans: constants in WEIGHTS, x and cond
+/// graph inputs, "packed" at arena byte 128 and "packed2" at 0 (arena 4096
+/// bytes), everything else dynamic; one step per node in order, add0's
+/// kernel "cpu.binary" and pack's output layouts {nChw16c, plain}.
+struct HandModel {
+  std::unique_ptr<Graph> g;
+  ValueIndex ids;
+  memory::MemoryPlan mp;
+  schedule::ExecutionPlan ep;
+};
+
+HandModel make_model() {
+  HandModel m;
+  m.g = make_graph();
+  m.ids = ValueIndex(*m.g);
+  m.mp.arena_bytes = 4096;
+  m.mp.values.assign(static_cast<size_t>(m.ids.size()), {memory::Storage::kDynamic, 0});
+  for (int32_t id = 0; id < m.ids.size(); ++id) {
+    const Value* v = m.ids.value(id);
+    memory::Placement& p = m.mp.at(id);
+    if (v->is_constant()) p.storage = memory::Storage::kWeight;
+    if (v->name() == "x" || v->name() == "cond") p.storage = memory::Storage::kGraphInput;
+    if (v->name() == "packed") p = {memory::Storage::kArena, 128};
+    if (v->name() == "packed2") p = {memory::Storage::kArena, 0};
+  }
+  ir::for_each_graph(static_cast<const Graph&>(*m.g), [&](const Graph& sg) {
+    schedule::GraphSchedule& gs = m.ep.graphs.emplace_back();
+    int32_t i = 0;
+    for (const auto& n : sg.nodes()) {
+      schedule::Step st;
+      st.node = i++;
+      if (n->name == "add0") st.kernel = "cpu.binary";
+      if (n->name == "pack") st.output_layouts = {ops::Layout::kNChw16c, ops::Layout::kPlain};
+      gs.steps.push_back(st);
+    }
+  });
+  return m;
+}
+
 const std::string kMeta = R"({"compiler":"gec 0.1","opt":"O2"})";
 
-std::vector<uint8_t> write_test_model() {
-  auto g = make_graph();
-  return write_gom(*g, 4096, 17, kMeta);
+std::vector<uint8_t> write_model(const HandModel& m, const std::string& meta = kMeta, int32_t opset = 17) {
+  return write_gom(*m.g, m.ids, m.mp, m.ep, opset, meta);
+}
+
+std::vector<uint8_t> write_test_model() { return write_model(make_model()); }
+
+/// All-plain plans for a graph of constants and computed values.
+std::vector<uint8_t> write_plain(const Graph& g, int32_t opset, const std::string& meta) {
+  const ValueIndex ids(g);
+  memory::MemoryPlan mp;
+  for (int32_t id = 0; id < ids.size(); ++id)
+    mp.values.push_back(memory::Placement{ids.value(id)->is_constant() ? memory::Storage::kWeight : memory::Storage::kDynamic, 0});
+  schedule::ExecutionPlan ep;
+  ir::for_each_graph(g, [&](const Graph& sg) {
+    schedule::GraphSchedule& gs = ep.graphs.emplace_back();
+    for (int32_t i = 0; i < static_cast<int32_t>(sg.nodes().size()); ++i) gs.steps.push_back({i, "", {}, {}, ""});
+  });
+  return write_gom(g, ids, mp, ep, opset, meta);
 }
 
 // ---- structural comparison ----------------------------------------------------
@@ -146,9 +196,10 @@ void expect_same_tensor(const Tensor& a, const Tensor& b, const std::string& whe
   }
 }
 
-int32_t id_or(const Value* v) { return v ? v->id : -1; }
-
-void expect_same_graph(const Graph& a, const Graph& b) {
+// Graphs a and b (ids from ia and ib) are the same, value ids included.
+void expect_same_graph(const Graph& a, const Graph& b, const ValueIndex& ia, const ValueIndex& ib) {
+  auto id_a = [&](const Value* v) { return ia.id_or_none(v); };
+  auto id_b = [&](const Value* v) { return ib.id_or_none(v); };
   EXPECT_EQ(a.name, b.name);
   ASSERT_EQ(a.values().size(), b.values().size()) << a.name;
   for (size_t i = 0; i < a.values().size(); ++i) {
@@ -157,9 +208,7 @@ void expect_same_graph(const Graph& a, const Graph& b) {
     const std::string where = a.name + "/" + va.name();
     EXPECT_EQ(va.name(), vb.name());
     EXPECT_EQ(va.type, vb.type) << where;
-    EXPECT_EQ(va.storage, vb.storage) << where;
-    EXPECT_EQ(va.offset, vb.offset) << where;
-    EXPECT_EQ(va.id, vb.id) << where;
+    EXPECT_EQ(id_a(&va), id_b(&vb)) << where;
     ASSERT_EQ(va.is_constant(), vb.is_constant()) << where;
     if (va.is_constant()) expect_same_tensor(*va.constant, *vb.constant, where);
   }
@@ -171,12 +220,11 @@ void expect_same_graph(const Graph& a, const Graph& b) {
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.op_type, y.op_type);
     EXPECT_EQ(x.domain, y.domain);
-    EXPECT_EQ(x.kernel, y.kernel);
     EXPECT_EQ(x.fused_from, y.fused_from);
     ASSERT_EQ(x.inputs().size(), y.inputs().size()) << x.name;
-    for (size_t j = 0; j < x.inputs().size(); ++j) EXPECT_EQ(id_or(x.input(j)), id_or(y.input(j))) << x.name;
+    for (size_t j = 0; j < x.inputs().size(); ++j) EXPECT_EQ(id_a(x.input(j)), id_b(y.input(j))) << x.name;
     ASSERT_EQ(x.outputs().size(), y.outputs().size()) << x.name;
-    for (size_t j = 0; j < x.outputs().size(); ++j) EXPECT_EQ(x.output(j)->id, y.output(j)->id) << x.name;
+    for (size_t j = 0; j < x.outputs().size(); ++j) EXPECT_EQ(id_a(x.output(j)), id_b(y.output(j))) << x.name;
     ASSERT_EQ(x.attrs.size(), y.attrs.size()) << x.name;
     for (size_t j = 0; j < x.attrs.size(); ++j) {
       const Attribute& p = x.attrs[j];
@@ -195,14 +243,14 @@ void expect_same_graph(const Graph& a, const Graph& b) {
       ASSERT_EQ(p.g != nullptr, q.g != nullptr) << where;
       if (p.g) {
         EXPECT_EQ(q.g->parent, &b) << where;
-        expect_same_graph(*p.g, *q.g);
+        expect_same_graph(*p.g, *q.g, ia, ib);
       }
     }
   }
   ASSERT_EQ(a.inputs().size(), b.inputs().size());
-  for (size_t i = 0; i < a.inputs().size(); ++i) EXPECT_EQ(a.inputs()[i]->id, b.inputs()[i]->id);
+  for (size_t i = 0; i < a.inputs().size(); ++i) EXPECT_EQ(id_a(a.inputs()[i]), id_b(b.inputs()[i]));
   ASSERT_EQ(a.outputs().size(), b.outputs().size());
-  for (size_t i = 0; i < a.outputs().size(); ++i) EXPECT_EQ(a.outputs()[i]->id, b.outputs()[i]->id);
+  for (size_t i = 0; i < a.outputs().size(); ++i) EXPECT_EQ(id_a(a.outputs()[i]), id_b(b.outputs()[i]));
 }
 
 // ---- byte-level helpers (written from the format spec, not from writer.cc) ----
@@ -303,7 +351,7 @@ TEST(ModelFormat, HeaderAndPartitionTableFollowTheSpec) {
   const std::vector<uint8_t> b = write_test_model();
   ASSERT_GE(b.size(), 40u + 3 * 32u);
   EXPECT_EQ(std::memcmp(b.data(), "GECOM\0\0\0", 8), 0);
-  EXPECT_EQ(get<uint32_t>(b, 8), 1u);            // format_version
+  EXPECT_EQ(get<uint32_t>(b, 8), 2u);            // format_version
   EXPECT_EQ(get<uint32_t>(b, 12), 40u);          // header_size
   EXPECT_EQ(get<uint64_t>(b, 16), b.size());     // file_size
   EXPECT_EQ(get<uint32_t>(b, 24), 3u);           // partition_count
@@ -323,26 +371,28 @@ TEST(ModelFormat, HeaderAndPartitionTableFollowTheSpec) {
 }
 
 TEST(ModelFormat, WriterAssignsAlignedWeightOffsets) {
-  auto g = make_graph();
-  const std::vector<uint8_t> b = write_gom(*g, 4096, 17, kMeta);
+  const HandModel hm = make_model();
+  const std::vector<uint8_t> b = write_model(hm);
   const uint64_t wsize = entry_of(b, 2).size;
+  const gom::Model m = model_def_of(b);
   int constants = 0;
-  for (const auto& v : g->values()) {
+  for (int32_t id = 0; id < hm.ids.size(); ++id) {
+    const Value* v = hm.ids.value(id);
     if (!v->is_constant()) continue;
-    ++constants;
-    EXPECT_EQ(v->storage, ir::Storage::kWeight) << v->name();
-    EXPECT_EQ(v->offset % 64, 0) << v->name();
-    EXPECT_LE(static_cast<uint64_t>(v->offset) + (v->constant->dtype() == DType::kString ? 0 : v->constant->bytes()),
+    if (v->owner() == hm.g.get()) ++constants;
+    const gom::Value& pv = m.values(id);
+    EXPECT_EQ(pv.data_offset() % 64, 0) << v->name();
+    EXPECT_LE(static_cast<uint64_t>(pv.data_offset()) + (v->constant->dtype() == DType::kString ? 0 : v->constant->bytes()),
               wsize);
   }
   EXPECT_EQ(constants, 19);
   // Ids are dense over all graphs: main's values first.
-  EXPECT_EQ(g->values().front()->id, 0);
+  EXPECT_EQ(hm.ids.id(hm.g->values().front().get()), 0);
 }
 
 TEST(ModelFormat, RoundTripsTheWholeIr) {
-  auto original = make_graph();
-  const std::vector<uint8_t> b = write_gom(*original, 4096, 17, kMeta);
+  const HandModel original = make_model();
+  const std::vector<uint8_t> b = write_model(original);
   const std::string path = temp_gom("roundtrip");
   write_file(path, b);
   for (int from_file = 0; from_file < 2; ++from_file) {
@@ -352,12 +402,32 @@ TEST(ModelFormat, RoundTripsTheWholeIr) {
     ASSERT_TRUE(m.graph);
     EXPECT_EQ(m.arena_bytes, 4096);
     EXPECT_EQ(m.opset, 17);
-    EXPECT_EQ(m.format_version, 1u);
+    EXPECT_EQ(m.format_version, 2u);
     EXPECT_EQ(m.metadata_json, kMeta);
     EXPECT_EQ(static_cast<uint64_t>(m.weights_bytes), entry_of(b, 2).size);
     EXPECT_TRUE(m.keepalive);
     m.graph->verify();
-    expect_same_graph(*original, *m.graph);
+    expect_same_graph(*original.g, *m.graph, original.ids, m.ids);
+    // The plans come back as written.
+    ASSERT_EQ(m.memory_plan.values.size(), original.mp.values.size());
+    for (size_t i = 0; i < original.mp.values.size(); ++i) {
+      EXPECT_EQ(m.memory_plan.values[i].storage, original.mp.values[i].storage) << i;
+      EXPECT_EQ(m.memory_plan.values[i].offset, original.mp.values[i].offset) << i;
+    }
+    ASSERT_EQ(m.execution_plan.graphs.size(), original.ep.graphs.size());
+    for (size_t gi = 0; gi < original.ep.graphs.size(); ++gi) {
+      const auto& want = original.ep.graphs[gi].steps;
+      const auto& got = m.execution_plan.graphs[gi].steps;
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got[i].node, want[i].node);
+        EXPECT_EQ(got[i].kernel, want[i].kernel);
+        EXPECT_EQ(got[i].input_layouts, want[i].input_layouts);
+        EXPECT_EQ(got[i].output_layouts, want[i].output_layouts);
+      }
+    }
+    EXPECT_EQ(m.graphs.size(), 4u);
+    EXPECT_EQ(m.graphs[0], m.graph.get());
 
     // Outer-scope references resolve to the enclosing graphs' own values.
     Graph* else_g = m.graph->node_list().back()->get_graph("else_branch");
@@ -374,7 +444,9 @@ TEST(ModelFormat, RoundTripsTheWholeIr) {
       if (!v->is_constant() || v->constant->dtype() == DType::kString) continue;
       const auto addr = reinterpret_cast<uintptr_t>(v->constant->data());
       EXPECT_EQ(addr % 64, 0u) << v->name();
-      EXPECT_EQ(addr - reinterpret_cast<uintptr_t>(c0->constant->data()), static_cast<uintptr_t>(v->offset - c0->offset))
+      const gom::Model def = model_def_of(b);
+      EXPECT_EQ(addr - reinterpret_cast<uintptr_t>(c0->constant->data()),
+                static_cast<uintptr_t>(def.values(m.ids.id(v.get())).data_offset() - def.values(m.ids.id(c0)).data_offset()))
           << v->name();
     }
   }
@@ -398,15 +470,16 @@ TEST(ModelFormat, SharedConstantDataIsStoredOnce) {
   Value* b = g.add_constant("b", t);  // same storage
   Node* n = g.add_node("Add", {a, b}, {"y"});
   g.outputs().push_back(n->output(0));
-  const std::vector<uint8_t> bytes = write_gom(g, 0, 17, "{}");
-  EXPECT_EQ(a->offset, b->offset);
+  const std::vector<uint8_t> bytes = write_plain(g, 17, "{}");
+  const gom::Model m = model_def_of(bytes);
+  EXPECT_EQ(m.values(0).data_offset(), m.values(1).data_offset());
   EXPECT_EQ(entry_of(bytes, 2).size, 64u);
 }
 
 TEST(ModelFormat, EmptyGraphRoundTrips) {
   Graph g;
   g.name = "empty";
-  const std::vector<uint8_t> b = write_gom(g, 0, 13, "");
+  const std::vector<uint8_t> b = write_plain(g, 13, "");
   LoadedModel m = read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b));
   EXPECT_EQ(m.graph->name, "empty");
   EXPECT_TRUE(m.graph->nodes().empty());
@@ -448,8 +521,11 @@ TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
 
 TEST(ModelFormat, RefusesNewerVersionsAndForeignFiles) {
   std::vector<uint8_t> b = write_test_model();
-  set<uint32_t>(b, 8, 2);
-  EXPECT_NE(load_error(b).find("written by a newer GraphEngine (format version 2; this build reads 1)"),
+  set<uint32_t>(b, 8, 3);
+  EXPECT_NE(load_error(b).find("written by a newer GraphEngine (format version 3; this build reads 2)"),
+            std::string::npos);
+  set<uint32_t>(b, 8, 1);  // the format before the plans had their own messages
+  EXPECT_NE(load_error(b).find("format version 1, older than this build's 2: recompile the model"),
             std::string::npos);
 
   std::mt19937 rng(1234);
@@ -509,7 +585,7 @@ TEST(ModelFormat, RefusesInconsistentModelDefs) {
        "out of range"},
       {"negative id", [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(0)->set_inputs(0, -5); }, "out of range"},
       {"graph output id", [](gom::Model& m) { m.mutable_graphs(0)->set_outputs(0, 1 << 30); }, "out of range"},
-      {"weight past WEIGHTS", [&](gom::Model& m) { m.mutable_values(value_index("k_float64"))->set_offset(1 << 20); },
+      {"weight past WEIGHTS", [&](gom::Model& m) { m.mutable_values(value_index("k_float64"))->set_data_offset(1 << 20); },
        "outside WEIGHTS"},
       {"weight size lies", [&](gom::Model& m) { m.mutable_values(value_index("k_float64"))->set_bytes(8); },
        "byte size"},
@@ -517,10 +593,24 @@ TEST(ModelFormat, RefusesInconsistentModelDefs) {
        "invalid dtype code 99"},
       {"bad type dtype", [&](gom::Model& m) { m.mutable_values(value_index("x"))->mutable_type()->set_dtype(-3); },
        "invalid dtype code -3"},
-      {"bad storage", [&](gom::Model& m) { m.mutable_values(value_index("x"))->set_storage(17); }, "storage code"},
+      {"bad storage", [&](gom::Model& m) { m.mutable_memory_plan()->mutable_values(value_index("x"))->set_storage(17); }, "storage code"},
+      {"plan for fewer values", [](gom::Model& m) { m.mutable_memory_plan()->mutable_values()->RemoveLast(); }, "memory plan"},
+      {"graph input not so placed", [&](gom::Model& m) { m.mutable_memory_plan()->mutable_values(value_index("x"))->set_storage(4); }, "graph input"},
+      {"Concat in place of a non-Concat", [&](gom::Model& m) { m.mutable_memory_plan()->add_concat_in_place(value_index("packed")); }, "not the arena output of a Concat"},
+      {"step names a node twice", [](gom::Model& m) { m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps(1)->set_node(0); }, "twice"},
+      {"step missing", [](gom::Model& m) { m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps()->RemoveLast(); }, "steps for"},
+      {"plan for fewer graphs", [](gom::Model& m) { m.mutable_execution_plan()->mutable_graphs()->RemoveLast(); }, "execution plan"},
+      {"bad layout code", [](gom::Model& m) {
+         for (auto& st : *m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps())
+           if (st.output_layouts_size()) st.set_output_layouts(0, 9);
+       }, "invalid layout code"},
+      {"layout count", [](gom::Model& m) {
+         for (auto& st : *m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps())
+           if (st.output_layouts_size()) st.add_output_layouts(0);
+       }, "layouts for"},
       {"string count", [&](gom::Model& m) { m.mutable_values(value_index("k_str"))->add_strings("extra"); },
        "string count"},
-      {"arena slot past arena", [&](gom::Model& m) { m.mutable_values(value_index("packed"))->set_offset(4090); },
+      {"arena slot past arena", [&](gom::Model& m) { m.mutable_memory_plan()->mutable_values(value_index("packed"))->set_offset(4090); },
        "arena"},
       {"bad attribute kind", [](gom::Model& m) {
          for (auto& n : *m.mutable_graphs(0)->mutable_nodes())
@@ -610,7 +700,7 @@ TEST(ModelFormat, InspectSummarizesAndReportsDamage) {
   const std::string path = temp_gom("inspect");
   write_file(path, b);
   GomSummary s = inspect_gom_file(path);
-  EXPECT_EQ(s.format_version, 1u);
+  EXPECT_EQ(s.format_version, 2u);
   EXPECT_EQ(s.header_size, 40u);
   EXPECT_EQ(s.file_size, b.size());
   EXPECT_TRUE(s.checksum_ok);

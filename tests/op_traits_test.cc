@@ -88,7 +88,7 @@ TEST(OpTraits, SecondRegistrationIsAnErrorNamingBoth) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("test.traits::Dup is registered twice"), std::string::npos) << e.what();
   }
-  auto f = [](const ir::Node&, const std::vector<DType>&) -> std::unique_ptr<kernels::Kernel> { return nullptr; };
+  auto f = [](const ir::Node&, const kernels::KernelConfig&) -> std::unique_ptr<kernels::Kernel> { return nullptr; };
   if (!kernels::find_kernel("test.traits", "Dup")) kernels::register_kernel("test.traits", "Dup", f, "first.cc");
   try {
     kernels::register_kernel("test.traits", "Dup", f, "second.cc");

@@ -9,6 +9,7 @@
 #include "ir/text.h"
 #include "kernels/kernel.h"
 #include "passes/pass.h"
+#include "schedule/schedule.h"
 #include "test_util.h"
 
 namespace gec::passes::testing {
@@ -38,8 +39,10 @@ inline ir::Node* only_node(const ir::Graph& g, const std::string& op) {
 }
 
 /// Runs the graph (no subgraphs) on `feeds` (by input name); returns the
-/// graph outputs in order.
-inline std::vector<Tensor> run_graph(ir::Graph& g, const std::map<std::string, Tensor>& feeds) {
+/// graph outputs in order. Each node's kernel gets its layouts from
+/// `layouts` when given (else all plain).
+inline std::vector<Tensor> run_graph(ir::Graph& g, const std::map<std::string, Tensor>& feeds,
+                                     const schedule::LayoutAssignment* layouts = nullptr) {
   g.topo_sort();
   std::map<const ir::Value*, Tensor> env;
   for (ir::Value* v : g.inputs()) env[v] = feeds.at(v->name());
@@ -52,7 +55,12 @@ inline std::vector<Tensor> run_graph(ir::Graph& g, const std::map<std::string, T
       views[i] = in->is_constant() ? in->constant->view() : env.at(in).view();
       ptrs.push_back(&views[i]);
     }
-    auto outs = kernels::evaluate_node(*n, ptrs);
+    kernels::KernelConfig config;
+    if (layouts && layouts->nodes.count(n)) {
+      config.input_layouts = layouts->nodes.at(n).in;
+      config.output_layouts = layouts->nodes.at(n).out;
+    }
+    auto outs = kernels::evaluate_node(*n, ptrs, 1, nullptr, config);
     for (size_t i = 0; i < outs.size(); ++i) env[n->output(i)] = std::move(outs[i]);
   }
   std::vector<Tensor> r;

@@ -6,7 +6,6 @@
 
 #include <cstring>
 
-#include "memory/plan_format.h"
 #include "memory_test_util.h"
 #include "runtime/executor.h"
 #include "test_util.h"
@@ -38,7 +37,8 @@ TEST(RuntimeMemory, AliasChainGivesTheRightValues) {
   EXPECT_EQ(st.aliases, 4);
   EXPECT_EQ(st.in_place, 1);
   EXPECT_EQ(st.arena_bytes, 64);
-  for (ir::Value* v : {r, f, u, q, y}) EXPECT_EQ(v->offset, a->offset) << v->name();
+  testing::Planned P(g);  // the same plan again, to read the offsets
+  for (ir::Value* v : {r, f, u, q, y}) EXPECT_EQ(P.at(v).offset, P.at(a).offset) << v->name();
   Tensor in = make<float>({2, 3}, {-1, 2, -3, 4, -5, 6});
   auto out = s->run({in.view()});
   EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
@@ -61,7 +61,8 @@ TEST(RuntimeMemory, ConcatInPlaceIsSkippedAndRight) {
   ir::Graph g;
   ir::Value* c = concat_graph(g, true);
   auto s = testing::plan_and_load(g);
-  ASSERT_TRUE(c->producer()->has_attr(memory::kConcatInPlaceAttr));
+  testing::Planned P(g);
+  ASSERT_TRUE(P.plan.concat_done(P.ids.id(c)));
   Tensor x1 = make<float>({1, 2, 2}, {-1, 2, 3, -4});
   Tensor x2 = make<float>({1, 1, 2}, {3, -1});
   // c = {0, 2, 3, 0, -3, 1}; softsign v / (1 + |v|).
@@ -87,14 +88,23 @@ TEST(RuntimeMemory, ConcatOutputBoundToCallerMemoryStillCopiesItsSlices) {
 }
 
 // Runs `g` through an Executor over an arena filled with 0xAB.
+// The graph goes through the .gom writer and reader, as a Session's does;
+// `offset(name)` is a value's arena offset in the loaded plan.
 struct ArenaRun {
+  model::LoadedModel model;
   std::vector<uint8_t> arena;
   std::unique_ptr<Executor> ex;
   ArenaRun(ir::Graph& g) {
-    memory::MemoryStats st = memory::plan_memory(g);
-    memory::verify_plan(g, st.arena_bytes);
-    arena.assign(static_cast<size_t>(st.arena_bytes) + 64, 0xAB);
-    ex = std::make_unique<Executor>(g, ir::number_values(g), arena.data(), 1, false);
+    testing::Planned p(g);
+    model = model::read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(testing::gom_of(g, p)));
+    arena.assign(static_cast<size_t>(model.memory_plan.arena_bytes) + 64, 0xAB);
+    ex = std::make_unique<Executor>(model, arena.data(), 1, false);
+  }
+  int64_t offset(const std::string& name) const {
+    for (int32_t id = 0; id < model.ids.size(); ++id)
+      if (model.ids.value(id)->name() == name) return model.memory_plan.at(id).offset;
+    ADD_FAILURE() << "no value " << name;
+    return 0;
   }
   bool untouched(int64_t off, int64_t bytes) const {
     for (int64_t i = off; i < off + bytes; ++i)
@@ -116,11 +126,11 @@ TEST(RuntimeMemory, OutputIsWrittenStraightIntoCallerMemory) {
   r.ex->run();
   EXPECT_EQ(values<float>(out), (std::vector<float>{-1, 2, -3, 4, -5}));
   EXPECT_EQ(r.ex->output(0).data, out.data());
-  EXPECT_TRUE(r.untouched(y->offset, 20)) << "the output went through the arena";
+  EXPECT_TRUE(r.untouched(r.offset("y"), 20)) << "the output went through the arena";
   r.ex->unbind_outputs();
   r.ex->run();
-  EXPECT_EQ(r.ex->output(0).data, r.arena.data() + y->offset);
-  EXPECT_FALSE(r.untouched(y->offset, 20));
+  EXPECT_EQ(r.ex->output(0).data, r.arena.data() + r.offset("y"));
+  EXPECT_FALSE(r.untouched(r.offset("y"), 20));
 }
 
 TEST(RuntimeMemory, InPlaceOutputReadsTheArenaAndWritesTheCaller) {
@@ -131,7 +141,7 @@ TEST(RuntimeMemory, InPlaceOutputReadsTheArenaAndWritesTheCaller) {
   ir::Value* y = add_op(g, "Neg", {t}, "y", {4});
   g.outputs().push_back(y);
   ArenaRun r(g);
-  ASSERT_EQ(y->offset, t->offset);
+  ASSERT_EQ(r.offset("y"), r.offset("t"));
   Tensor in = make<float>({4}, {1, -2, 3, -4});
   Tensor out(F, {4});
   r.ex->bind_input(0, in.view());
@@ -139,7 +149,7 @@ TEST(RuntimeMemory, InPlaceOutputReadsTheArenaAndWritesTheCaller) {
   r.ex->run();
   EXPECT_EQ(values<float>(out), (std::vector<float>{-1, 0, -3, 0}));
   std::vector<float> arena_t(4);
-  std::memcpy(arena_t.data(), r.arena.data() + t->offset, 16);
+  std::memcpy(arena_t.data(), r.arena.data() + r.offset("t"), 16);
   EXPECT_EQ(arena_t, (std::vector<float>{1, 0, 3, 0}));  // t only: y never touched the arena
 }
 
@@ -153,7 +163,8 @@ TEST(RuntimeMemory, OutputsThatCannotBeBoundAreCopied) {
   ir::Value* w = add_op(g, "Neg", {z}, "w", {3});
   g.outputs() = {y, w, x, x};
   auto s = testing::plan_and_load(g);
-  EXPECT_EQ(z->offset, y->offset);
+  testing::Planned P(g);
+  EXPECT_EQ(P.at(z).offset, P.at(y).offset);
   Tensor in = make<float>({3}, {-1, 2, -3});
   std::vector<Tensor> outs;
   std::vector<TensorView> views;

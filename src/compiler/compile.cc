@@ -15,6 +15,7 @@
 #include "memory/planner.h"
 #include "model/writer.h"
 #include "passes/pass.h"
+#include "schedule/schedule.h"
 #include "support/mapped_file.h"
 
 namespace gec {
@@ -39,14 +40,6 @@ std::string sha256_hex(const uint8_t* data, size_t size) {
 std::string dir_of(const std::string& path) {
   auto p = path.find_last_of('/');
   return p == std::string::npos ? "." : path.substr(0, p);
-}
-
-// Chooses the kernel of every node (creating it once proves the op, its
-// attributes and dtypes are supported) and records its implementation name.
-void lower(ir::Graph& g) {
-  ir::for_each_graph(g, [](ir::Graph& sg) {
-    for (const auto& n : sg.nodes()) n->kernel = kernels::create_kernel(*n)->impl_name();
-  });
 }
 
 // kInvalidArgument for a level outside 0..3 or an unknown pass name.
@@ -113,18 +106,32 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   }
   report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
 
+  // Schedule: layouts (with the Reorders they need), then the order.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("schedule", 2, 6);
+  schedule::LayoutAssignment layouts;
+  const bool layouts_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
+                                                           "layout_propagation") == opts.disabled_passes.end();
+  if (layouts_on) {
+    const size_t before = g.count_nodes_recursive();
+    layouts = schedule::assign_layouts(g);
+    report["layout"] = {{"blocked_values", layouts.blocked_values}, {"reorders", layouts.reorders},
+                        {"nodes_before", before}, {"nodes_after", g.count_nodes_recursive()}};
+    report["nodes"]["final"] = g.count_nodes_recursive();
+  }
   g.topo_sort();
+  if (opts.verify_each_pass) g.verify();
   stages["schedule"] = ms_since(t);
 
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("memory", 3, 6);
-  memory::MemoryStats ms = memory::plan_memory(g);
+  const ir::ValueIndex ids(g);
+  const memory::MemoryPlan plan = memory::plan_memory(g, ids);
+  const memory::MemoryStats& ms = plan.stats;
   // Always verified (not only in debug builds or under verify_each_pass): it
   // only visits pairs of values that share bytes, a few ms on large models,
   // and a wrong plan would corrupt results silently.
-  memory::verify_plan(g, ms.arena_bytes);
+  memory::verify_plan(g, ids, plan);
   stages["memory"] = ms_since(t);
   report["memory"] = {{"no_reuse_bytes", ms.no_reuse_bytes}, {"arena_bytes", ms.arena_bytes},
                       {"lower_bound_bytes", ms.lower_bound_bytes}, {"weights_bytes", ms.weights_bytes},
@@ -132,9 +139,11 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
                       {"aliases", ms.aliases}, {"in_place", ms.in_place},
                       {"concats_in_place", ms.concats_in_place}, {"strategy", ms.strategy}};
 
+  // Lower: each node's kernel, created once with its layouts (proving op,
+  // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("lower", 4, 6);
-  lower(g);
+  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts);
   stages["lower"] = ms_since(t);
 
   nlohmann::json meta;
@@ -151,7 +160,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   if (opts.on_stage) opts.on_stage("serialize", 5, 6);
   meta["report"] = report;
   CompiledModel out;
-  auto gom = model::write_gom(g, ms.arena_bytes, static_cast<int32_t>(imported.opset), meta.dump());
+  auto gom = model::write_gom(g, ids, plan, exec_plan, static_cast<int32_t>(imported.opset), meta.dump());
   stages["serialize"] = ms_since(t);
   report["stages"] = stages;
   report["gom_bytes"] = gom.size();

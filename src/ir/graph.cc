@@ -364,12 +364,26 @@ size_t Graph::count_nodes_recursive() const {
   return c;
 }
 
-int32_t number_values(Graph& g) {
-  int32_t next = 0;
-  for_each_graph(g, [&](Graph& sg) {
-    for (const auto& v : sg.values()) v->id = next++;
+ValueIndex::ValueIndex(const Graph& g) {
+  for_each_graph(g, [&](const Graph& sg) {
+    for (const auto& v : sg.values()) {
+      ids_[v.get()] = static_cast<int32_t>(values_.size());
+      values_.push_back(v.get());
+    }
   });
-  return next;
+}
+
+ValueIndex ValueIndex::of_values(std::vector<Value*> values) {
+  ValueIndex r;
+  r.values_ = std::move(values);
+  for (size_t i = 0; i < r.values_.size(); ++i) r.ids_[r.values_[i]] = static_cast<int32_t>(i);
+  return r;
+}
+
+int32_t ValueIndex::id(const Value* v) const {
+  auto it = ids_.find(v);
+  GEC_CHECK(it != ids_.end(), "value '" + (v ? v->name() : std::string("(null)")) + "' is not in the value index");
+  return it->second;
 }
 
 }  // namespace gec::ir

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gec/dtype.h"
@@ -82,15 +83,6 @@ struct Attribute {
   static Attribute GraphAttr(std::string n, std::shared_ptr<Graph> v);
 };
 
-/// Where a Value's bytes live at run time; set by the memory planner.
-enum class Storage : int32_t {
-  kUnplanned = 0,
-  kArena = 1,       // `offset` bytes into the session's arena (static shape)
-  kWeight = 2,      // constant data: `offset` into the WEIGHTS partition
-  kGraphInput = 3,  // caller's buffer
-  kDynamic = 4,     // shape known only at run time: allocated by the executor
-};
-
 class Value {
  public:
   const std::string& name() const { return name_; }
@@ -103,12 +95,6 @@ class Value {
   const std::vector<std::pair<Node*, int>>& uses() const { return uses_; }
   Graph* owner() const { return owner_; }
   bool is_constant() const { return constant != nullptr; }
-
-  // Memory plan (filled by memory/, serialized into the .gom).
-  Storage storage = Storage::kUnplanned;
-  int64_t offset = 0;
-  /// Dense id over the whole model (all graphs), assigned by number_values().
-  int32_t id = -1;
 
  private:
   friend class Graph;
@@ -125,8 +111,6 @@ class Node {
   std::string op_type;
   std::string domain;  // "" is ai.onnx (ops/domain.h: canonical_domain); ops::kGecDomain for our own ops
   std::vector<Attribute> attrs;
-  /// Chosen implementation, set when lowering (e.g. "onednn.conv").
-  std::string kernel;
   /// Names of the source ONNX nodes this node stands for (after fusion).
   std::vector<std::string> fused_from;
 
@@ -231,10 +215,6 @@ class Graph {
   uint64_t name_counter_ = 0;
 };
 
-/// Assigns Value::id densely over `g` and all its subgraphs (depth first,
-/// graph's own values before its subgraphs'); returns the count.
-int32_t number_values(Graph& g);
-
 /// Calls f(graph) for g and every nested subgraph, parents first.
 template <typename F>
 void for_each_graph(Graph& g, F&& f) {
@@ -243,5 +223,36 @@ void for_each_graph(Graph& g, F&& f) {
     for (auto& a : n->attrs)
       if (a.kind == Attribute::Kind::kGraph && a.g) for_each_graph(*a.g, f);
 }
+template <typename F>
+void for_each_graph(const Graph& g, F&& f) {
+  f(g);
+  for (auto& n : g.nodes())
+    for (auto& a : n->attrs)
+      if (a.kind == Attribute::Kind::kGraph && a.g) for_each_graph(static_cast<const Graph&>(*a.g), f);
+}
+
+/// Dense ids 0..size()-1 over every value of a model: the main graph's
+/// values, then each subgraph's, in for_each_graph order (each graph's values
+/// in creation order). The plans (memory::MemoryPlan) and the .gom refer to
+/// values by these ids; the IR itself stores none. An index is valid while
+/// the graph gains or loses no value.
+class ValueIndex {
+ public:
+  ValueIndex() = default;
+  explicit ValueIndex(const Graph& g);
+  /// An index whose id i is values[i] (the .gom reader's order).
+  static ValueIndex of_values(std::vector<Value*> values);
+  int32_t size() const { return static_cast<int32_t>(values_.size()); }
+  /// The id of `v`; gec::Error(kInternal) when `v` is not in the index.
+  int32_t id(const Value* v) const;
+  /// -1 for null (an omitted optional input), else id(v).
+  int32_t id_or_none(const Value* v) const { return v ? id(v) : -1; }
+  Value* value(int32_t id) const { return values_.at(static_cast<size_t>(id)); }
+  const std::vector<Value*>& values() const { return values_; }
+
+ private:
+  std::vector<Value*> values_;
+  std::unordered_map<const Value*, int32_t> ids_;
+};
 
 }  // namespace gec::ir

@@ -1,12 +1,17 @@
 // The target-independent kernel interface. A target (kernels/cpu/ today)
-// registers one factory per (domain, op_type); the runtime creates one Kernel
-// per node when a session loads and calls run() for every execution.
+// registers one factory per (domain, op_type); the compiler creates each
+// node's kernel once to choose it (its implementation name goes into the
+// execution plan), and the runtime creates one Kernel per plan step when a
+// session loads, refusing a build whose kernel is not the one planned.
 //
-// Two phases, as in DESIGN.md:
-//  - construction / prepare(): read attributes, create oneDNN primitives, pack
-//    weights. Shapes may change between runs on the dynamic path, so kernels
-//    whose setup depends on shapes cache it keyed by the input shapes.
-//  - run(): the hot path. Output tensors are already allocated with their
+// Lifecycle, as in DESIGN.md:
+//  - create (the factory): read attributes and the KernelConfig (dtypes,
+//    layouts, variant); shape-independent set-up.
+//  - reshape(ctx): shape-dependent set-up (e.g. oneDNN primitive creation)
+//    for the input and output shapes now in ctx. The executor calls it before
+//    the first run and again only when an input shape changed (dynamic
+//    shapes); kernels keep no shape-keyed caches of their own.
+//  - run(ctx): the hot path. Output tensors are already allocated with their
 //    final shapes (from the op's infer function), except for ops whose schema
 //    says shape_from_kernel: those call ctx.allocate_output().
 #pragma once
@@ -19,6 +24,7 @@
 #include "gec/error.h"
 #include "gec/tensor.h"
 #include "ir/graph.h"
+#include "ops/layout.h"
 
 namespace gec::kernels {
 
@@ -77,18 +83,36 @@ struct KernelContext {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  /// Optional set-up with static input types known at load (data may be null).
-  virtual void prepare(const KernelContext&) {}
+  /// Shape-dependent set-up for the shapes of ctx's inputs and outputs
+  /// (their data may be unset). Called before the first run() and after any
+  /// input shape changes; never between two runs with the same shapes.
+  virtual void reshape(const KernelContext&) {}
   virtual void run(KernelContext& ctx) = 0;
-  /// Implementation name shown by `gec profile` (e.g. "onednn.conv").
+  /// Implementation name (e.g. "onednn.conv"): what the execution plan
+  /// records at compile time and `gec profile` shows.
   virtual std::string impl_name() const { return "native"; }
 };
 
+/// What, besides the node, selects and configures a kernel: the node's input
+/// dtypes, the layout of each input and output (chosen by the schedule stage;
+/// empty = all plain), and an implementation variant ("" = the kernel's
+/// default; FusedConv takes "post_op" or "kernel" for where its activation
+/// runs, used by tests and measurements).
+struct KernelConfig {
+  std::vector<DType> input_dtypes;  // kUndefined for absent inputs
+  std::vector<ops::Layout> input_layouts, output_layouts;
+  std::string variant;
+
+  bool input_blocked(size_t i) const { return i < input_layouts.size() && input_layouts[i] == ops::Layout::kNChw16c; }
+  bool output_blocked(size_t i) const { return i < output_layouts.size() && output_layouts[i] == ops::Layout::kNChw16c; }
+  /// The dtypes of `node`'s inputs, everything else default.
+  static KernelConfig for_node(const ir::Node& node);
+};
+
 /// Creates a kernel for `node`. Attributes are read here; unsupported
-/// attribute values or dtypes throw gec::Error(kUnsupported) naming the node.
-/// `input_dtypes` are the node's input dtypes (kUndefined for absent inputs).
-using KernelFactory =
-    std::function<std::unique_ptr<Kernel>(const ir::Node& node, const std::vector<DType>& input_dtypes)>;
+/// attribute values, dtypes, layouts or variants throw gec::Error
+/// (kUnsupported / kInvalidModel) naming the node.
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const ir::Node& node, const KernelConfig& config)>;
 
 /// Registers the kernel of (domain, op_type); `where` names the registering
 /// file. A second registration of the same op is gec::Error(kInternal) naming
@@ -129,12 +153,15 @@ AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string
 
 /// Creates the kernel for a node, or throws gec::Error(kUnsupported):
 /// "unsupported op: node 'n' op Foo (domain ai.onnx, opset N), inputs float32, int64".
-std::unique_ptr<Kernel> create_kernel(const ir::Node& node);
+/// `config.input_dtypes` is filled from the node when left empty.
+std::unique_ptr<Kernel> create_kernel(const ir::Node& node, KernelConfig config = {});
 
 /// Runs one node outside any session: infers output shapes from the inputs,
-/// allocates, creates the kernel and runs it. Used by constant folding and by
-/// kernel tests. `inputs` has one entry per node input (null = omitted).
+/// allocates, creates the kernel, reshapes and runs it. Used by constant
+/// folding and by kernel tests. `inputs` has one entry per node input (null =
+/// omitted).
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
-                                  int num_threads = 1, SubgraphRunner* subgraphs = nullptr);
+                                  int num_threads = 1, SubgraphRunner* subgraphs = nullptr,
+                                  const KernelConfig& config = {});
 
 }  // namespace gec::kernels

@@ -49,9 +49,15 @@ const KernelFactory* find_kernel(const std::string& domain, const std::string& o
   return it == factories().end() ? nullptr : &it->second.factory;
 }
 
-std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
-  std::vector<DType> dts;
-  for (const ir::Value* v : node.inputs()) dts.push_back(v ? v->type.dtype : DType::kUndefined);
+KernelConfig KernelConfig::for_node(const ir::Node& node) {
+  KernelConfig c;
+  for (const ir::Value* v : node.inputs()) c.input_dtypes.push_back(v ? v->type.dtype : DType::kUndefined);
+  return c;
+}
+
+std::unique_ptr<Kernel> create_kernel(const ir::Node& node, KernelConfig config) {
+  if (config.input_dtypes.empty()) config.input_dtypes = KernelConfig::for_node(node).input_dtypes;
+  const std::vector<DType>& dts = config.input_dtypes;
   const KernelFactory* f = find_kernel(node.domain, node.op_type);
   if (!f) {
     std::ostringstream m;
@@ -60,7 +66,7 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node) {
     for (size_t i = 0; i < dts.size(); ++i) m << (i ? ", " : "") << dtype_name(dts[i]);
     fail(ErrorCode::kUnsupported, m.str());
   }
-  auto k = (*f)(node, dts);
+  auto k = (*f)(node, config);
   GEC_CHECK(k != nullptr, "kernel factory returned null for " + node.describe());
   return k;
 }
@@ -115,7 +121,7 @@ AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string
 }
 
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
-                                  int num_threads, SubgraphRunner* subgraphs) {
+                                  int num_threads, SubgraphRunner* subgraphs, const KernelConfig& config) {
   const ops::OpSchema* schema = ops::find_schema(node.domain, node.op_type);
   if (!schema) fail(ErrorCode::kUnsupported, "no schema for " + node.describe());
   std::vector<Tensor> outs(node.outputs().size());
@@ -141,8 +147,8 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const 
     out_views[i] = outs[i].view();
     return &out_views[i];
   };
-  auto kernel = create_kernel(node);
-  kernel->prepare(ctx);
+  auto kernel = create_kernel(node, config);
+  kernel->reshape(ctx);
   kernel->run(ctx);
   return outs;
 }

@@ -32,8 +32,9 @@ std::string fmt(const char* f, double a, double b, double c, double d) {
 
 }  // namespace
 
-std::string plan_svg(const ir::Graph& g, int64_t arena_bytes) {
-  const std::vector<ArenaTensor> t = arena_tensors(g);
+std::string plan_svg(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan) {
+  const int64_t arena_bytes = plan.arena_bytes;
+  const std::vector<ArenaTensor> t = arena_tensors(g, ids, plan);
   const Lifetimes lt = compute_lifetimes(g);
   const double width = 1200, height = 800, margin = 40;
   const double steps = static_cast<double>(std::max<int64_t>(1, lt.end + 1));

@@ -7,12 +7,13 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "memory/memory_plan.h"
 
 namespace gec::memory {
 
-/// SVG text (standalone document) of the plan of planned or loaded graph `g`
-/// whose arena holds `arena_bytes`. The y axis is linear in bytes; tensors
+/// SVG text (standalone document) of memory plan `plan` of graph `g` (value
+/// ids from `ids`). The y axis is linear in bytes; tensors
 /// thinner than a pixel are drawn one pixel high.
-std::string plan_svg(const ir::Graph& g, int64_t arena_bytes);
+std::string plan_svg(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan);
 
 }  // namespace gec::memory

@@ -22,7 +22,6 @@
 
 #include "gec/error.h"
 #include "memory/lifetimes.h"
-#include "memory/plan_format.h"
 #include "ops/op_schema.h"
 
 namespace gec::memory {
@@ -109,17 +108,17 @@ struct Block {
 
 class Grouper {
  public:
-  Grouper(const Lifetimes& lt, MemoryStats& st) : lt_(lt), st_(st) {}
+  Grouper(const Lifetimes& lt, const ir::ValueIndex& ids, MemoryPlan& plan)
+      : lt_(lt), ids_(ids), plan_(plan), st_(plan.stats) {}
 
-  void run(const ir::Graph& g) {
+  void run() {
     int64_t step = 0;
     for (ir::Node* n : lt_.order) {
       for (ir::Value* o : n->outputs())
-        if (o->storage == ir::Storage::kArena && !join_alias(*n, o) && !join_in_place(*n, o, step)) new_block(o);
+        if (plan_.in_arena(ids_.id(o)) && !join_alias(*n, o) && !join_in_place(*n, o, step)) new_block(o);
       if (n->op_type == "Concat" && n->domain.empty()) try_concat(*n, step);
       ++step;
     }
-    (void)g;
   }
   std::vector<Block>& blocks() { return blocks_; }
 
@@ -205,34 +204,37 @@ class Grouper {
       blocks_[xb].merged = true;
       base += value_bytes(x);
     }
-    n.set_attr(ir::Attribute::Int(kConcatInPlaceAttr, 1));
+    plan_.concat_in_place.push_back(ids_.id(c));
     ++st_.concats_in_place;
     (void)step;
   }
 
   const Lifetimes& lt_;
+  const ir::ValueIndex& ids_;
+  MemoryPlan& plan_;
   MemoryStats& st_;
   std::vector<Block> blocks_;
   std::unordered_map<const ir::Value*, std::pair<size_t, int64_t>> where_;
 };
 
-void classify(ir::Graph& g, MemoryStats& st) {
-  ir::for_each_graph(g, [&](ir::Graph& sg) {
-    for (const auto& n : sg.nodes()) n->remove_attr(kConcatInPlaceAttr);
+void classify(const ir::Graph& g, const ir::ValueIndex& ids, MemoryPlan& plan) {
+  MemoryStats& st = plan.stats;
+  plan.values.assign(static_cast<size_t>(ids.size()), Placement{});
+  ir::for_each_graph(g, [&](const ir::Graph& sg) {
     for (const auto& v : sg.values()) {
+      Storage& storage = plan.at(ids.id(v.get())).storage;
       if (v->constant) {
-        v->storage = ir::Storage::kWeight;
+        storage = Storage::kWeight;
         st.weights_bytes += static_cast<int64_t>(v->constant->bytes());
       } else if (&sg == &g && std::count(g.inputs().begin(), g.inputs().end(), v.get())) {
-        v->storage = ir::Storage::kGraphInput;
+        storage = Storage::kGraphInput;
       } else if (&sg == &g && v->producer() && v->type.is_static() && v->type.dtype != DType::kString &&
                  v->type.dtype != DType::kUndefined) {
-        v->storage = ir::Storage::kArena;
+        storage = Storage::kArena;
       } else {
-        v->storage = ir::Storage::kDynamic;
+        storage = Storage::kDynamic;
         if (v->producer() || &sg != &g) ++st.dynamic_values;
       }
-      v->offset = 0;
     }
   });
 }
@@ -268,12 +270,13 @@ int64_t lower_bound(const std::vector<Block>& blocks, const Lifetimes& lt) {
 
 }  // namespace
 
-MemoryStats plan_memory(ir::Graph& g) {
-  MemoryStats st;
-  classify(g, st);
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids) {
+  MemoryPlan plan;
+  MemoryStats& st = plan.stats;
+  classify(g, ids, plan);
   const Lifetimes lt = compute_lifetimes(g);
-  Grouper grouper(lt, st);
-  grouper.run(g);
+  Grouper grouper(lt, ids, plan);
+  grouper.run();
   std::vector<Block>& blocks = grouper.blocks();
 
   std::vector<BlockSpan> spans;
@@ -298,19 +301,22 @@ MemoryStats plan_memory(ir::Graph& g) {
   }
   st.arena_bytes = assign_offsets(spans, lt.end, st.strategy);
   for (size_t i = 0; i < spans.size(); ++i)
-    for (const Member& m : owners[i]->members) m.v->offset = spans[i].offset + m.rel;
+    for (const Member& m : owners[i]->members) plan.at(ids.id(m.v)).offset = spans[i].offset + m.rel;
+  plan.arena_bytes = st.arena_bytes;
+  std::sort(plan.concat_in_place.begin(), plan.concat_in_place.end());
   st.lower_bound_bytes = lower_bound(blocks, lt);
   st.reuse_rate = st.no_reuse_bytes ? 1.0 - static_cast<double>(st.arena_bytes) / st.no_reuse_bytes : 0.0;
-  return st;
+  return plan;
 }
 
-std::vector<ArenaTensor> arena_tensors(const ir::Graph& g) {
+std::vector<ArenaTensor> arena_tensors(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan) {
   const Lifetimes lt = compute_lifetimes(g);
   std::vector<ArenaTensor> r;
   for (ir::Node* n : lt.order)
-    for (ir::Value* o : n->outputs())
-      if (o->storage == ir::Storage::kArena)
-        r.push_back({o->name(), lt.first.at(o), lt.last.at(o), o->offset, value_bytes(o)});
+    for (ir::Value* o : n->outputs()) {
+      const Placement& p = plan.at(ids.id(o));
+      if (p.storage == Storage::kArena) r.push_back({o->name(), lt.first.at(o), lt.last.at(o), p.offset, value_bytes(o)});
+    }
   return r;
 }
 

@@ -11,28 +11,19 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "memory/memory_plan.h"
 
 namespace gec::memory {
 
-struct MemoryStats {
-  int64_t no_reuse_bytes = 0;     // sum of all planned tensors (64-byte rounded), no sharing at all
-  int64_t arena_bytes = 0;        // planned arena size
-  int64_t lower_bound_bytes = 0;  // max over steps of simultaneously live bytes (shared bytes once)
-  int64_t weights_bytes = 0;      // constant data
-  int64_t dynamic_values = 0;     // values left to run-time allocation
-  double reuse_rate = 0;          // 1 - arena / no_reuse
-  int64_t aliases = 0;            // values sharing their input's bytes (Reshape, Flatten, ...)
-  int64_t in_place = 0;           // elementwise outputs written over a dying input
-  int64_t concats_in_place = 0;   // Concat nodes whose inputs were produced into the output
-  std::string strategy;           // offset strategy whose plan was kept
-};
 
-/// Plans the main graph in its current node order (the execution order).
-/// Sets Value::storage and Value::offset: graph inputs -> kGraphInput,
-/// constants -> kWeight (offset assigned by the .gom writer), static-shape
-/// intermediates and outputs -> kArena, everything else (dynamic shape,
-/// strings, subgraph values) -> kDynamic. Sets kConcatInPlaceAttr
-/// (plan_format.h) on the Concat nodes it made free.
+/// Plans the main graph in its current node order (the execution order),
+/// returning one Placement per id of `ids` (an index of `g`): graph inputs ->
+/// kGraphInput, constants -> kWeight (their place in WEIGHTS is the .gom
+/// writer's), static-shape intermediates and outputs -> kArena, everything
+/// else (dynamic shape, strings, subgraph values) -> kDynamic; and the
+/// Concats it made free (MemoryPlan::concat_in_place). The graph is not
+/// changed. Errors: kInvalidModel for a value above 2^48 bytes,
+/// kUnsupported for an arena above 2^56 bytes.
 ///
 /// Lifetime of a value: [step of its producer, step of its last reader],
 /// where a node whose subgraph reads the value counts as a reader, and graph
@@ -42,7 +33,7 @@ struct MemoryStats {
 /// Memory Management for Deep Neural Net Inference, 2020), each placing a
 /// block in the smallest gap that fits among placed blocks live at the same
 /// time.
-MemoryStats plan_memory(ir::Graph& g);
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids);
 
 /// Checks a plan on its own terms (not trusting the planner's grouping):
 /// every arena value lies inside the arena at an offset aligned to its element
@@ -51,7 +42,7 @@ MemoryStats plan_memory(ir::Graph& g);
 /// elementwise output over an input read last at that node, or a Concat input
 /// exactly at its slice of an output marked in place. Throws
 /// gec::Error(kInternal) naming the two values.
-void verify_plan(const ir::Graph& g, int64_t arena_bytes);
+void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan);
 
 /// One arena value of a planned graph, for reports and drawings.
 struct ArenaTensor {
@@ -60,7 +51,7 @@ struct ArenaTensor {
   int64_t offset = 0, bytes = 0;
 };
 /// The arena values of the main graph of a planned (or loaded) graph.
-std::vector<ArenaTensor> arena_tensors(const ir::Graph& g);
+std::vector<ArenaTensor> arena_tensors(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan);
 
 /// True for ops whose output 0 is a byte-for-byte view of input 0 (the op's
 /// `alias` trait, ops/op_schema.h: Reshape, Flatten, Squeeze, Unsqueeze,

@@ -14,7 +14,6 @@
 
 #include "gec/error.h"
 #include "memory/lifetimes.h"
-#include "memory/plan_format.h"
 #include "memory/planner.h"
 
 namespace gec::memory {
@@ -32,24 +31,25 @@ struct Slot {
 std::string q(const ir::Value* v) { return "'" + v->name() + "'"; }
 
 // Checks a Concat marked in place: outer dims 1, each input in its slice.
-void check_concat(const ir::Node& n, const ir::Value* c) {
+void check_concat(const ir::Node& n, const ir::Value* c, const ir::ValueIndex& ids, const MemoryPlan& plan) {
   const Shape shape = c->type.static_shape();
   int64_t axis = n.get_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(shape.size());
   for (int64_t d = 0; d < axis; ++d)
     if (shape[static_cast<size_t>(d)] != 1) bad(n.describe() + " is marked in place but its outer dims are not 1");
-  int64_t base = c->offset;
+  const int64_t start = plan.at(ids.id(c)).offset;
+  int64_t base = start;
   for (const ir::Value* x : n.inputs()) {
-    if (!x || x->storage != ir::Storage::kArena || x->offset != base)
+    if (!x || !plan.in_arena(ids.id(x)) || plan.at(ids.id(x)).offset != base)
       bad(n.describe() + " is marked in place but input " + (x ? q(x) : "(none)") + " is not at its slice");
     base += value_bytes(x);
   }
-  if (base != c->offset + value_bytes(c)) bad(n.describe() + ": slices do not cover the output");
+  if (base != start + value_bytes(c)) bad(n.describe() + ": slices do not cover the output");
 }
 
-bool alias_in_place(const ir::Node& n, const ir::Value* o) {
+bool alias_in_place(const ir::Node& n, const ir::Value* o, const ir::ValueIndex& ids, const MemoryPlan& plan) {
   const ir::Value* x = n.input(0);
-  return is_alias_op(n) && x && x->storage == ir::Storage::kArena && x->offset == o->offset &&
+  return is_alias_op(n) && x && plan.in_arena(ids.id(x)) && plan.at(ids.id(x)).offset == plan.at(ids.id(o)).offset &&
          value_bytes(x) == value_bytes(o);
 }
 
@@ -65,21 +65,26 @@ bool in_place_ok(const Slot& p, const Slot& w) {
 
 }  // namespace
 
-void verify_plan(const ir::Graph& g, int64_t arena_bytes) {
+void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan) {
+  const int64_t arena_bytes = plan.arena_bytes;
+  if (static_cast<int32_t>(plan.values.size()) != ids.size())
+    bad("the plan has " + std::to_string(plan.values.size()) + " values, the model " + std::to_string(ids.size()));
   const Lifetimes lt = compute_lifetimes(g);
   std::vector<Slot> slots;
   for (const ir::Node* n : lt.order)
     for (const ir::Value* o : n->outputs()) {
-      if (o->storage != ir::Storage::kArena) continue;
-      Slot s{o, n, lt.first.at(o), lt.last.at(o), o->offset, value_bytes(o)};
+      const int32_t id = ids.id(o);
+      if (!plan.in_arena(id)) continue;
+      Slot s{o, n, lt.first.at(o), lt.last.at(o), plan.at(id).offset, value_bytes(o)};
       const int64_t align = static_cast<int64_t>(std::max<size_t>(1, dtype_size(o->type.dtype)));
       if (s.off < 0 || s.off % align || s.off + s.bytes > arena_bytes)
         bad(q(o) + " (offset " + std::to_string(s.off) + ", " + std::to_string(s.bytes) +
             " bytes) lies outside the arena of " + std::to_string(arena_bytes) + " bytes or is misaligned");
-      if (n->has_attr(kConcatInPlaceAttr)) {
-        check_concat(*n, o);
+      if (plan.concat_done(id)) {
+        if (n->op_type != "Concat" || !n->domain.empty()) bad(q(o) + " is marked as a Concat in place but " + n->describe() + " makes it");
+        check_concat(*n, o, ids, plan);
         s.writes = false;
-      } else if (alias_in_place(*n, o)) {
+      } else if (alias_in_place(*n, o, ids, plan)) {
         s.writes = false;
       }
       slots.push_back(s);

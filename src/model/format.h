@@ -29,7 +29,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".gom I/O assumes a lit
 
 inline constexpr char kMagic[8] = {'G', 'E', 'C', 'O', 'M', '\0', '\0', '\0'};
 /// The newest format this build reads and the one it writes.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 /// Alignment of the WEIGHTS partition and of each tensor inside it.
 inline constexpr uint64_t kWeightAlign = 64;
 /// Deepest subgraph nesting the reader accepts (guards recursion).

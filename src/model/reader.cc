@@ -6,6 +6,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <limits>
@@ -67,6 +68,9 @@ FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
     corrupt(file, "written by a newer GraphEngine (format version " + std::to_string(h.format_version) +
                       "; this build reads " + std::to_string(kFormatVersion) + ")");
   if (h.format_version == 0) corrupt(file, "corrupted: format version 0");
+  if (h.format_version < kFormatVersion)
+    corrupt(file, "format version " + std::to_string(h.format_version) + ", older than this build's " +
+                      std::to_string(kFormatVersion) + ": recompile the model (gec compile)");
   if (h.file_size > n)
     corrupt(file, "truncated (expected " + std::to_string(h.file_size) + " bytes, found " + std::to_string(n) + ")");
   if (h.file_size < n)
@@ -161,21 +165,29 @@ class GraphBuilder {
                std::shared_ptr<void> owner)
       : m_(m), file_(file), weights_(weights), weights_size_(weights_size), owner_(std::move(owner)) {}
 
-  std::unique_ptr<ir::Graph> build() {
+  /// Fills r.graph, r.graphs, r.ids, r.memory_plan and r.execution_plan.
+  void build(LoadedModel& r) {
     make_graphs();
-    make_values();
+    read_memory_plan(r.memory_plan);
+    make_values(r.memory_plan);
     for (int gi = 0; gi < m_.graphs_size(); ++gi) make_nodes(gi);
     for (int gi = 0; gi < m_.graphs_size(); ++gi) bind_io(gi);
     for (size_t gi = 1; gi < graphs_.size(); ++gi)
       if (!claimed_[gi]) bad("subgraph " + std::to_string(gi) + " is not attached to any node");
+    read_execution_plan(r.execution_plan);
     std::unordered_set<const ir::Value*> defined;
-    check_order(*main_, defined);
+    check_order(0, r.execution_plan, defined);
+    check_concats(r.memory_plan);
+    check_graph_inputs(r.memory_plan);
     try {
       main_->verify();
     } catch (const Error& e) {
       bad(std::string("inconsistent graph: ") + e.what());
     }
-    return std::move(main_);
+    r.ids = ir::ValueIndex::of_values(values_);
+    r.graphs.assign(graphs_.begin(), graphs_.end());
+    r.graph = std::move(main_);
+    r.subgraph_owner = std::move(subgraphs_);
   }
 
  private:
@@ -238,9 +250,9 @@ class GraphBuilder {
     }
     const int64_t bytes = checked_bytes(dt, shape);
     if (bytes < 0 || bytes != pv.bytes()) bad(what + ": byte size does not match " + dtype_name(dt) + shape_str(shape));
-    const uint64_t off = static_cast<uint64_t>(pv.offset());
-    if (pv.offset() < 0 || off > weights_size_ || static_cast<uint64_t>(bytes) > weights_size_ - off)
-      bad(what + ": data (offset " + std::to_string(pv.offset()) + ", " + std::to_string(bytes) +
+    const uint64_t off = static_cast<uint64_t>(pv.data_offset());
+    if (pv.data_offset() < 0 || off > weights_size_ || static_cast<uint64_t>(bytes) > weights_size_ - off)
+      bad(what + ": data (offset " + std::to_string(pv.data_offset()) + ", " + std::to_string(bytes) +
           " bytes) lies outside WEIGHTS (" + std::to_string(weights_size_) + " bytes)");
     if (off % kWeightAlign != 0) bad(what + ": weight offset " + std::to_string(off) + " is not 64-byte aligned");
     // Read-only memory, typed void* only because Tensor is one type for all.
@@ -248,7 +260,27 @@ class GraphBuilder {
     return std::make_shared<Tensor>(dt, shape, data, owner_);
   }
 
-  void make_values() {
+  void read_memory_plan(memory::MemoryPlan& plan) const {
+    const gom::MemoryPlan& pm = m_.memory_plan();
+    if (pm.arena_bytes() < 0) bad("negative arena size");
+    if (pm.values_size() != m_.values_size())
+      bad("the memory plan places " + std::to_string(pm.values_size()) + " values, the model has " +
+          std::to_string(m_.values_size()));
+    plan.arena_bytes = pm.arena_bytes();
+    for (int id = 0; id < pm.values_size(); ++id) {
+      const gom::Placement& pp = pm.values(id);
+      if (pp.storage() < 0 || pp.storage() > memory::kMaxStorageCode)
+        bad("value " + std::to_string(id) + " has invalid storage code " + std::to_string(pp.storage()));
+      plan.values.push_back({static_cast<memory::Storage>(pp.storage()), pp.offset()});
+    }
+    int32_t prev = -1;
+    for (int32_t id : pm.concat_in_place()) {
+      if (id <= prev || id >= m_.values_size()) bad("memory plan: Concat-in-place list is not sorted value ids");
+      plan.concat_in_place.push_back(prev = id);
+    }
+  }
+
+  void make_values(const memory::MemoryPlan& plan) {
     values_.reserve(m_.values_size());
     int last_graph = 0;
     for (int id = 0; id < m_.values_size(); ++id) {
@@ -257,25 +289,88 @@ class GraphBuilder {
       if (pv.graph() < last_graph || pv.graph() >= m_.graphs_size())
         bad(what + " has invalid graph index " + std::to_string(pv.graph()));
       last_graph = pv.graph();
-      if (pv.storage() < 0 || pv.storage() > static_cast<int32_t>(ir::Storage::kDynamic))
-        bad(what + " has invalid storage code " + std::to_string(pv.storage()));
       ir::Value* v = graphs_[pv.graph()]->add_value(pv.name(), make_type(pv.type(), what));
-      v->id = id;
-      v->storage = static_cast<ir::Storage>(pv.storage());
-      v->offset = pv.offset();
-      if (v->storage == ir::Storage::kWeight && !v->type.is_tensor()) bad(what + ": a constant " + v->type.str());
-      if (v->storage == ir::Storage::kWeight) v->constant = make_constant(pv, what);
-      if (v->storage == ir::Storage::kArena) check_arena_slot(*v, what);
+      const memory::Placement& p = plan.at(id);
+      if (p.storage == memory::Storage::kWeight && !v->type.is_tensor()) bad(what + ": a constant " + v->type.str());
+      if (p.storage == memory::Storage::kWeight) v->constant = make_constant(pv, what);
+      if (p.storage == memory::Storage::kArena) check_arena_slot(*v, p, plan.arena_bytes, what);
       values_.push_back(v);
     }
   }
 
-  void check_arena_slot(const ir::Value& v, const std::string& what) const {
-    if (v.offset < 0 || v.offset > m_.arena_bytes()) bad(what + ": arena offset out of range");
+  void check_arena_slot(const ir::Value& v, const memory::Placement& p, int64_t arena_bytes,
+                        const std::string& what) const {
+    if (p.offset < 0 || p.offset > arena_bytes) bad(what + ": arena offset out of range");
     if (!v.type.is_tensor()) bad(what + ": an arena slot for a " + v.type.str());
-    if (!v.type.is_static() || v.type.dtype == DType::kString) return;
+    if (!v.type.is_static() || v.type.dtype == DType::kString) bad(what + ": an arena slot for " + v.type.str());
     const int64_t bytes = checked_bytes(v.type.dtype, v.type.static_shape());
-    if (bytes < 0 || bytes > m_.arena_bytes() - v.offset) bad(what + ": arena slot runs past the arena");
+    if (bytes < 0 || bytes > arena_bytes - p.offset) bad(what + ": arena slot runs past the arena");
+  }
+
+  // Each graph's steps name each of its nodes exactly once, with valid
+  // layout codes, one per input/output or none.
+  void read_execution_plan(schedule::ExecutionPlan& plan) const {
+    const gom::ExecutionPlan& pe = m_.execution_plan();
+    if (pe.graphs_size() != m_.graphs_size())
+      bad("the execution plan schedules " + std::to_string(pe.graphs_size()) + " graphs, the model has " +
+          std::to_string(m_.graphs_size()));
+    for (int gi = 0; gi < pe.graphs_size(); ++gi) {
+      const std::vector<ir::Node*> nodes = graphs_[gi]->node_list();
+      std::vector<bool> seen(nodes.size(), false);
+      schedule::GraphSchedule& gs = plan.graphs.emplace_back();
+      for (const gom::Step& ps : pe.graphs(gi).steps()) {
+        const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(gs.steps.size());
+        if (ps.node() < 0 || static_cast<size_t>(ps.node()) >= nodes.size() || seen[ps.node()])
+          bad(what + " names node " + std::to_string(ps.node()) + " (out of range or twice)");
+        seen[ps.node()] = true;
+        const ir::Node& n = *nodes[ps.node()];
+        schedule::Step s;
+        s.node = ps.node();
+        s.kernel = ps.kernel();
+        s.variant = ps.variant();
+        read_layouts(ps.input_layouts(), n.inputs().size(), s.input_layouts, what + " (" + n.describe() + ") inputs");
+        read_layouts(ps.output_layouts(), n.outputs().size(), s.output_layouts, what + " (" + n.describe() + ") outputs");
+        gs.steps.push_back(std::move(s));
+      }
+      if (gs.steps.size() != nodes.size())
+        bad("graph " + std::to_string(gi) + ": the execution plan has " + std::to_string(gs.steps.size()) +
+            " steps for " + std::to_string(nodes.size()) + " nodes");
+    }
+  }
+
+  template <typename Codes>
+  void read_layouts(const Codes& codes, size_t count, std::vector<ops::Layout>& out, const std::string& what) const {
+    if (codes.empty()) return;
+    if (static_cast<size_t>(codes.size()) != count)
+      bad(what + ": " + std::to_string(codes.size()) + " layouts for " + std::to_string(count));
+    for (int32_t c : codes) {
+      if (c < 0 || c > ops::kMaxLayoutCode) bad(what + ": invalid layout code " + std::to_string(c));
+      out.push_back(static_cast<ops::Layout>(c));
+    }
+  }
+
+  // kGraphInput storage is exactly the main graph's inputs (the caller binds
+  // those and nothing else).
+  void check_graph_inputs(const memory::MemoryPlan& plan) const {
+    const auto& ins = main_->inputs();
+    for (size_t id = 0; id < values_.size(); ++id) {
+      const bool is_input = std::find(ins.begin(), ins.end(), values_[id]) != ins.end();
+      if (is_input != (plan.values[id].storage == memory::Storage::kGraphInput))
+        bad("memory plan: value " + std::to_string(id) + " ('" + values_[id]->name() + "') " +
+            (is_input ? "is a graph input without" : "has") + " graph-input storage" + (is_input ? "" : " but is no graph input"));
+    }
+  }
+
+  // Every Concat-in-place entry is the arena output of an ai.onnx Concat of
+  // the main graph (the executor skips that node).
+  void check_concats(const memory::MemoryPlan& plan) const {
+    for (int32_t id : plan.concat_in_place) {
+      const ir::Value* v = values_[static_cast<size_t>(id)];
+      const ir::Node* p = v->producer();
+      if (!p || p->op_type != "Concat" || !p->domain.empty() || p->owner() != main_.get() ||
+          !plan.in_arena(id) || p->output(0) != v)
+        bad("memory plan: value " + std::to_string(id) + " ('" + v->name() + "') is not the arena output of a Concat");
+    }
   }
 
   ir::Value* value_at(int32_t id, const std::string& what) const {
@@ -350,29 +445,38 @@ class GraphBuilder {
         outs.push_back(v);
       }
       ir::Node* n = g->add_node_with_outputs(pn.op_type(), ins, outs, pn.name(), pn.domain());
-      n->kernel = pn.kernel();
       n->fused_from.assign(pn.fused_from().begin(), pn.fused_from().end());
       for (const gom::Attribute& pa : pn.attrs())
         n->attrs.push_back(make_attr(pa, gi, what + " attribute '" + pa.name() + "'"));
     }
   }
 
-  // Every value must be defined before the node that reads it runs, also when
-  // a subgraph reads it from an enclosing graph (ir::Graph::verify checks only
-  // a graph's own values). Depth is bounded by kMaxGraphDepth.
-  void check_order(const ir::Graph& g, std::unordered_set<const ir::Value*>& defined) const {
+  // In the order of the execution plan's steps, every value must be defined
+  // before the node that reads it runs, also when a subgraph reads it from an
+  // enclosing graph (ir::Graph::verify checks only a graph's own values).
+  // Depth is bounded by kMaxGraphDepth.
+  void check_order(int gi, const schedule::ExecutionPlan& plan, std::unordered_set<const ir::Value*>& defined) const {
+    const ir::Graph& g = *graphs_[gi];
+    const std::vector<ir::Node*> nodes = g.node_list();
     for (const ir::Value* v : g.inputs()) defined.insert(v);
     for (const auto& v : g.values())
       if (v->is_constant()) defined.insert(v.get());
-    for (const auto& n : g.nodes()) {
+    for (const schedule::Step& s : plan.graphs[gi].steps) {
+      const ir::Node* n = nodes[static_cast<size_t>(s.node)];
       for (const ir::Value* v : n->inputs())
         if (v && !defined.count(v)) bad(n->describe() + " in graph '" + g.name + "' reads '" + v->name() + "' before it is defined");
       for (const auto& a : n->attrs)
-        if (a.kind == ir::Attribute::Kind::kGraph && a.g) check_order(*a.g, defined);
+        if (a.kind == ir::Attribute::Kind::kGraph && a.g) check_order(graph_index(a.g.get()), plan, defined);
       for (const ir::Value* v : n->outputs()) defined.insert(v);
     }
     for (const ir::Value* v : g.outputs())
       if (!defined.count(v)) bad("graph '" + g.name + "' outputs '" + v->name() + "', which is never defined");
+  }
+
+  int graph_index(const ir::Graph* g) const {
+    for (size_t i = 0; i < graphs_.size(); ++i)
+      if (graphs_[i] == g) return static_cast<int>(i);
+    bad("a subgraph outside the model");
   }
 
   void bind_io(int gi) {
@@ -413,15 +517,14 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
     weights = d + l.parts[l.weights].offset;
     weights_size = l.parts[l.weights].size;
   }
-  if (m.arena_bytes() < 0) corrupt(file, "corrupted: negative arena size");
   if (static_cast<uint64_t>(m.weights_bytes()) != weights_size)
     corrupt(file, "corrupted: MODEL_DEF expects " + std::to_string(m.weights_bytes()) + " weight bytes, WEIGHTS holds " +
                       std::to_string(weights_size));
 
   LoadedModel r;
   GraphBuilder b(m, file, weights, weights_size, std::const_pointer_cast<void>(keepalive));
-  r.graph = b.build();
-  r.arena_bytes = m.arena_bytes();
+  b.build(r);
+  r.arena_bytes = r.memory_plan.arena_bytes;
   r.weights_bytes = static_cast<int64_t>(weights_size);
   r.opset = m.opset();
   r.format_version = l.header.format_version;
@@ -474,14 +577,14 @@ GomSummary inspect_gom_file(const std::string& path) {
   }
   gom::Model m;
   if (!parse_model_def(d, l, m)) return s;
-  s.arena_bytes = m.arena_bytes();
+  s.arena_bytes = m.memory_plan().arena_bytes();
   s.weights_bytes = m.weights_bytes();
   s.opset = m.opset();
   s.graph_count = m.graphs_size();
   s.value_count = m.values_size();
   for (const gom::Graph& g : m.graphs()) s.node_count += g.nodes_size();
-  for (const gom::Value& v : m.values())
-    if (v.storage() == static_cast<int32_t>(ir::Storage::kWeight)) ++s.constant_count;
+  for (const gom::Placement& p : m.memory_plan().values())
+    if (p.storage() == static_cast<int32_t>(memory::Storage::kWeight)) ++s.constant_count;
   return s;
 }
 

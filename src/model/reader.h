@@ -10,16 +10,27 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "memory/memory_plan.h"
+#include "schedule/execution_plan.h"
 
 namespace gec::model {
 
 /// A model read back from a .gom file.
 struct LoadedModel {
-  /// Rebuilt IR incl. subgraphs; nodes in execution order; Value::id, storage
-  /// and offset as written. Constant tensors point INTO `keepalive` (read-only
+  /// The node tables: the main graph incl. subgraphs, as written (read-only
+  /// for the runtime). Constant tensors point INTO `keepalive` (read-only
   /// memory: never write to them), except string constants, which own their
   /// storage.
   std::unique_ptr<ir::Graph> graph;
+  /// Every graph by its index in the file (graphs[0] = graph.get()); the
+  /// execution plan's graphs follow this order.
+  std::vector<const ir::Graph*> graphs;
+  /// Value ids as written (the plans' ids).
+  ir::ValueIndex ids;
+  memory::MemoryPlan memory_plan;        // stats left empty
+  schedule::ExecutionPlan execution_plan;
+  /// Keeps the subgraphs alive (they are also held by their nodes).
+  std::vector<std::shared_ptr<ir::Graph>> subgraph_owner;
   int64_t arena_bytes = 0;    // bytes of the activation arena the plan needs
   int64_t weights_bytes = 0;  // bytes of the WEIGHTS partition
   int32_t opset = 0;          // ai.onnx opset of the source model

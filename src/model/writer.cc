@@ -79,39 +79,34 @@ class WeightsBuilder {
   std::unordered_map<std::pair<void*, size_t>, uint64_t, KeyHash> placed_;
 };
 
-void put_value(ir::Value& v, int32_t graph_index, WeightsBuilder& weights, gom::Value* out) {
+void put_value(const ir::Value& v, int32_t graph_index, memory::Storage storage, WeightsBuilder& weights,
+               gom::Value* out) {
   out->set_name(v.name());
   put_type(v.type, out->mutable_type());
   out->set_graph(graph_index);
+  GEC_CHECK((storage == memory::Storage::kWeight) == v.is_constant(),
+            "write_gom: value '" + v.name() + "': the memory plan's kWeight and constant data disagree");
   if (v.is_constant()) {
     const Tensor& c = *v.constant;
-    v.storage = ir::Storage::kWeight;
-    v.offset = 0;
     out->set_const_dtype(static_cast<int32_t>(c.dtype()));
     for (int64_t d : c.shape()) out->add_const_shape(d);
     if (c.dtype() == DType::kString) {
       for (int64_t i = 0; i < c.numel(); ++i) out->add_strings(c.as<std::string>()[i]);
     } else {
-      v.offset = static_cast<int64_t>(weights.place(c));
+      out->set_data_offset(static_cast<int64_t>(weights.place(c)));
       out->set_bytes(static_cast<int64_t>(c.bytes()));
     }
-  } else {
-    GEC_CHECK(v.storage != ir::Storage::kWeight,
-              "write_gom: value '" + v.name() + "' has kWeight storage but no constant data");
   }
-  out->set_storage(static_cast<int32_t>(v.storage));
-  out->set_offset(v.offset);
 }
 
-void put_node(const ir::Node& n, const std::unordered_map<const ir::Graph*, int32_t>& graph_index,
-              gom::Node* out) {
+void put_node(const ir::Node& n, const ir::ValueIndex& ids,
+              const std::unordered_map<const ir::Graph*, int32_t>& graph_index, gom::Node* out) {
   out->set_name(n.name);
   out->set_op_type(n.op_type);
   out->set_domain(n.domain);
-  out->set_kernel(n.kernel);
   for (const auto& f : n.fused_from) out->add_fused_from(f);
-  for (const ir::Value* in : n.inputs()) out->add_inputs(in ? in->id : -1);
-  for (const ir::Value* o : n.outputs()) out->add_outputs(o->id);
+  for (const ir::Value* in : n.inputs()) out->add_inputs(ids.id_or_none(in));
+  for (const ir::Value* o : n.outputs()) out->add_outputs(ids.id(o));
   for (const ir::Attribute& a : n.attrs) {
     gom::Attribute* pa = out->add_attrs();
     pa->set_name(a.name);
@@ -134,30 +129,58 @@ void put_node(const ir::Node& n, const std::unordered_map<const ir::Graph*, int3
   }
 }
 
+void put_memory_plan(const memory::MemoryPlan& p, gom::MemoryPlan* out) {
+  for (const memory::Placement& v : p.values) {
+    gom::Placement* pv = out->add_values();
+    pv->set_storage(static_cast<int32_t>(v.storage));
+    pv->set_offset(v.offset);
+  }
+  for (int32_t id : p.concat_in_place) out->add_concat_in_place(id);
+  out->set_arena_bytes(p.arena_bytes);
+}
+
+void put_execution_plan(const schedule::ExecutionPlan& p, gom::ExecutionPlan* out) {
+  for (const schedule::GraphSchedule& g : p.graphs) {
+    gom::GraphSchedule* pg = out->add_graphs();
+    for (const schedule::Step& s : g.steps) {
+      gom::Step* ps = pg->add_steps();
+      ps->set_node(s.node);
+      ps->set_kernel(s.kernel);
+      for (ops::Layout l : s.input_layouts) ps->add_input_layouts(static_cast<int32_t>(l));
+      for (ops::Layout l : s.output_layouts) ps->add_output_layouts(static_cast<int32_t>(l));
+      ps->set_variant(s.variant);
+    }
+  }
+}
+
 // Builds the Model message; fills `weights` with constant data.
-gom::Model build_model(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset, WeightsBuilder& weights) {
-  ir::number_values(main_graph);
-  std::vector<ir::Graph*> graphs;
+gom::Model build_model(const ir::Graph& main_graph, const ir::ValueIndex& ids, const memory::MemoryPlan& mp,
+                       const schedule::ExecutionPlan& ep, int32_t opset, WeightsBuilder& weights) {
+  std::vector<const ir::Graph*> graphs;
   std::unordered_map<const ir::Graph*, int32_t> graph_index;
-  ir::for_each_graph(main_graph, [&](ir::Graph& g) {
+  ir::for_each_graph(main_graph, [&](const ir::Graph& g) {
     graph_index[&g] = static_cast<int32_t>(graphs.size());
     graphs.push_back(&g);
   });
+  GEC_CHECK(static_cast<int32_t>(mp.values.size()) == ids.size(), "write_gom: the memory plan does not fit the graph");
+  GEC_CHECK(ep.graphs.size() == graphs.size(), "write_gom: the execution plan does not fit the graph");
 
   gom::Model m;
-  m.set_arena_bytes(arena_bytes);
   m.set_opset(opset);
-  // number_values walks graphs in this same order, so value i gets id i.
-  for (size_t gi = 0; gi < graphs.size(); ++gi)
-    for (const auto& v : graphs[gi]->values()) put_value(*v, static_cast<int32_t>(gi), weights, m.add_values());
-  for (ir::Graph* g : graphs) {
+  for (int32_t id = 0; id < ids.size(); ++id) {
+    const ir::Value* v = ids.value(id);
+    put_value(*v, graph_index.at(v->owner()), mp.at(id).storage, weights, m.add_values());
+  }
+  for (const ir::Graph* g : graphs) {
     gom::Graph* pg = m.add_graphs();
     pg->set_name(g->name);
     pg->set_parent(g->parent ? graph_index.at(g->parent) : -1);
-    for (const auto& n : g->nodes()) put_node(*n, graph_index, pg->add_nodes());
-    for (const ir::Value* v : g->inputs()) pg->add_inputs(v->id);
-    for (const ir::Value* v : g->outputs()) pg->add_outputs(v->id);
+    for (const auto& n : g->nodes()) put_node(*n, ids, graph_index, pg->add_nodes());
+    for (const ir::Value* v : g->inputs()) pg->add_inputs(ids.id(v));
+    for (const ir::Value* v : g->outputs()) pg->add_outputs(ids.id(v));
   }
+  put_memory_plan(mp, m.mutable_memory_plan());
+  put_execution_plan(ep, m.mutable_execution_plan());
   m.set_weights_bytes(static_cast<int64_t>(weights.size()));
   return m;
 }
@@ -169,11 +192,12 @@ void put_pod(std::vector<uint8_t>& out, size_t at, const T& x) {
 
 }  // namespace
 
-std::vector<uint8_t> write_gom(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset,
-                               const std::string& metadata_json) {
+std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex& ids,
+                               const memory::MemoryPlan& memory_plan, const schedule::ExecutionPlan& execution_plan,
+                               int32_t opset, const std::string& metadata_json) {
   main_graph.verify();
   WeightsBuilder weights;
-  const gom::Model model = build_model(main_graph, arena_bytes, opset, weights);
+  const gom::Model model = build_model(main_graph, ids, memory_plan, execution_plan, opset, weights);
   std::string model_def;
   GEC_CHECK(model.SerializeToString(&model_def), "write_gom: MODEL_DEF does not serialize (over 2 GB?)");
 

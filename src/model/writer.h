@@ -7,20 +7,22 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "memory/memory_plan.h"
+#include "schedule/execution_plan.h"
 
 namespace gec::model {
 
-/// Serializes `main_graph` (nodes already in execution order; non-constant
-/// values planned: Value::storage/offset set by memory/) into .gom bytes.
-/// Side effects on the graph: renumbers values with ir::number_values and
-/// assigns every constant value storage = kWeight and its byte offset in the
-/// WEIGHTS partition (64-byte aligned; values sharing one Tensor share bytes).
-/// `arena_bytes`: activation arena size of the plan; `opset`: ai.onnx opset of
-/// the source model; `metadata_json`: METADATA partition text.
-/// Throws gec::Error(kInternal) if the graph fails ir::Graph::verify() or a
-/// non-constant value claims kWeight storage.
-std::vector<uint8_t> write_gom(ir::Graph& main_graph, int64_t arena_bytes, int32_t opset,
-                               const std::string& metadata_json);
+/// Serializes `main_graph` (its node tables), its memory plan and its
+/// execution plan into .gom bytes. `ids` numbers the graph's values (the ids
+/// both plans use). Constant data goes to the WEIGHTS partition, each
+/// constant at a 64-byte aligned offset (values sharing one Tensor share
+/// bytes). `opset`: ai.onnx opset of the source model; `metadata_json`:
+/// METADATA partition text. Throws gec::Error(kInternal) if the graph fails
+/// ir::Graph::verify(), the plans do not fit the graph (value or graph
+/// counts), or a value's plan says kWeight without constant data.
+std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex& ids,
+                               const memory::MemoryPlan& memory_plan, const schedule::ExecutionPlan& execution_plan,
+                               int32_t opset, const std::string& metadata_json);
 
 /// Writes bytes to `path`; throws gec::Error(kIo) naming the file on failure.
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes);

@@ -25,7 +25,6 @@
 namespace gec::ops {
 
 inline constexpr const char* kFusedConvOp = "FusedConv";
-inline constexpr const char* kActivationImplAttr = "__gec_activation_impl";
 
 /// True for a com.graphengine::FusedConv node.
 inline bool is_fused_conv(const ir::Node* n) {

@@ -172,6 +172,8 @@ struct OpRegistrar {
 /// takes the kind its producer makes. Errors: kInvalidModel naming the node
 /// and the value (e.g. a sequence declared as a tensor graph output).
 void check_value_kinds(ir::Graph& g, bool fix_untyped);
+/// check_value_kinds(g, false) on a graph that must not change (the runtime's).
+inline void check_value_kinds(const ir::Graph& g) { check_value_kinds(const_cast<ir::Graph&>(g), false); }
 
 // ---- helpers shared by infer functions --------------------------------------
 

@@ -56,7 +56,8 @@ class PassManager {
 /// analyses every plan needs), -O1 cleanup, -O2 + fusion, -O3 everything.
 PassManager make_pipeline(int opt_level);
 /// Every pass name any level uses, then every rewrite rule name (both valid
-/// for --disable-pass).
+/// for --disable-pass), and "layout_propagation" (the schedule stage's
+/// layout assignment, schedule/schedule.h).
 std::vector<std::string> all_pass_names();
 
 /// Recomputes value types with ops/ infer functions (shape_inference.cc);
@@ -74,10 +75,6 @@ std::unique_ptr<Pass> make_conv_scale_folding();
 std::unique_ptr<Pass> make_gemm_bn_folding();
 std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
-/// Which implementation the target runs for a conv node with src / dst
-/// blocked (kernels::implementation_for_layout, the default).
-using LayoutQuery = std::function<std::string(const ir::Node&, bool src_blocked, bool dst_blocked)>;
-std::unique_ptr<Pass> make_layout_propagation(LayoutQuery query = {});  // nChw16c between oneDNN convolutions
 std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
 std::unique_ptr<Pass> make_shape_inference();
 

@@ -45,8 +45,6 @@ PassManager make_pipeline(int opt_level) {
   }
   // After every folding: those match a plain Conv, this makes it a FusedConv.
   if (opt_level >= 2) pm.add(make_conv_activation_fusion());  // + Add + Relu as oneDNN post-ops
-  // Last: it records layouts on the final nodes (and adds Reorders).
-  if (opt_level >= 2) pm.add(make_layout_propagation());  // nChw16c from conv to conv
   // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
   return pm;
@@ -58,6 +56,7 @@ std::vector<std::string> all_pass_names() {
     for (const auto& n : make_pipeline(level).names()) names.insert(n);
   std::vector<std::string> r(names.begin(), names.end());
   for (const RewriteRule* rule : all_rules()) r.push_back(rule->name);
+  r.push_back("layout_propagation");  // the schedule stage's layout assignment (-O2 and up)
   return r;
 }
 

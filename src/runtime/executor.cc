@@ -6,38 +6,35 @@
 #include <algorithm>
 
 #include "gec/error.h"
-#include "memory/plan_format.h"
 
 namespace gec::runtime {
 
-Executor::Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num_threads, bool profile)
-    : frame_(static_cast<size_t>(num_values)),
-      slots_(static_cast<size_t>(num_values)),
-      dynamic_(static_cast<size_t>(num_values)),
-      values_(static_cast<size_t>(num_values), nullptr),
-      main_(graph),
+Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile)
+    : frame_(static_cast<size_t>(model.ids.size())),
+      slots_(static_cast<size_t>(model.ids.size())),
+      dynamic_(static_cast<size_t>(model.ids.size())),
+      ids_(model.ids),
+      plan_(model.memory_plan),
+      main_(*model.graph),
       arena_(arena),
       num_threads_(num_threads),
       profile_(profile) {
-  ir::for_each_graph(graph, [&](ir::Graph& g) {
-    for (const auto& v : g.values()) {
-      GEC_CHECK(v->id >= 0 && v->id < num_values, "value id out of range");
-      values_[static_cast<size_t>(v->id)] = v.get();
-      TensorView& tv = frame_[static_cast<size_t>(v->id)];
-      tv.dtype = v->type.dtype;
-      if (v->constant) {
-        tv = v->constant->view();
-      } else if (v->storage == ir::Storage::kArena) {
-        tv.data = arena_ + v->offset;
-        tv.shape = v->type.static_shape();
-      }
+  for (int32_t id = 0; id < ids_.size(); ++id) {
+    const ir::Value* v = ids_.value(id);
+    TensorView& tv = frame_[static_cast<size_t>(id)];
+    tv.dtype = v->type.dtype;
+    if (v->constant) {
+      tv = v->constant->view();
+    } else if (in_arena(id)) {
+      tv.data = arena_ + plan_.at(id).offset;
+      tv.shape = v->type.static_shape();
     }
-  });
-  for (ir::Value* v : values_)
-    if (v && !v->type.is_tensor() && !main_.is_graph_output(v)) transient_slots_.push_back(v->id);
+    if (!v->type.is_tensor() && !main_.is_graph_output(v)) transient_slots_.push_back(id);
+  }
   // The kernels trust value kinds (a sequence slot vs tensor bytes).
-  ops::check_value_kinds(graph, /*fix_untyped=*/false);
-  ir::for_each_graph(graph, [&](ir::Graph& g) { build(g); });
+  ops::check_value_kinds(main_);
+  GEC_CHECK(model.graphs.size() == model.execution_plan.graphs.size(), "execution plan does not fit the model");
+  for (size_t gi = 0; gi < model.graphs.size(); ++gi) build(*model.graphs[gi], model.execution_plan.graphs[gi]);
   find_bindable_outputs();
 }
 
@@ -52,19 +49,19 @@ void Executor::find_bindable_outputs() {
   std::vector<Step>& steps = plans_.at(&main_).steps;
   for (size_t i = 0; i < outs.size(); ++i) {
     const ir::Value* y = outs[i];
-    if (y->storage != ir::Storage::kArena || std::count(outs.begin(), outs.end(), y) != 1) continue;
-    const int64_t lo = y->offset, hi = lo + static_cast<int64_t>(frame_[static_cast<size_t>(y->id)].bytes());
+    const int32_t yid = ids_.id(y);
+    if (!in_arena(yid) || std::count(outs.begin(), outs.end(), y) != 1) continue;
+    const int64_t lo = plan_.at(yid).offset, hi = lo + static_cast<int64_t>(frame_[static_cast<size_t>(yid)].bytes());
     size_t k = 0;
-    while (k < steps.size() && std::find(steps[k].out_ids.begin(), steps[k].out_ids.end(), y->id) ==
+    while (k < steps.size() && std::find(steps[k].out_ids.begin(), steps[k].out_ids.end(), yid) ==
                                    steps[k].out_ids.end())
       ++k;
     if (k == steps.size()) continue;
     bool shared_later = false;
     for (size_t j = k + 1; j < steps.size() && !shared_later; ++j)
       for (int32_t id : steps[j].out_ids) {
-        const ir::Value* v = values_[static_cast<size_t>(id)];
-        const int64_t vlo = v->offset, vhi = vlo + static_cast<int64_t>(frame_[static_cast<size_t>(id)].bytes());
-        if (v->storage == ir::Storage::kArena && vlo < hi && lo < vhi && vhi > vlo) shared_later = true;
+        const int64_t vlo = plan_.at(id).offset, vhi = vlo + static_cast<int64_t>(frame_[static_cast<size_t>(id)].bytes());
+        if (in_arena(id) && vlo < hi && lo < vhi && vhi > vlo) shared_later = true;
       }
     bindable_[i] = !shared_later;
     output_producer_[i] = &steps[k];
@@ -74,8 +71,8 @@ void Executor::find_bindable_outputs() {
 bool Executor::bind_output(size_t i, const TensorView& v) {
   GEC_CHECK(i < bindable_.size(), "output index out of range");
   const ir::Value* y = main_.outputs()[i];
-  TensorView& tv = frame_[static_cast<size_t>(y->id)];
-  if (y->storage == ir::Storage::kArena && (tv.shape != v.shape || tv.dtype != v.dtype))
+  TensorView& tv = frame_[static_cast<size_t>(ids_.id(y))];
+  if (in_arena(ids_.id(y)) && (tv.shape != v.shape || tv.dtype != v.dtype))
     fail(ErrorCode::kInvalidArgument, "output '" + y->name() + "' is " + dtype_name(tv.dtype) + shape_str(tv.shape) +
                                           ", the buffer given is " + dtype_name(v.dtype) + shape_str(v.shape));
   if (!bindable_[i] || (!v.data && v.numel() > 0)) return false;
@@ -87,50 +84,57 @@ bool Executor::bind_output(size_t i, const TensorView& v) {
 
 void Executor::unbind_outputs() {
   for (size_t i : bound_) {
-    const ir::Value* y = main_.outputs()[i];
-    frame_[static_cast<size_t>(y->id)].data = arena_ + y->offset;
+    const int32_t yid = ids_.id(main_.outputs()[i]);
+    frame_[static_cast<size_t>(yid)].data = arena_ + plan_.at(yid).offset;
     output_producer_[i]->skip = output_producer_[i]->planned_done;
   }
   bound_.clear();
 }
 
-void Executor::build(ir::Graph& g) {
+void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule) {
   GraphPlan& plan = plans_[&g];
-  plan.steps.reserve(g.nodes().size());
-  for (const auto& n : g.nodes()) {
+  const std::vector<ir::Node*> table = g.node_list();
+  plan.steps.reserve(schedule.steps.size());
+  for (const schedule::Step& ps : schedule.steps) {
+    GEC_CHECK(ps.node >= 0 && static_cast<size_t>(ps.node) < table.size(), "step names no node");
+    const ir::Node* n = table[static_cast<size_t>(ps.node)];
     Step s;
-    s.node = n.get();
+    s.node = n;
     s.schema = ops::find_schema(n->domain, n->op_type);
     if (!s.schema) fail(ErrorCode::kUnsupported, "no op schema for " + n->describe());
-    s.kernel = kernels::create_kernel(*n);
-    for (ir::Value* in : n->inputs()) {
-      s.in_ids.push_back(in ? in->id : -1);
-      s.ctx.inputs.push_back(in ? &frame_[static_cast<size_t>(in->id)] : nullptr);
-      s.ctx.value_inputs.push_back(in ? &slots_[static_cast<size_t>(in->id)] : nullptr);
+    s.kernel = kernels::create_kernel(*n, schedule::kernel_config(*n, ps));
+    if (s.kernel->impl_name() != ps.kernel)
+      fail(ErrorCode::kCorruptFile, n->describe() + ": the model was compiled for kernel '" + ps.kernel +
+                                        "', this build runs '" + s.kernel->impl_name() + "'; recompile the model");
+    for (const ir::Value* in : n->inputs()) {
+      const int32_t id = ids_.id_or_none(in);
+      s.in_ids.push_back(id);
+      s.ctx.inputs.push_back(in ? &frame_[static_cast<size_t>(id)] : nullptr);
+      s.ctx.value_inputs.push_back(in ? &slots_[static_cast<size_t>(id)] : nullptr);
     }
-    for (ir::Value* out : n->outputs()) {
-      s.out_ids.push_back(out->id);
-      s.ctx.outputs.push_back(&frame_[static_cast<size_t>(out->id)]);
-      s.ctx.value_outputs.push_back(&slots_[static_cast<size_t>(out->id)]);
+    for (const ir::Value* out : n->outputs()) {
+      const int32_t id = ids_.id(out);
+      s.out_ids.push_back(id);
+      s.ctx.outputs.push_back(&frame_[static_cast<size_t>(id)]);
+      s.ctx.value_outputs.push_back(&slots_[static_cast<size_t>(id)]);
       // Sequence and optional outputs are made by their kernels.
-      if (out->storage != ir::Storage::kArena && out->type.is_tensor()) s.needs_infer = true;
+      if (!in_arena(id) && out->type.is_tensor()) s.needs_infer = true;
     }
     s.ctx.num_threads = num_threads_;
     s.ctx.subgraphs = this;
-    s.ctx.node = n.get();
+    s.ctx.node = n;
     if (s.schema->shape_from_kernel) {
       s.needs_infer = false;
       std::vector<int32_t> ids = s.out_ids;
-      const ir::Node* node = n.get();
-      s.ctx.allocate_output = [this, ids, node](size_t i, DType dt, const Shape& shape) {
-        return allocate_output(node, ids[i], dt, shape);
+      s.ctx.allocate_output = [this, ids, n](size_t i, DType dt, const Shape& shape) {
+        return allocate_output(n, ids[i], dt, shape);
       };
     }
-    s.planned_done = n->has_attr(memory::kConcatInPlaceAttr);
+    s.planned_done = !s.out_ids.empty() && &g == &main_ && plan_.concat_done(s.out_ids[0]);
     s.skip = s.planned_done;
     s.prof.name = n->name;
     s.prof.op_type = n->op_type;
-    s.prof.kernel = s.kernel->impl_name();
+    s.prof.kernel = ps.kernel;
     s.prof.fused_from = n->fused_from;
     plan.steps.push_back(std::move(s));
   }
@@ -140,8 +144,8 @@ void Executor::build(ir::Graph& g) {
 // time) keeps them, so a caller buffer bound to it receives the result; a
 // kernel producing another shape there is refused rather than overflowing.
 TensorView* Executor::allocate_output(const ir::Node* node, int32_t id, DType dt, const Shape& shape) {
-  const ir::Value* v = values_[static_cast<size_t>(id)];
-  if (v->storage != ir::Storage::kArena) return allocate_dynamic(id, dt, shape);
+  const ir::Value* v = ids_.value(id);
+  if (!in_arena(id)) return allocate_dynamic(id, dt, shape);
   TensorView& tv = frame_[static_cast<size_t>(id)];
   if (tv.shape != shape || tv.dtype != dt)
     fail(ErrorCode::kInvalidArgument, node->describe() + ": output '" + v->name() + "' is " + dtype_name(dt) +
@@ -164,21 +168,20 @@ TensorView* Executor::allocate_dynamic(int32_t id, DType dt, const Shape& shape)
 }
 
 void Executor::bind_input(size_t i, const TensorView& v) {
-  ir::Value* in = main_.inputs()[i];
-  frame_[static_cast<size_t>(in->id)] = v;
+  frame_[static_cast<size_t>(ids_.id(main_.inputs()[i]))] = v;
 }
 
 void Executor::bind_input_value(size_t i, kernels::ValueSlot v) {
-  slots_[static_cast<size_t>(main_.inputs()[i]->id)] = std::move(v);
+  slots_[static_cast<size_t>(ids_.id(main_.inputs()[i]))] = std::move(v);
 }
 
 const TensorView& Executor::output(size_t i) const {
-  return frame_[static_cast<size_t>(main_.outputs()[i]->id)];
+  return frame_[static_cast<size_t>(ids_.id(main_.outputs()[i]))];
 }
 
 const AnyValue& Executor::output_value(size_t i) const {
   const ir::Value* y = main_.outputs()[i];
-  const kernels::ValueSlot& slot = slots_[static_cast<size_t>(y->id)];
+  const kernels::ValueSlot& slot = slots_[static_cast<size_t>(ids_.id(y))];
   if (!slot) fail(ErrorCode::kInternal, "output '" + y->name() + "' (" + y->type.str() + ") was not produced");
   return *slot;
 }
@@ -222,15 +225,25 @@ void Executor::run_step(Step& s) {
     s.schema->infer(ic);
     GEC_CHECK(ic.out_shapes.size() >= s.out_ids.size(), s.node->describe() + ": infer set too few outputs");
     for (size_t i = 0; i < s.out_ids.size(); ++i) {
-      ir::Value* v = values_[static_cast<size_t>(s.out_ids[i])];
-      if (!v->type.is_tensor()) continue;
-      if (v->storage == ir::Storage::kArena) {
-        GEC_CHECK(frame_[static_cast<size_t>(v->id)].shape == ic.out_shapes[i],
+      const int32_t id = s.out_ids[i];
+      if (!ids_.value(id)->type.is_tensor()) continue;
+      if (in_arena(id)) {
+        GEC_CHECK(frame_[static_cast<size_t>(id)].shape == ic.out_shapes[i],
                   s.node->describe() + ": planned shape differs from the run-time shape");
         continue;
       }
-      allocate_dynamic(s.out_ids[i], ic.out_dtypes[i], ic.out_shapes[i]);
+      allocate_dynamic(id, ic.out_dtypes[i], ic.out_shapes[i]);
     }
+  }
+  // Reshape before the first run and when an input shape changed.
+  bool same = s.reshaped && s.shapes.size() == s.ctx.inputs.size();
+  for (size_t i = 0; same && i < s.ctx.inputs.size(); ++i)
+    same = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape == s.shapes[i] : s.shapes[i].empty();
+  if (!same) {
+    s.shapes.resize(s.ctx.inputs.size());
+    for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+    s.kernel->reshape(s.ctx);
+    s.reshaped = true;
   }
   s.kernel->run(s.ctx);
 }
@@ -242,7 +255,7 @@ std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) continue;
     const ir::Value* in = g.inputs()[i];
-    const size_t id = static_cast<size_t>(in->id);
+    const size_t id = static_cast<size_t>(ids_.id(in));
     if (!in->type.is_tensor()) {
       slots_[id] = std::make_shared<const AnyValue>(
           kernels::convert_value_kind(*inputs[i], in->type.kind, "subgraph input '" + in->name() + "'"));
@@ -257,7 +270,7 @@ std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector
   run_graph(it->second);
   std::vector<AnyValue> outs;
   for (const ir::Value* o : g.outputs()) {
-    const size_t id = static_cast<size_t>(o->id);
+    const size_t id = static_cast<size_t>(ids_.id(o));
     if (o->type.is_tensor()) {
       outs.push_back(AnyValue::of_tensor(Tensor::copy_of(frame_[id])));
     } else {

@@ -1,6 +1,9 @@
-// The executor: runs a loaded graph's nodes in their stored order over one
+// The executor: runs a loaded model's execution plan (schedule/
+// execution_plan.h) step by step over the read-only node tables, with one
 // frame of tensor views indexed by value id (and, for sequence and optional
-// values, a parallel frame of shared immutable AnyValues).
+// values, a parallel frame of shared immutable AnyValues). It creates each
+// step's kernel with the step's layouts and variant, and refuses a kernel
+// whose implementation is not the one the plan names.
 //
 // Values planned in the arena (static shape) are bound once at load; values of
 // dynamic shape get their shape from the op's infer function at run time and
@@ -8,10 +11,14 @@
 // (If/Loop/Scan bodies) run in the same frame: their value ids are distinct
 // from the parent's, and outer-scope reads simply find the parent's binding.
 //
+// Kernel lifecycle (kernels/kernel.h): a kernel is reshaped before its first
+// run and whenever the shape of one of its inputs differs from the last
+// reshape; static steps therefore reshape once.
+//
 // Memory plan features this file implements at run time: a Concat the planner
-// marked in place (memory/plan_format.h) is skipped, its inputs having been
-// produced into their slices of the output; a graph output may be bound to a
-// caller's buffer so its producer writes there directly (zero copy).
+// marked in place (MemoryPlan::concat_in_place) is skipped, its inputs having
+// been produced into their slices of the output; a graph output may be bound
+// to a caller's buffer so its producer writes there directly (zero copy).
 #pragma once
 
 #include <chrono>
@@ -22,15 +29,18 @@
 #include "gec/runtime.h"
 #include "ir/graph.h"
 #include "kernels/kernel.h"
+#include "model/reader.h"
 #include "ops/op_schema.h"
 
 namespace gec::runtime {
 
 class Executor final : public kernels::SubgraphRunner {
  public:
-  /// `graph` must outlive the executor; value ids must be dense (number_values).
-  /// Creates one kernel per node of every graph. `arena` holds arena_bytes.
-  Executor(ir::Graph& graph, int32_t num_values, uint8_t* arena, int num_threads, bool profile);
+  /// `model` must outlive the executor; `arena` holds its plan's arena_bytes.
+  /// Creates one kernel per step of every graph. Errors: kUnsupported when
+  /// an op has no kernel in this build, kCorruptFile when this build's kernel
+  /// for a step is not the implementation the plan names.
+  Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile);
 
   /// Binds the main graph inputs (views must stay valid during run()).
   void bind_input(size_t i, const TensorView& v);
@@ -64,13 +74,15 @@ class Executor final : public kernels::SubgraphRunner {
 
  private:
   struct Step {
-    ir::Node* node = nullptr;
+    const ir::Node* node = nullptr;
     const ops::OpSchema* schema = nullptr;
     std::unique_ptr<kernels::Kernel> kernel;
     std::vector<int32_t> in_ids, out_ids;
     bool needs_infer = false;  // some output has a run-time shape
     bool planned_done = false; // a Concat whose inputs were produced in place
     bool skip = false;         // planned_done, unless its output is bound to a caller buffer
+    bool reshaped = false;     // kernel->reshape ran for `shapes`
+    std::vector<Shape> shapes; // input shapes of the last reshape
     kernels::KernelContext ctx;
     NodeProfile prof;
   };
@@ -78,7 +90,8 @@ class Executor final : public kernels::SubgraphRunner {
     std::vector<Step> steps;
   };
 
-  void build(ir::Graph& g);
+  void build(const ir::Graph& g, const schedule::GraphSchedule& schedule);
+  bool in_arena(int32_t id) const { return plan_.in_arena(id); }
   void run_graph(GraphPlan& plan);
   void run_step(Step& s);
   TensorView* allocate_dynamic(int32_t id, DType dt, const Shape& shape);
@@ -89,12 +102,13 @@ class Executor final : public kernels::SubgraphRunner {
   std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
   std::vector<int32_t> transient_slots_;   // non-tensor values that are not main graph outputs
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id
-  std::vector<ir::Value*> values_;
+  const ir::ValueIndex& ids_;
+  const memory::MemoryPlan& plan_;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
   std::vector<bool> bindable_;          // per main graph output
   std::vector<Step*> output_producer_;  // per main graph output (null if none)
   std::vector<size_t> bound_;           // outputs currently bound to caller memory
-  ir::Graph& main_;
+  const ir::Graph& main_;
   uint8_t* arena_;
   int num_threads_;
   bool profile_;

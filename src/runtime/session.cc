@@ -55,16 +55,12 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   impl->model = std::move(m);
   impl->opts = opts;
   if (impl->opts.num_threads <= 0) impl->opts.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  ir::Graph& g = *impl->model.graph;
+  const ir::Graph& g = *impl->model.graph;
   for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
   for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));
   impl->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(impl->model.arena_bytes)));
-  int32_t max_id = -1;
-  ir::for_each_graph(g, [&](ir::Graph& sg) {
-    for (const auto& v : sg.values()) max_id = std::max(max_id, v->id);
-  });
   omp_set_num_threads(impl->opts.num_threads);
-  impl->exec = std::make_unique<runtime::Executor>(g, max_id + 1, impl->arena, impl->opts.num_threads,
+  impl->exec = std::make_unique<runtime::Executor>(impl->model, impl->arena, impl->opts.num_threads,
                                                    impl->opts.profile);
   return impl;
 }

@@ -59,7 +59,7 @@ Command add_inspect(CLI::App& root) {
             if (!svg->empty()) {
               model::LoadedModel lm = model::read_gom_file(*path);
               std::ofstream f(*svg);
-              f << memory::plan_svg(*lm.graph, lm.arena_bytes);
+              f << memory::plan_svg(*lm.graph, lm.ids, lm.memory_plan);
               if (!f) fail(ErrorCode::kIo, *svg + ": cannot write");
               std::printf("memory plan drawn in %s\n", svg->c_str());
             }

@@ -67,7 +67,7 @@ class IfKernel final : public Kernel {
   const ir::Graph* else_;
 };
 
-GEC_REGISTER_KERNEL("", "If", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "If", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<IfKernel>(n);
 });
 
@@ -188,7 +188,7 @@ class LoopKernel final : public Kernel {
   size_t scans_ = 0;
 };
 
-GEC_REGISTER_KERNEL("", "Loop", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Loop", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<LoopKernel>(n);
 });
 
@@ -293,7 +293,7 @@ class ScanKernel final : public Kernel {
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
 };
 
-GEC_REGISTER_KERNEL("", "Scan", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Scan", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ScanKernel>(n);
 });
 

@@ -241,7 +241,7 @@ class BinaryKernel final : public Kernel {
 };
 
 KernelFactory binary_factory(B op) {
-  return [op](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return [op](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     B o = op;
     if (op == B::kMod && n.get_int("fmod", 0) != 0) o = B::kFMod;
     if (op == B::kShl) {
@@ -325,7 +325,7 @@ class VariadicKernel final : public Kernel {
 };
 
 KernelFactory variadic_factory(B op, bool mean) {
-  return [op, mean](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return [op, mean](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<VariadicKernel>(op, mean, n.describe());
   };
 }
@@ -433,7 +433,7 @@ class WhereKernel final : public Kernel {
 
 template <typename K>
 KernelFactory simple_factory() {
-  return [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<K>(n.describe());
   };
 }

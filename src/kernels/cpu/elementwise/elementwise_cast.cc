@@ -142,7 +142,8 @@ class CastKernel final : public Kernel {
 };
 
 const bool kCastRegistered = [] {
-  auto f = [](const ir::Node& n, const std::vector<DType>& in) -> std::unique_ptr<Kernel> {
+  auto f = [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& in = config_.input_dtypes;
     // Refuse complex targets or sources known at load, not mid-run.
     std::vector<DType> check = in;
     if (n.op_type == "Cast") check.push_back(static_cast<DType>(n.get_int("to")));

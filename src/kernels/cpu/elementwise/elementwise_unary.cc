@@ -260,7 +260,7 @@ UnaryParams read_params(U op, const ir::Node& n) {
 }
 
 KernelFactory unary_factory(U op) {
-  return [op](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return [op](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<UnaryKernel>(op, read_params(op, n), n.describe());
   };
 }
@@ -306,7 +306,7 @@ class ClipKernel final : public Kernel {
   std::string what_;
 };
 
-GEC_REGISTER_KERNEL("", "Clip", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Clip", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ClipKernel>(n.describe());
 });
 

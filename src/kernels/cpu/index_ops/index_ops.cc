@@ -348,7 +348,7 @@ class NmsKernel final : public Kernel {
 
 template <typename K>
 KernelFactory factory() {
-  return [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  return [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<K>(n);
   };
 }

@@ -90,7 +90,7 @@ class EinsumKernel final : public Kernel {
   std::string equation_;
 };
 
-GEC_REGISTER_KERNEL("", "Einsum", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Einsum", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<EinsumKernel>(n);
 });
 

@@ -150,14 +150,14 @@ class MvnKernel final : public Kernel {
   std::vector<int64_t> axes_;
 };
 
-GEC_REGISTER_KERNEL("", "Det", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Det", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<DetKernel>(n.describe());
 });
-GEC_REGISTER_KERNEL("", "LpNormalization", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "LpNormalization", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<LpNormKernel>(n);
 });
 GEC_REGISTER_KERNEL("", "MeanVarianceNormalization",
-                    [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
                       return std::make_unique<MvnKernel>(n);
                     });
 

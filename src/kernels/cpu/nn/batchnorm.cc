@@ -65,7 +65,8 @@ class BatchNormKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL("", "BatchNormalization",
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
                       if (n.get_int("training_mode", 0) != 0)
                         fail(ErrorCode::kUnsupported, n.describe() + ": training_mode=1 is not supported");

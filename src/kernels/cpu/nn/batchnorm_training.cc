@@ -91,7 +91,7 @@ class BatchNormTrainingKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL(ops::kGecDomain, "BatchNormalizationTraining",
-                    [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
                       return std::make_unique<BatchNormTrainingKernel>(n);
                     });
 

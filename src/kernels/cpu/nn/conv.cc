@@ -19,8 +19,9 @@
 // element by element instead (measured 17x slower than the conv itself on a
 // mobilenet_v2 1x1 conv); there the activation runs in place on Y right
 // after the convolution (ActivationEpilogue: a vectorized loop for the
-// piecewise-linear ones, the ai.onnx kernel for the others). The attribute
-// ops::kActivationImplAttr forces either way (tests, measurements).
+// piecewise-linear ones, the ai.onnx kernel for the others).
+// The kernel variant (KernelConfig::variant "post_op" / "kernel") forces
+// either way (tests, measurements).
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
@@ -223,15 +224,27 @@ std::string conv_layout_query(const ir::Node& n, bool src_blocked, bool dst_bloc
 class ConvKernel final : public Kernel {
  public:
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
-  /// `act_impl` is ops::kActivationImplAttr's value.
-  ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, std::string act_impl = "auto")
+  /// `config.variant` is where the activation runs: "" (auto), "post_op" or
+  /// "kernel".
+  ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
-        act_(std::move(act)), residual_(residual), act_impl_(std::move(act_impl)),
-        src_blocked_(ops::input_blocked(n, 0)), dst_blocked_(ops::output_blocked(n, 0)) {
-    if (residual_ && ops::input_blocked(n, 3) != dst_blocked_)
+        act_(std::move(act)), residual_(residual), act_impl_(config.variant.empty() ? "auto" : config.variant),
+        src_blocked_(config.input_blocked(0)), dst_blocked_(config.output_blocked(0)) {
+    if (residual_ && config.input_blocked(3) != dst_blocked_)
       fail(ErrorCode::kInvalidModel, desc_ + ": residual Z must have the output's layout");
     if (act_impl_ != "auto" && act_impl_ != "post_op" && act_impl_ != "kernel")
-      fail(ErrorCode::kInvalidModel, desc_ + ": " + ops::kActivationImplAttr + " must be auto, post_op or kernel");
+      fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + act_impl_ + "' is not post_op or kernel");
+  }
+
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    const TensorView& w = ctx.in(1);
+    const bool has_bias = ctx.has_input(2);
+    const TensorView& y = ctx.out(0);
+    require_f32(desc_, x.dtype);
+    require_f32(desc_, w.dtype);
+    empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
+    if (!empty_) build(x.shape, w.shape, has_bias, y.shape);
   }
 
   void run(KernelContext& ctx) override {
@@ -240,15 +253,12 @@ class ConvKernel final : public Kernel {
     const TensorView* b = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
     const TensorView* z = residual_ ? ctx.inputs[3] : nullptr;
     TensorView& y = ctx.out(0);
-    require_f32(desc_, x.dtype);
-    require_f32(desc_, w.dtype);
     if (z) check_residual(*z, y);
     if (y.numel() == 0) return;
     if (x.numel() == 0 || w.numel() == 0) {  // no input channels
       if (dst_blocked_) fail(ErrorCode::kInternal, desc_ + ": blocked output of an empty convolution");
       return fill_bias(y, b, z);
     }
-    if (key_.update({x.shape, w.shape, b ? Shape{1} : Shape{0}})) build(x.shape, w.shape, b != nullptr, y.shape);
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
@@ -326,7 +336,7 @@ class ConvKernel final : public Kernel {
   bool src_blocked_, dst_blocked_;  // nChw16c (ops/layout.h), else plain
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   std::unique_ptr<ActivationEpilogue> epilogue_;  // made on first need
-  ShapeKey key_;
+  bool empty_ = false;                            // no output or no input channels: no primitive
   dnnl::convolution_forward conv_;
   PackedWeights weights_;
   memory src_, dst_, bias_;
@@ -339,16 +349,17 @@ const bool kLayoutQueries = [] {
   return true;
 }();
 
-GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Conv", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
   for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
-  return std::make_unique<ConvKernel>(n, ops::FusedActivation{}, false);
+  return std::make_unique<ConvKernel>(n, ops::FusedActivation{}, false, config_);
 });
 
 GEC_REGISTER_KERNEL(ops::kGecDomain, ops::kFusedConvOp,
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (size_t i = 0; i < dts.size(); ++i) require_f32(n, dts[i]);
-                      return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3),
-                                                          n.get_string(ops::kActivationImplAttr, "auto"));
+                      return std::make_unique<ConvKernel>(n, ops::read_fused_activation(n), n.has_input(3), config_);
                     });
 
 }  // namespace

@@ -117,7 +117,8 @@ class ConvTransposeKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL("", "ConvTranspose",
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
                       return std::make_unique<ConvTransposeKernel>(n);
                     });

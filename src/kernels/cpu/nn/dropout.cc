@@ -97,7 +97,7 @@ class DropoutKernel final : public Kernel {
   std::vector<uint8_t> scratch_;
 };
 
-GEC_REGISTER_KERNEL("", "Dropout", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Dropout", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<DropoutKernel>(n);
 });
 

@@ -59,7 +59,7 @@ class NllKernel final : public Kernel {
   int64_t ignore_;
 };
 
-GEC_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   const std::string r = n.get_string("reduction", "mean");
   if (r != "none" && r != "sum" && r != "mean") fail(ErrorCode::kUnsupported, n.describe() + ": reduction '" + r + "' is not supported");
   return std::make_unique<NllKernel>(n);

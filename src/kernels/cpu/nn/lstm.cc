@@ -159,7 +159,8 @@ class LstmKernel final : public Kernel {
   std::vector<float> xw_, gates_, h_, c_;  // reused across runs
 };
 
-GEC_REGISTER_KERNEL("", "LSTM", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "LSTM", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
   for (size_t i = 0; i < dts.size(); ++i)
     if (i != 4) require_f32(n, dts[i]);
   return std::make_unique<LstmKernel>(n);

@@ -234,10 +234,11 @@ class GemmKernel final : public Kernel {
   std::unordered_map<int, memory> args_;
 };
 
-GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<MatMulKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "Gemm", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Gemm", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
   for (DType d : dts) require_f32(n, d);
   return std::make_unique<GemmKernel>(n);
 });

@@ -188,18 +188,21 @@ class LrnKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL("", "LayerNormalization",
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
                       if (n.get_int("stash_type", 1) != 1)
                         fail(ErrorCode::kUnsupported, n.describe() + ": stash_type other than float32 is not supported");
                       return std::make_unique<LayerNormKernel>(n);
                     });
 GEC_REGISTER_KERNEL("", "InstanceNormalization",
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
                       return std::make_unique<InstanceNormKernel>(n);
                     });
-GEC_REGISTER_KERNEL("", "LRN", [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "LRN", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
   for (DType d : dts) require_f32(n, d);
   if (!n.has_attr("size") || n.get_int("size") < 1)
     fail(ErrorCode::kInvalidModel, n.describe() + ": size must be given and >= 1");

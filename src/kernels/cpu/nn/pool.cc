@@ -58,22 +58,26 @@ struct PoolPrimitive {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const ir::Node& n, bool is_max)
+  PoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config)
       : desc_(n.describe()),
         raw_(ops::read_window_attrs(n)),
         is_max_(is_max),
         include_pad_(n.get_int("count_include_pad", 0) != 0) {
-    pool_.blocked = ops::input_blocked(n, 0);
-    if (pool_.blocked != ops::output_blocked(n, 0))
+    pool_.blocked = config.input_blocked(0);
+    if (pool_.blocked != config.output_blocked(0))
       fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+  }
+
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    require_f32(desc_, x.dtype);
+    if (ctx.out(0).numel() > 0) build(x.shape, ctx.out(0).shape);
   }
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
     TensorView& y = ctx.out(0);
-    require_f32(desc_, x.dtype);
     if (y.numel() == 0) return;
-    if (key_.update({x.shape})) build(x.shape, y.shape);
     pool_.run(x.data, y.data);
     if (!fixups_.empty()) rescale_border(y);
   }
@@ -146,7 +150,6 @@ class PoolKernel final : public Kernel {
   std::string desc_;
   ops::WindowAttrs raw_, a_;
   bool is_max_, include_pad_;
-  ShapeKey key_;
   PoolPrimitive pool_;
   std::vector<size_t> fixups_;
   std::vector<int64_t> pad_begin_, pad_end_, in_;
@@ -154,23 +157,24 @@ class PoolKernel final : public Kernel {
 
 class GlobalPoolKernel final : public Kernel {
  public:
-  GlobalPoolKernel(const ir::Node& n, bool is_max) : desc_(n.describe()), is_max_(is_max) {
-    pool_.blocked = ops::input_blocked(n, 0);  // the [N,C,1] output: same bytes either way
+  GlobalPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config) : desc_(n.describe()), is_max_(is_max) {
+    pool_.blocked = config.input_blocked(0);  // the [N,C,1] output: same bytes either way
+  }
+
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    require_f32(desc_, x.dtype);
+    if (ctx.out(0).numel() == 0) return;
+    const int64_t spatial = x.numel() / (x.shape[0] * x.shape[1]);
+    if (spatial == 0) fail(ErrorCode::kInvalidArgument, desc_ + ": global pooling over an empty input");
+    const Shape xs{x.shape[0], x.shape[1], spatial}, ys{x.shape[0], x.shape[1], 1};
+    pool_.build(desc_, is_max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, xs,
+                ys, {spatial}, {1}, {0}, {0}, {0});
   }
 
   void run(KernelContext& ctx) override {
-    const TensorView& x = ctx.in(0);
-    TensorView& y = ctx.out(0);
-    require_f32(desc_, x.dtype);
-    if (y.numel() == 0) return;
-    const int64_t spatial = x.numel() / (x.shape[0] * x.shape[1]);
-    if (spatial == 0) fail(ErrorCode::kInvalidArgument, desc_ + ": global pooling over an empty input");
-    if (key_.update({x.shape})) {
-      const Shape xs{x.shape[0], x.shape[1], spatial}, ys{x.shape[0], x.shape[1], 1};
-      pool_.build(desc_, is_max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, xs,
-                  ys, {spatial}, {1}, {0}, {0}, {0});
-    }
-    pool_.run(x.data, y.data);
+    if (ctx.out(0).numel() == 0) return;
+    pool_.run(ctx.in(0).data, ctx.out(0).data);
   }
 
   std::string impl_name() const override { return "onednn.pool"; }
@@ -178,7 +182,6 @@ class GlobalPoolKernel final : public Kernel {
  private:
   std::string desc_;
   bool is_max_;
-  ShapeKey key_;
   PoolPrimitive pool_;
 };
 
@@ -258,22 +261,23 @@ class NativeMaxPoolKernel final : public Kernel {
   bool col_major_;
 };
 
-std::unique_ptr<Kernel> make_pool(const ir::Node& n, const std::vector<DType>& dts, bool is_max, bool global) {
+std::unique_ptr<Kernel> make_pool(const ir::Node& n, const KernelConfig& config, bool is_max, bool global) {
+  const std::vector<DType>& dts = config.input_dtypes;
   const bool wants_indices = n.outputs().size() > 1 && n.output(1) && !n.output(1)->name().empty();
   if (is_max && !global && (wants_indices || (!dts.empty() && dts[0] != DType::kFloat32)))
     return std::make_unique<NativeMaxPoolKernel>(n);
   for (DType d : dts) require_f32(n, d);
-  if (global) return std::make_unique<GlobalPoolKernel>(n, is_max);
-  return std::make_unique<PoolKernel>(n, is_max);
+  if (global) return std::make_unique<GlobalPoolKernel>(n, is_max, config);
+  return std::make_unique<PoolKernel>(n, is_max, config);
 }
 
-GEC_REGISTER_KERNEL("", "MaxPool", [](const ir::Node& n, const std::vector<DType>& d) { return make_pool(n, d, true, false); });
+GEC_REGISTER_KERNEL("", "MaxPool", [](const ir::Node& n, const KernelConfig& c) { return make_pool(n, c, true, false); });
 GEC_REGISTER_KERNEL("", "AveragePool",
-                    [](const ir::Node& n, const std::vector<DType>& d) { return make_pool(n, d, false, false); });
+                    [](const ir::Node& n, const KernelConfig& c) { return make_pool(n, c, false, false); });
 GEC_REGISTER_KERNEL("", "GlobalMaxPool",
-                    [](const ir::Node& n, const std::vector<DType>& d) { return make_pool(n, d, true, true); });
+                    [](const ir::Node& n, const KernelConfig& c) { return make_pool(n, c, true, true); });
 GEC_REGISTER_KERNEL("", "GlobalAveragePool",
-                    [](const ir::Node& n, const std::vector<DType>& d) { return make_pool(n, d, false, true); });
+                    [](const ir::Node& n, const KernelConfig& c) { return make_pool(n, c, false, true); });
 
 }  // namespace
 }  // namespace gec::kernels::cpu

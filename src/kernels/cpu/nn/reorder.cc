@@ -55,7 +55,8 @@ class ReorderKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL(ops::kGecDomain, ops::kReorderOp,
-                    [](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
                       return std::make_unique<ReorderKernel>(n);
                     });

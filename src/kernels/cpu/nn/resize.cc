@@ -368,7 +368,7 @@ class ResizeKernel final : public Kernel {
   std::vector<int64_t> col_index_;  // input column of each output column (first tap)
 };
 
-GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<ResizeKernel>(n);
 });
 

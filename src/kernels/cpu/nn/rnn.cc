@@ -176,7 +176,8 @@ class RecurrentKernel final : public Kernel {
 };
 
 KernelFactory recurrent_factory(bool gru) {
-  return [gru](const ir::Node& n, const std::vector<DType>& dts) -> std::unique_ptr<Kernel> {
+  return [gru](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  const std::vector<DType>& dts = config_.input_dtypes;
     for (size_t i = 0; i < dts.size(); ++i)
       if (i != 4) require_f32(n, dts[i]);
     return std::make_unique<RecurrentKernel>(n, gru);

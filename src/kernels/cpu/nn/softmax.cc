@@ -100,11 +100,13 @@ class HardmaxKernel final : public Kernel {
   int64_t axis_;
 };
 
-GEC_REGISTER_KERNEL("", "Hardmax", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "Hardmax", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<HardmaxKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "Softmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, false); });
-GEC_REGISTER_KERNEL("", "LogSoftmax", [](const ir::Node& n, const std::vector<DType>& d) { return make_softmax(n, d, true); });
+GEC_REGISTER_KERNEL("", "Softmax", [](const ir::Node& n, const KernelConfig& config_) {
+  const std::vector<DType>& d = config_.input_dtypes; return make_softmax(n, d, false); });
+GEC_REGISTER_KERNEL("", "LogSoftmax", [](const ir::Node& n, const KernelConfig& config_) {
+  const std::vector<DType>& d = config_.input_dtypes; return make_softmax(n, d, true); });
 
 }  // namespace
 }  // namespace gec::kernels::cpu

@@ -331,7 +331,7 @@ class QLinearConvKernel final : public Kernel {
 
 template <typename K>
 KernelFactory factory() {
-  return [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> { return std::make_unique<K>(n); };
+  return [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> { return std::make_unique<K>(n); };
 }
 
 const bool kQuantRegistered = [] {

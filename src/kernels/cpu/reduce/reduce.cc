@@ -378,13 +378,13 @@ const bool kReduceRegistered = [] {
   };
   for (auto& [name, op] : ops) {
     const R r = op;
-    register_kernel("", name, [r](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+    register_kernel("", name, [r](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
       return std::make_unique<ReduceKernel>(r, n.get_int("noop_with_empty_axes", 0) != 0, n.describe());
     }, __FILE__);
   }
   for (bool is_max : {true, false}) {
     register_kernel("", is_max ? "ArgMax" : "ArgMin",
-                    [is_max](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+                    [is_max](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
                       return std::make_unique<ArgKernel>(is_max, n.get_int("axis", 0),
                                                          n.get_int("select_last_index", 0) != 0,
                                                          n.describe());

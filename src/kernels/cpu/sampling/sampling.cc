@@ -304,13 +304,13 @@ class RoiAlignKernel final : public Kernel {
 };
 
 const bool kSamplingRegistered = [] {
-  register_kernel("", "MaxUnpool", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "MaxUnpool", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<MaxUnpoolKernel>(n);
   }, __FILE__);
-  register_kernel("", "GridSample", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "GridSample", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<GridSampleKernel>(n);
   }, __FILE__);
-  register_kernel("", "RoiAlign", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "RoiAlign", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<RoiAlignKernel>(n);
   }, __FILE__);
   return true;

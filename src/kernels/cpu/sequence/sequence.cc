@@ -385,7 +385,7 @@ class OptionalGetElementKernel final : public Kernel {
 
 template <typename K>
 KernelFactory with_node() {
-  return [](const ir::Node& n, const std::vector<DType>&) { return std::make_unique<K>(n); };
+  return [](const ir::Node& n, const KernelConfig&) { return std::make_unique<K>(n); };
 }
 
 GEC_REGISTER_KERNEL("", "SequenceEmpty", with_node<SequenceEmptyKernel>());
@@ -393,7 +393,7 @@ GEC_REGISTER_KERNEL("", "SequenceConstruct", with_node<SequenceConstructKernel>(
 GEC_REGISTER_KERNEL("", "SequenceInsert", with_node<SequenceInsertKernel>());
 GEC_REGISTER_KERNEL("", "SequenceErase", with_node<SequenceEraseKernel>());
 GEC_REGISTER_KERNEL("", "SequenceAt", with_node<SequenceAtKernel>());
-GEC_REGISTER_KERNEL("", "SequenceLength", [](const ir::Node&, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "SequenceLength", [](const ir::Node&, const KernelConfig&) {
   return std::make_unique<SequenceLengthKernel>();
 });
 GEC_REGISTER_KERNEL("", "SplitToSequence", with_node<SplitToSequenceKernel>());

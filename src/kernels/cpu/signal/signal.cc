@@ -230,19 +230,19 @@ class MelKernel final : public Kernel {
 };
 
 const bool kSignalRegistered = [] {
-  register_kernel("", "DFT", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "DFT", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<DftKernel>(n);
   }, __FILE__);
-  register_kernel("", "STFT", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "STFT", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<StftKernel>(n);
   }, __FILE__);
   const std::pair<const char*, Window> windows[] = {
       {"HannWindow", Window::kHann}, {"HammingWindow", Window::kHamming}, {"BlackmanWindow", Window::kBlackman}};
   for (auto& [name, w] : windows)
-    register_kernel("", name, [w = w](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+    register_kernel("", name, [w = w](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
       return std::make_unique<WindowKernel>(n, w);
     }, __FILE__);
-  register_kernel("", "MelWeightMatrix", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+  register_kernel("", "MelWeightMatrix", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<MelKernel>(n);
   }, __FILE__);
   return true;

@@ -100,10 +100,10 @@ class SplitKernel final : public Kernel {
   int64_t axis_;
 };
 
-GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ConcatKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SplitKernel>(n);
 });
 

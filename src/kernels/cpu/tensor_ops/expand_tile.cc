@@ -56,10 +56,10 @@ class TileKernel final : public Kernel {
   std::string what_;
 };
 
-GEC_REGISTER_KERNEL("", "Expand", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Expand", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ExpandKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "Tile", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Tile", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<TileKernel>(n);
 });
 

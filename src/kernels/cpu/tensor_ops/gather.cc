@@ -141,13 +141,13 @@ class GatherNDKernel final : public Kernel {
   int64_t batch_dims_;
 };
 
-GEC_REGISTER_KERNEL("", "Gather", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Gather", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<GatherKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "GatherElements", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "GatherElements", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<GatherElementsKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "GatherND", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "GatherND", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<GatherNDKernel>(n);
 });
 

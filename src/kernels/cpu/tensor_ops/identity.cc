@@ -23,7 +23,7 @@ class IdentityKernel final : public Kernel {
   bool is_tensor_;
 };
 
-GEC_REGISTER_KERNEL("", "Identity", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Identity", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<IdentityKernel>(n.output(0)->type.is_tensor());
 });
 

@@ -109,7 +109,7 @@ class PadKernel final : public Kernel {
   PadMode mode_ = PadMode::kConstant;
 };
 
-GEC_REGISTER_KERNEL("", "Pad", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Pad", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<PadKernel>(n);
 });
 

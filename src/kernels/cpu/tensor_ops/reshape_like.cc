@@ -13,7 +13,7 @@ class CopyKernel final : public Kernel {
   std::string impl_name() const override { return "native.copy"; }
 };
 
-std::unique_ptr<Kernel> make_copy(const ir::Node&, const std::vector<DType>&) {
+std::unique_ptr<Kernel> make_copy(const ir::Node&, const KernelConfig&) {
   return std::make_unique<CopyKernel>();
 }
 

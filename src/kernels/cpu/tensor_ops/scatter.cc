@@ -126,10 +126,10 @@ class ScatterNDKernel final : public Kernel {
   Reduction red_;
 };
 
-GEC_REGISTER_KERNEL("", "ScatterElements", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "ScatterElements", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ScatterElementsKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "ScatterND", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "ScatterND", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<ScatterNDKernel>(n);
 });
 

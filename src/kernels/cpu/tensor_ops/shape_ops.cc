@@ -13,7 +13,7 @@ namespace {
 
 template <typename K>
 KernelFactory factory() {
-  return [](const ir::Node& n, const std::vector<DType>&) { return std::make_unique<K>(n); };
+  return [](const ir::Node& n, const KernelConfig&) { return std::make_unique<K>(n); };
 }
 
 class ShapeKernel final : public Kernel {

@@ -46,7 +46,7 @@ class SliceKernel final : public Kernel {
   std::string what_;
 };
 
-GEC_REGISTER_KERNEL("", "Slice", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Slice", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SliceKernel>(n);
 });
 

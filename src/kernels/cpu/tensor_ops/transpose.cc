@@ -76,13 +76,13 @@ class SpaceDepthKernel final : public Kernel {
   bool to_space_, crd_;
 };
 
-GEC_REGISTER_KERNEL("", "Transpose", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "Transpose", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<TransposeKernel>(n);
 });
-GEC_REGISTER_KERNEL("", "DepthToSpace", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "DepthToSpace", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SpaceDepthKernel>(n, true);
 });
-GEC_REGISTER_KERNEL("", "SpaceToDepth", [](const ir::Node& n, const std::vector<DType>&) {
+GEC_REGISTER_KERNEL("", "SpaceToDepth", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SpaceDepthKernel>(n, false);
 });
 

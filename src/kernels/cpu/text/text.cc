@@ -66,7 +66,7 @@ class StringNormalizerKernel final : public Kernel {
   std::unordered_set<std::string> stop_;
 };
 
-GEC_REGISTER_KERNEL("", "StringNormalizer", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "StringNormalizer", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   return std::make_unique<StringNormalizerKernel>(n);
 });
 
@@ -160,7 +160,7 @@ class TfIdfKernel final : public Kernel {
   std::map<std::vector<Tok>, int64_t> grams_;  // pool n-gram -> its index in pool order
 };
 
-GEC_REGISTER_KERNEL("", "TfIdfVectorizer", [](const ir::Node& n, const std::vector<DType>&) -> std::unique_ptr<Kernel> {
+GEC_REGISTER_KERNEL("", "TfIdfVectorizer", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
   if (const ir::Attribute* s = n.find_attr("pool_strings")) return std::make_unique<TfIdfKernel<std::string>>(n, s->strings);
   return std::make_unique<TfIdfKernel<int64_t>>(n, n.get_ints("pool_int64s"));
 });

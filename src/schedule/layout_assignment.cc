@@ -1,5 +1,6 @@
-// layout_propagation: hold activations between oneDNN convolutions in the
-// blocked layout nChw16c (ops/layout.h) instead of plain NCHW.
+// assign_layouts (schedule.h; disabled by --disable-pass layout_propagation):
+// hold activations between oneDNN convolutions in the blocked layout nChw16c
+// (ops/layout.h) instead of plain NCHW.
 //
 // Why: on plain NCHW, oneDNN 2.6 runs every convolution as im2col + GEMM; on
 // nChw16c src and dst it runs its direct JIT kernels (faster, and they apply
@@ -11,7 +12,8 @@
 //
 // nChw16c of a float32 [N,C,H,W] with C % 16 == 0 has exactly NCHW's bytes,
 // so the value types, the memory plan and the arena stay as they are; the
-// decision is recorded on the nodes (__gec_layout_in / __gec_layout_out).
+// decision is returned per node (LayoutAssignment) and goes into the
+// execution plan's steps, from where each kernel receives it.
 //
 // Which ops read and write blocked values (each input/output entry):
 //   Conv, FusedConv   src and dst both blocked (or plain src with C <= 3,
@@ -54,15 +56,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/fused_conv.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/op_schema.h"
-#include "passes/pass.h"
-#include "passes/rewrite_util.h"
+#include "schedule/schedule.h"
 
-namespace gec::passes {
+namespace gec::schedule {
 namespace {
+
+using kernels::LayoutQuery;
 
 using Kind = ops::LayoutRule;  // each op declares its rule on its registration
 
@@ -147,12 +149,11 @@ bool pool_eligible(const ir::Node* n) {
   return n->op_type != "MaxPool" || n->get_int("storage_order", 0) == 0;
 }
 
-class LayoutPropagation final : public Pass {
+class LayoutPropagation {
  public:
   explicit LayoutPropagation(LayoutQuery query) : query_(std::move(query)) {}
-  const char* name() const override { return "layout_propagation"; }
 
-  int64_t run(ir::Graph& g) override {
+  LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
     nodes_ = g.node_list();
     std::unordered_set<const ir::Node*> ruled_out;
@@ -264,37 +265,37 @@ class LayoutPropagation final : public Pass {
     return false;
   }
 
-  /// (3): layout attributes on the nodes, shared Reorders where a consumer
-  /// wants the other layout. Returns blocked values + reorders inserted.
-  int64_t materialize(ir::Graph& g) {
-    int64_t changes = static_cast<int64_t>(blocked_.size());
+  /// (3): the layouts of every node that has a blocked input or output,
+  /// shared Reorders where a consumer wants the other layout.
+  LayoutAssignment materialize(ir::Graph& g) {
+    LayoutAssignment r;
+    r.blocked_values = static_cast<int64_t>(blocked_.size());
     std::map<std::pair<ir::Value*, bool>, ir::Value*> reorders;  // (value, to blocked) -> reordered value
     for (ir::Node* n : nodes_) {
       const NodeLayout& l = layouts_.at(n);
       if (!l.any()) continue;
-      auto names = [](const std::vector<bool>& b) {
-        std::vector<std::string> s;
-        for (bool x : b) s.push_back(x ? ops::kBlockedLayout : ops::kPlainLayout);
+      auto codes = [](const std::vector<bool>& b) {
+        std::vector<ops::Layout> s;
+        for (bool x : b) s.push_back(x ? ops::Layout::kNChw16c : ops::Layout::kPlain);
         return s;
       };
-      n->set_attr(ir::Attribute::Strings(ops::kLayoutInAttr, names(l.in)));
-      n->set_attr(ir::Attribute::Strings(ops::kLayoutOutAttr, names(l.out)));
+      r.nodes[n] = NodeLayouts{codes(l.in), codes(l.out)};
     }
     for (ir::Node* n : nodes_) {
       const NodeLayout& l = layouts_.at(n);
       for (size_t i = 0; i < n->inputs().size(); ++i) {
         ir::Value* v = n->input(i);
         if (!v || v->is_constant() || l.in[i] == blocked(v) || layout_free(v)) continue;
-        ir::Value*& r = reorders[{v, l.in[i]}];
-        if (!r) {
-          r = add_reorder(g, v, l.in[i]);
-          ++changes;
+        ir::Value*& re = reorders[{v, l.in[i]}];
+        if (!re) {
+          re = add_reorder(g, v, l.in[i]);
+          ++r.reorders;
         }
-        n->set_input(i, r);
+        n->set_input(i, re);
       }
     }
     if (!reorders.empty()) g.topo_sort();
-    return changes;
+    return r;
   }
 
   static ir::Value* add_reorder(ir::Graph& g, ir::Value* v, bool to_blocked) {
@@ -316,8 +317,8 @@ class LayoutPropagation final : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> make_layout_propagation(LayoutQuery query) {
-  return std::make_unique<LayoutPropagation>(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout));
+LayoutAssignment assign_layouts(ir::Graph& g, LayoutQuery query) {
+  return LayoutPropagation(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout)).run(g);
 }
 
-}  // namespace gec::passes
+}  // namespace gec::schedule

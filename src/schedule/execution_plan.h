@@ -1,0 +1,50 @@
+// The execution plan: per graph of a compiled model, the ordered steps the
+// runtime executes, each naming its node in the graph's node table, the
+// kernel implementation chosen at compile time and the layout of each input
+// and output. Made by the schedule stage (schedule.h), written to the .gom as
+// its own message (model/gom.proto: ExecutionPlan) and executed by
+// runtime/executor.cc. One step list per graph today (one stream); the
+// streams work adds more lists and the events between them here. Header
+// only: the runtime library does not link the compiler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "ops/layout.h"
+
+namespace gec::schedule {
+
+struct Step {
+  /// Index of the node in its graph's node table (the order the .gom stores).
+  int32_t node = -1;
+  /// Kernel::impl_name() of the kernel chosen at compile time; the runtime
+  /// refuses to run another.
+  std::string kernel;
+  /// One per node input / output, or empty when all are plain.
+  std::vector<ops::Layout> input_layouts, output_layouts;
+  /// Implementation variant handed to the kernel ("" = its default).
+  std::string variant;
+};
+
+struct GraphSchedule {
+  std::vector<Step> steps;
+};
+
+struct ExecutionPlan {
+  /// One per graph, in ir::for_each_graph order (graphs[0] is the main graph).
+  std::vector<GraphSchedule> graphs;
+};
+
+/// The KernelConfig a step creates its node's kernel with.
+inline kernels::KernelConfig kernel_config(const ir::Node& n, const Step& s) {
+  kernels::KernelConfig c = kernels::KernelConfig::for_node(n);
+  c.input_layouts = s.input_layouts;
+  c.output_layouts = s.output_layouts;
+  c.variant = s.variant;
+  return c;
+}
+
+}  // namespace gec::schedule
