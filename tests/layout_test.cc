@@ -17,6 +17,7 @@
 
 #include <cmath>
 
+#include "memory_test_util.h"
 #include "ops/layout.h"
 #include "passes_util.h"
 #include "schedule/schedule.h"
@@ -323,6 +324,37 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
   for (const auto& n : with.nodes())
     if (output_blocked(a, n.get()) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
   EXPECT_EQ(blocked_convs, 4);
+}
+
+// The layouts travel through the plan: the small CNN with every conv chain
+// blocked (as on an AVX-512 CPU) is planned, written to a .gom, loaded and
+// run by a Session; its outputs equal the plain graph's. The .gom's steps
+// carry the layouts the assignment chose.
+TEST(LayoutPropagation, BlockedPlanRunsThroughTheOfflineModel) {
+  const std::map<std::string, Tensor> feeds{{"x", wave({1, 3, 16, 16}, 9)}};
+  ir::Graph with, without;
+  build_cnn(with);
+  build_cnn(without);
+  CompileOptions opts;
+  make_pipeline(3).run(with, opts);
+  make_pipeline(3).run(without, opts);
+  const LayoutAssignment a = schedule::assign_layouts(with, jit_everywhere);
+  ASSERT_GT(a.blocked_values, 0);
+  with.topo_sort();
+  gec::testing::Planned p(with);
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(with, a);
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(
+      model::write_gom(with, p.ids, p.plan, plan, 17, "{}"));
+  const model::LoadedModel loaded = model::read_gom_bytes(bytes);
+  int blocked_steps = 0;
+  for (const schedule::Step& st : loaded.execution_plan.graphs[0].steps)
+    for (ops::Layout l : st.output_layouts) blocked_steps += l == ops::Layout::kNChw16c;
+  EXPECT_EQ(blocked_steps, a.blocked_values);
+  SessionOptions so;
+  so.num_threads = 2;
+  auto session = Session::load_from_bytes(bytes, so);
+  const Tensor x = feeds.at("x");
+  expect_near_all(session->run({x.view()}), run_graph(without, feeds));
 }
 
 // ---- kernels ---------------------------------------------------------------

@@ -191,28 +191,4 @@ void for_each_row(const BroadcastPlan<N>& p, int num_threads, F&& f) {
   }
 }
 
-/// Keeps the plan of the last shapes seen so a kernel's run() rebuilds it only
-/// when its input shapes change (dynamic-shape path).
-template <size_t N>
-class BroadcastPlanCache {
- public:
-  const BroadcastPlan<N>& get(const Shape& out, const std::array<const Shape*, N>& in) {
-    bool same = valid_ && out == out_;
-    for (size_t i = 0; same && i < N; ++i) same = *in[i] == in_[i];
-    if (!same) {
-      plan_ = make_broadcast_plan<N>(out, in);
-      out_ = out;
-      for (size_t i = 0; i < N; ++i) in_[i] = *in[i];
-      valid_ = true;
-    }
-    return plan_;
-  }
-
- private:
-  bool valid_ = false;
-  Shape out_;
-  std::array<Shape, N> in_;
-  BroadcastPlan<N> plan_;
-};
-
 }  // namespace gec::kernels::cpu

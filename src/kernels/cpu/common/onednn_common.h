@@ -51,19 +51,6 @@ void require_f32(const std::string& node_desc, DType dt);
 /// True when any tensor in `shapes` has zero elements (oneDNN refuses those).
 bool any_empty(const std::vector<Shape>& shapes);
 
-/// A cache key made of input shapes; rebuilt primitives only when it changes.
-struct ShapeKey {
-  std::vector<Shape> shapes;
-  bool valid = false;
-  /// True (and remembers `s`) when `s` differs from the cached key.
-  bool update(const std::vector<Shape>& s) {
-    if (valid && s == shapes) return false;
-    shapes = s;
-    valid = true;
-    return true;
-  }
-};
-
 /// Weights held in the layout a primitive asked for (format_tag::any). The
 /// reorder runs only when the user's weight pointer changes (weights are
 /// constants in practice, so once per session); when the primitive accepts

@@ -159,6 +159,10 @@ class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(B op, std::string what) : op_(op), what_(std::move(what)) {}
 
+  void reshape(const KernelContext& ctx) override {
+    plan_ = make_broadcast_plan<2>(ctx.out(0).shape, {&ctx.in(0).shape, &ctx.in(1).shape});
+  }
+
   void run(KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
     const TensorView& b = ctx.in(1);
@@ -179,7 +183,7 @@ class BinaryKernel final : public Kernel {
  private:
   void compute(const TensorView& a, const TensorView& b, TensorView& o, int nt) {
     if (op_ == B::kDiv || op_ == B::kMod || op_ == B::kFMod) check_int_divisor(b);
-    const BroadcastPlan<2>& p = cache_.get(o.shape, {&a.shape, &b.shape});
+    const BroadcastPlan<2>& p = plan_;
     if (is_logic(op_)) {
       if (a.dtype != DType::kBool)
         fail(ErrorCode::kUnsupported, what_ + ": dtype " + dtype_name(a.dtype) + " is not supported");
@@ -237,7 +241,7 @@ class BinaryKernel final : public Kernel {
 
   B op_;
   std::string what_;
-  BroadcastPlanCache<2> cache_;
+  BroadcastPlan<2> plan_;  // set by reshape
 };
 
 KernelFactory binary_factory(B op) {
@@ -263,10 +267,18 @@ class VariadicKernel final : public Kernel {
  public:
   VariadicKernel(B op, bool mean, std::string what) : op_(op), mean_(mean), what_(std::move(what)) {}
 
+  /// plans_[1]: in0 op in1; plans_[i], i >= 2: out op in_i.
+  void reshape(const KernelContext& ctx) override {
+    const size_t k = ctx.inputs.size();
+    const Shape& o = ctx.out(0).shape;
+    plans_.assign(k, BroadcastPlan<2>{});
+    if (k > 1) plans_[1] = make_broadcast_plan<2>(o, {&ctx.in(0).shape, &ctx.in(1).shape});
+    for (size_t i = 2; i < k; ++i) plans_[i] = make_broadcast_plan<2>(o, {&o, &ctx.in(i).shape});
+  }
+
   void run(KernelContext& ctx) override {
     TensorView& o = ctx.out(0);
     const size_t k = ctx.inputs.size();
-    if (caches_.size() < k) caches_.resize(k);
     for (size_t i = 1; i < k; ++i) check_same_dtype(ctx.in(0), ctx.in(i), what_);
     if (is_half_dtype(o.dtype)) return run_half(ctx);
     dispatch_arith(o.dtype, what_, [&](auto tag) {
@@ -274,8 +286,8 @@ class VariadicKernel final : public Kernel {
       if (k == 1) {
         copy_tensor_data(ctx.in(0), o);
       } else {
-        fold<T>(ctx.in(0), ctx.in(1), caches_[1], ctx, o);
-        for (size_t i = 2; i < k; ++i) fold<T>(o, ctx.in(i), caches_[i], ctx, o);
+        fold<T>(ctx.in(0), ctx.in(1), plans_[1], ctx, o);
+        for (size_t i = 2; i < k; ++i) fold<T>(o, ctx.in(i), plans_[i], ctx, o);
       }
       if (mean_ && k > 1) divide<T>(o, static_cast<T>(k), ctx.num_threads);
     });
@@ -283,9 +295,8 @@ class VariadicKernel final : public Kernel {
 
  private:
   template <typename T>
-  void fold(const TensorView& a, const TensorView& b, BroadcastPlanCache<2>& cache,
+  void fold(const TensorView& a, const TensorView& b, const BroadcastPlan<2>& p,
             const KernelContext& ctx, TensorView& o) {
-    const BroadcastPlan<2>& p = cache.get(o.shape, {&a.shape, &b.shape});
     switch (op_) {
       case B::kMax: return run_binary<B::kMax, T>(p, a, b, o, ctx.num_threads);
       case B::kMin: return run_binary<B::kMin, T>(p, a, b, o, ctx.num_threads);
@@ -302,8 +313,8 @@ class VariadicKernel final : public Kernel {
     if (k == 1) {
       copy_tensor_data(first.view(), av);
     } else {
-      fold<float>(first.view(), half_to_f32_tensor(ctx.in(1)).view(), caches_[1], ctx, av);
-      for (size_t i = 2; i < k; ++i) fold<float>(av, half_to_f32_tensor(ctx.in(i)).view(), caches_[i], ctx, av);
+      fold<float>(first.view(), half_to_f32_tensor(ctx.in(1)).view(), plans_[1], ctx, av);
+      for (size_t i = 2; i < k; ++i) fold<float>(av, half_to_f32_tensor(ctx.in(i)).view(), plans_[i], ctx, av);
     }
     if (mean_ && k > 1) divide<float>(av, static_cast<float>(k), ctx.num_threads);
     f32_to_half_view(av, o);
@@ -321,7 +332,7 @@ class VariadicKernel final : public Kernel {
   B op_;
   bool mean_;
   std::string what_;
-  std::vector<BroadcastPlanCache<2>> caches_;
+  std::vector<BroadcastPlan<2>> plans_;  // set by reshape
 };
 
 KernelFactory variadic_factory(B op, bool mean) {
@@ -366,11 +377,14 @@ inline T pow_value(T a, E e) {
 class PowKernel final : public Kernel {
  public:
   explicit PowKernel(std::string what) : what_(std::move(what)) {}
+  void reshape(const KernelContext& ctx) override {
+    plan_ = make_broadcast_plan<2>(ctx.out(0).shape, {&ctx.in(0).shape, &ctx.in(1).shape});
+  }
   void run(KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
     const TensorView& b = ctx.in(1);
     TensorView& o = ctx.out(0);
-    const BroadcastPlan<2>& p = cache_.get(o.shape, {&a.shape, &b.shape});
+    const BroadcastPlan<2>& p = plan_;
     dispatch_arith(a.dtype, what_, [&](auto ta) {
       using T = decltype(ta);
       dispatch_arith(b.dtype, what_, [&](auto tb) {
@@ -391,7 +405,7 @@ class PowKernel final : public Kernel {
 
  private:
   std::string what_;
-  BroadcastPlanCache<2> cache_;
+  BroadcastPlan<2> plan_;  // set by reshape
 };
 
 // ---- Where-16 -----------------------------------------------------------------------
@@ -401,13 +415,16 @@ class PowKernel final : public Kernel {
 class WhereKernel final : public Kernel {
  public:
   explicit WhereKernel(std::string what) : what_(std::move(what)) {}
+  void reshape(const KernelContext& ctx) override {
+    plan_ = make_broadcast_plan<3>(ctx.out(0).shape, {&ctx.in(0).shape, &ctx.in(1).shape, &ctx.in(2).shape});
+  }
   void run(KernelContext& ctx) override {
     const TensorView& c = ctx.in(0);
     const TensorView& x = ctx.in(1);
     const TensorView& y = ctx.in(2);
     TensorView& o = ctx.out(0);
     check_same_dtype(x, y, what_);
-    const BroadcastPlan<3>& p = cache_.get(o.shape, {&c.shape, &x.shape, &y.shape});
+    const BroadcastPlan<3>& p = plan_;
     dispatch_by_size(x.dtype, what_, [&](auto tag) {
       using T = decltype(tag);
       const uint8_t* pc = c.as<uint8_t>();
@@ -428,7 +445,7 @@ class WhereKernel final : public Kernel {
 
  private:
   std::string what_;
-  BroadcastPlanCache<3> cache_;
+  BroadcastPlan<3> plan_;  // set by reshape
 };
 
 template <typename K>

@@ -21,16 +21,22 @@ class ConvTransposeKernel final : public Kernel {
   explicit ConvTransposeKernel(const ir::Node& n)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)) {}
 
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    const TensorView& w = ctx.in(1);
+    require_f32(desc_, x.dtype);
+    require_f32(desc_, w.dtype);
+    if (ctx.out(0).numel() > 0 && x.numel() > 0 && w.numel() > 0)
+      build(x.shape, w.shape, ctx.has_input(2), ctx.out(0).shape);
+  }
+
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
     const TensorView& w = ctx.in(1);
     const TensorView* b = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
     TensorView& y = ctx.out(0);
-    require_f32(desc_, x.dtype);
-    require_f32(desc_, w.dtype);
     if (y.numel() == 0) return;
     if (x.numel() == 0 || w.numel() == 0) return fill_bias(y, b);
-    if (key_.update({x.shape, w.shape, b ? Shape{1} : Shape{0}})) build(x.shape, w.shape, b != nullptr, y.shape);
     bind(src_, x.data);
     bind(dst_, y.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data);
@@ -109,7 +115,6 @@ class ConvTransposeKernel final : public Kernel {
   std::string desc_;
   ops::WindowAttrs raw_;
   int64_t group_;
-  ShapeKey key_;
   dnnl::deconvolution_forward deconv_;
   PackedWeights weights_;
   memory src_, dst_, bias_;

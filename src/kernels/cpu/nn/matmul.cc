@@ -99,11 +99,17 @@ class MatMulKernel final : public Kernel {
  public:
   explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {}
 
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& a = ctx.in(0);
+    const TensorView& b = ctx.in(1);
+    if (a.dtype != b.dtype) fail(ErrorCode::kInvalidArgument, desc_ + ": A and B dtypes differ");
+    if (a.dtype == DType::kFloat32 && ctx.out(0).numel() > 0) build(a.shape, b.shape);
+  }
+
   void run(KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
     const TensorView& b = ctx.in(1);
     TensorView& y = ctx.out(0);
-    if (a.dtype != b.dtype) fail(ErrorCode::kInvalidArgument, desc_ + ": A and B dtypes differ");
     if (y.numel() == 0) return;
     if (a.dtype != DType::kFloat32) {
       MatmulDims d = promote(a.shape, b.shape);
@@ -113,7 +119,6 @@ class MatMulKernel final : public Kernel {
       });
       return;
     }
-    if (key_.update({a.shape, b.shape})) build(a.shape, b.shape);
     if (dims_.k == 0) {
       std::fill(y.as<float>(), y.as<float>() + y.numel(), 0.f);
       return;
@@ -145,7 +150,6 @@ class MatMulKernel final : public Kernel {
   }
 
   std::string desc_;
-  ShapeKey key_;
   MatmulDims dims_;
   dnnl::matmul mm_;
   memory src_, wei_, dst_;
@@ -161,13 +165,20 @@ class GemmKernel final : public Kernel {
         trans_a_(n.get_int("transA", 0) != 0),
         trans_b_(n.get_int("transB", 0) != 0) {}
 
-  void run(KernelContext& ctx) override {
+  void reshape(const KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
     const TensorView& b = ctx.in(1);
-    const TensorView* c = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
-    TensorView& y = ctx.out(0);
     require_f32(desc_, a.dtype);
     require_f32(desc_, b.dtype);
+    const bool use_c = ctx.has_input(2) && beta_ != 0.f;
+    const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    if (ctx.out(0).numel() > 0 && k > 0) build(a.shape, b.shape, use_c);
+  }
+
+  void run(KernelContext& ctx) override {
+    const TensorView& a = ctx.in(0);
+    const TensorView* c = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
+    TensorView& y = ctx.out(0);
     if (y.numel() == 0) return;
     const bool use_c = c && beta_ != 0.f;
     if (use_c) broadcast_c(*c, y);
@@ -177,9 +188,8 @@ class GemmKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) out[i] = use_c ? beta_ * out[i] : 0.f;
       return;
     }
-    if (key_.update({a.shape, b.shape, use_c ? Shape{1} : Shape{0}})) build(a.shape, b.shape, use_c);
     bind(src_, a.data);
-    bind(wei_, b.data);
+    bind(wei_, ctx.in(1).data);
     bind(dst_, y.data);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
@@ -228,7 +238,6 @@ class GemmKernel final : public Kernel {
   std::string desc_;
   float alpha_, beta_;
   bool trans_a_, trans_b_;
-  ShapeKey key_;
   dnnl::matmul mm_;
   memory src_, wei_, dst_;
   std::unordered_map<int, memory> args_;

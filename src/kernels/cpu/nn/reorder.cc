@@ -19,14 +19,18 @@ class ReorderKernel final : public Kernel {
   explicit ReorderKernel(const ir::Node& n)
       : desc_(n.describe()), from_(layout_tag(n.get_string("from", ""))), to_(layout_tag(n.get_string("to", ""))) {}
 
-  void run(KernelContext& ctx) override {
+  void reshape(const KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
-    TensorView& y = ctx.out(0);
     require_f32(desc_, x.dtype);
     if (x.shape.size() != 4 || x.shape[1] % ops::kBlockedChannels != 0)
       fail(ErrorCode::kInvalidArgument, desc_ + ": needs [N,C,H,W] with C % 16 == 0, got " + shape_str(x.shape));
+    if (ctx.out(0).numel() > 0) build(x.shape);
+  }
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
     if (y.numel() == 0) return;
-    if (key_.update({x.shape})) build(x.shape);
     bind(src_, x.data);
     bind(dst_, y.data);
     reorder_.execute(cpu_stream(), src_, dst_);
@@ -49,7 +53,6 @@ class ReorderKernel final : public Kernel {
 
   std::string desc_;
   memory::format_tag from_, to_;
-  ShapeKey key_;
   memory src_, dst_;
   dnnl::reorder reorder_;
 };
