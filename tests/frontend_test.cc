@@ -773,16 +773,19 @@ TEST(FrontendTensorProto, TypedFields) {
   expect_error([&] { tensor_from_proto(few, "."); }, ErrorCode::kInvalidModel, "tensor 'few'");
 }
 
-// Attributes named __gec_* carry the compiler's decisions (layouts, the
-// memory plan); a model that sets one is refused, naming the node.
-TEST(Frontend, ReservedAttributesAreRefused) {
+// The compiler's decisions (layouts, the memory plan) live in the plans, not
+// in node attributes: an attribute named like the old __gec_layout_out is an
+// ordinary attribute of the node and decides nothing.
+TEST(Frontend, NoAttributeCarriesACompilerDecision) {
   onnx::ModelProto m = new_model(13);
   auto* g = m.mutable_graph();
   add_input(g, "x", kFloat, "1,4");
   add_output(g, "y", kFloat, "1,4");
   auto* relu = add_node(g, "Relu", {"x"}, {"y"}, "act");
   attr_s(relu, "__gec_layout_out", "nChw16c");
-  expect_error([&] { import(m); }, ErrorCode::kInvalidModel, "attribute '__gec_layout_out' is reserved");
+  ImportResult r = import(m);
+  ASSERT_EQ(r.graph->nodes().size(), 1u);
+  EXPECT_EQ(r.graph->nodes().front()->get_string("__gec_layout_out", ""), "nChw16c");
 }
 
 }  // namespace

@@ -8,10 +8,10 @@
 //   activation        string, the ONNX op name of the activation ("" = none)
 //   activation_alpha  float, first parameter (see FusedActivation)
 //   activation_beta   float, second parameter
-//   __gec_activation_impl  string, how the CPU kernel applies the activation:
-//                     "auto" (default: the faster way for the oneDNN
-//                     implementation chosen), "post_op" (oneDNN eltwise
-//                     post-op), "kernel" (the ai.onnx kernel, in place after)
+// How the CPU kernel applies the activation is its variant
+// (kernels::KernelConfig::variant): "" (default: the faster way for the
+// oneDNN implementation chosen), "post_op" (oneDNN eltwise post-op),
+// "kernel" (the ai.onnx kernel, in place after).
 // Z (optional input 3) has Y's exact shape and dtype: no broadcasting.
 // Float32 only. This header names the activations all three places accept.
 #pragma once

@@ -406,10 +406,6 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
     // Optional's `type` (a TypeProto) is its output's type, which the IR
     // value already carries (type_proto.h); no other op takes a type.
     if (a.type() == onnx::AttributeProto::TYPE_PROTO && d.op_type == "Optional" && d.domain.empty()) continue;
-    // Names starting __gec_ carry the compiler's own decisions (memory plan,
-    // layouts); a model cannot set them.
-    if (a.name().rfind("__gec_", 0) == 0)
-      fail(ErrorCode::kInvalidModel, d.describe() + ": attribute '" + a.name() + "' is reserved for GraphEngine");
     d.attrs.push_back(convert_attr(a, d, g, scope));
   }
   for (const auto& o : n.output()) {
