@@ -240,6 +240,12 @@ TEST_F(Cli, InspectAndCorruptedFiles) {
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* s : {"MODEL_DEF", "WEIGHTS", "METADATA", "x: float32[1,4]", "y: float32[1,4]", "arena"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  EXPECT_EQ(r.out.find("execution plan"), std::string::npos) << "steps only with --steps";
+  // --steps: one line per step with its node, op, kernel, layouts and output placement.
+  r = gec("inspect " + p("m.gom") + " --steps");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"execution plan (main graph, 2 steps)", "add0", "act0", "Relu", "native", "plain", "y arena@", "s arena@"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   std::string bytes;
   {
     std::ifstream f(p("m.gom"), std::ios::binary);
