@@ -11,8 +11,15 @@ and the ratio, ORT session-creation time next to `gec compile` time and
 stored reference outputs come from ORT 1.30). The geometric mean of the
 latency ratios closes the table.
 
+With --baseline OTHER_GEC (e.g. a build of an earlier commit), the same
+rounds also run that build (ORT / gec / baseline in turn) and the table adds
+its median, the ratio gec/baseline and the spread of gec's round medians
+(max - min over their median: what one round-to-round difference is worth on
+this machine at this moment), with a geometric mean of gec/baseline and of
+the compile times.
+
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
-       [--runs 20] [--warmup 5] [--gec build/gec] [--out bench/results.md] [--dynamic]
+       [--runs 20] [--warmup 5] [--gec build/gec] [--baseline GEC] [--out bench/results.md] [--dynamic]
 Default models: every folder of ../shared/models.
 Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
@@ -128,6 +135,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--opt", default="-O3")
     ap.add_argument("--gec", default=os.path.join(ROOT, "build", "gec"))
+    ap.add_argument("--baseline", default=None, help="another gec binary benchmarked in the same rounds")
     ap.add_argument("--out", default=None, help="also write the table to this file")
     ap.add_argument("--dynamic", action="store_true",
                     help="compile models with dynamic input dims as they are (default: fix them to the test data's "
@@ -139,19 +147,24 @@ def main():
         sys.exit(f"bench: {a.gec} not found: build first (cmake -S . -B build -G Ninja && ninja -C build gec)")
     ortdir = ensure_ort(os.path.join(ROOT, "build", "ort-bench"))
     tmp = tempfile.mkdtemp(prefix="gec-bench-")
-    rows, ratios = [], []
+    rows, ratios, base_ratios, compile_ratios = [], [], [], []
     for i, md in enumerate(models):
         name = os.path.basename(os.path.normpath(md))
         progress(f"[{i + 1}/{len(models)}] {name}: compiling")
         gom = os.path.join(tmp, name + ".gom")
         try:
             compile_ms = compile_gec(a.gec, md, gom, a.opt, not a.dynamic)
-            ort, gec = [], []
-            for r in range(a.rounds):  # A/B/A/B in one run
+            base_gom = os.path.join(tmp, name + ".base.gom")
+            base_compile_ms = compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic) if a.baseline else None
+            ort, gec, base = [], [], []
+            for r in range(a.rounds):  # A/B/A/B (A/B/C with a baseline) in one run
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")
                 ort.append(run_ort(ortdir, md, a.threads, a.runs, a.warmup))
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} gec")
                 gec.append(run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))
+                if a.baseline:
+                    progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} baseline")
+                    base.append(run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup))
             err, why = gec_error(a.gec, md, a.threads)
         except Exception as e:  # a failing model is a row, not the end of the table
             rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 11)
@@ -164,20 +177,34 @@ def main():
         g_rss = max(x["peak_rss_bytes"] for x in gec) / 1048576
         ratio = g_med / o_med
         ratios.append(ratio)
+        extra = ""
+        if a.baseline:
+            b_med = med(base, "median_ms")
+            spread = (max(x["median_ms"] for x in gec) - min(x["median_ms"] for x in gec)) / g_med
+            base_ratios.append(g_med / b_med)
+            compile_ratios.append(compile_ms / base_compile_ms)
+            extra = (f" {fmt(b_med, 3)} | **{g_med / b_med:.2f}** | {100 * spread:.0f}% "
+                     f"| {base_compile_ms:.0f} |")
         rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
                     f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
-                    f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |")
+                    f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |" + extra)
     progress("")
     head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, {a.rounds} rounds A/B of "
             f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
             f"{'dynamic input dims kept' if a.dynamic else 'input shapes fixed to the test data (--input-shape)'}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
             "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
-            "max abs err vs ORT |\n|" + "---|" * 13)
-    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else float("nan")
+            "max abs err vs ORT |" +
+            (" baseline median ms | gec/baseline | spread of gec rounds | baseline compile ms |" if a.baseline else "") +
+            "\n|" + "---|" * (17 if a.baseline else 13))
+    gm = lambda xs: math.exp(sum(math.log(r) for r in xs) / len(xs)) if xs else float("nan")
+    geo = gm(ratios)
     table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \
         f"over {len(ratios)} models (below 1 means gec is faster).\n"
+    if a.baseline:
+        table += (f"Geometric mean gec/baseline ({a.baseline}): latency **{gm(base_ratios):.2f}**, "
+                  f"compile time {gm(compile_ratios):.2f}.\n")
     print(table)
     if a.out:
         with open(a.out, "w") as f:

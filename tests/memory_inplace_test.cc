@@ -103,6 +103,11 @@ std::vector<Case> cases() {
   c.push_back({"Mod", I, 2, 1, true});
   c.push_back({"Mod", F, 2, 0, false, {ir::Attribute::Int("fmod", 1)}});
   for (const char* op : {"And", "Or", "Xor"}) c.push_back({op, B, 2, 0});
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    c.push_back({op, I, 2, 0});
+    c.push_back({op, I, 2, 1, true});
+  }
+  c.push_back({"BitwiseNot", I, 1, 0});
   c.push_back({"Sum", F, 3, 0});
   c.push_back({"Max", F, 3, 0});
   c.push_back({"Pow", F, 1, 0});

@@ -19,7 +19,11 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
   else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
   else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::kInt16;
   else if constexpr (std::is_same_v<T, int8_t>) return DType::kInt8;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kUInt16;
   else if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
   else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
   else return DType::kUndefined;
@@ -28,6 +32,7 @@ constexpr DType dtype_of() {
 /// A tensor of the given shape filled with `values` (row-major).
 template <typename T>
 Tensor make(const Shape& shape, const std::vector<T>& values) {
+  static_assert(dtype_of<T>() != DType::kUndefined, "make(): no dtype for this element type");
   Tensor t(dtype_of<T>(), shape);
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel()) << "make(): wrong number of values";
   for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i) {
