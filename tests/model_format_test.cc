@@ -10,7 +10,11 @@
 #include <random>
 #include <set>
 
+#include <onnx/onnx_pb.h>
+
+#include "gec/compiler.h"
 #include "gec/error.h"
+#include "gec/runtime.h"
 #include "gom.pb.h"
 #include "model/format.h"
 #include "model/reader.h"
@@ -731,6 +735,179 @@ TEST(ModelFormat, InspectSummarizesAndReportsDamage) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);
   }
+}
+
+
+// ---- crafted .gom files with valid checksums (issue: hostile input) -----------
+//
+// x[1,3,8,8] -> Conv(3->4, 3x3, pads 1) -> Relu -> GlobalAveragePool ->
+// Flatten -> MatMul([4,5]) -> y[1,5], opset 13. Each case edits one field of
+// the compiled MODEL_DEF (or the partition table) and re-seals the checksums;
+// the loader must refuse the file with kCorruptFile before any kernel runs.
+
+std::string small_cnn_onnx() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("small_cnn");
+  auto io = [](onnx::ValueInfoProto* v, const char* name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  io(g->add_input(), "x", {1, 3, 8, 8});
+  io(g->add_output(), "y", {1, 5});
+  auto init = [&](const char* name, std::vector<int64_t> dims) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(0.01f * static_cast<float>((i * 7) % 13) - 0.05f);
+  };
+  init("W", {4, 3, 3, 3});
+  init("B", {4});
+  init("M", {4, 5});
+  auto node = [&](const char* op, std::vector<std::string> in, const char* out, const char* name) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto* conv = node("Conv", {"x", "W", "B"}, "c", "conv");
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  node("Relu", {"c"}, "r", "relu");
+  node("GlobalAveragePool", {"r"}, "p", "gap");
+  node("Flatten", {"p"}, "f", "flatten");
+  node("MatMul", {"f", "M"}, "y", "matmul");
+  return m.SerializeAsString();
+}
+
+std::vector<uint8_t> compiled_small_cnn(int level) {
+  const std::string onnx = small_cnn_onnx();
+  CompileOptions o;
+  o.opt_level = level;
+  return *compile_onnx_bytes(onnx.data(), onnx.size(), o).gom;
+}
+
+int node_index(const gom::Model& m, const std::string& op) {
+  for (int i = 0; i < m.graphs(0).nodes_size(); ++i)
+    if (m.graphs(0).nodes(i).op_type() == op) return i;
+  ADD_FAILURE() << "no " << op;
+  return 0;
+}
+
+int value_named(const gom::Model& m, const std::string& name) {
+  for (int i = 0; i < m.values_size(); ++i)
+    if (m.values(i).name() == name) return i;
+  ADD_FAILURE() << "no value " << name;
+  return 0;
+}
+
+void set_dims(gom::Value* v, std::vector<int64_t> dims) {
+  v->mutable_type()->clear_dims();
+  for (int64_t d : dims) v->mutable_type()->add_dims()->set_value(d);
+}
+
+TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {
+  const std::vector<uint8_t> o2 = compiled_small_cnn(2), o0 = compiled_small_cnn(0);
+  // Sanity: both load and run as compiled.
+  for (const auto* b : {&o2, &o0}) {
+    auto s = Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(*b));
+    Tensor x(DType::kFloat32, {1, 3, 8, 8});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = 0.1f * static_cast<float>(i % 9);
+    EXPECT_EQ(s->run({x.view()})[0].shape(), (Shape{1, 5}));
+  }
+  struct Case {
+    const char* what;
+    bool at_o0;
+    std::function<void(gom::Model&)> edit;
+    const char* expect;
+  };
+  const std::vector<Case> cases = {
+      {"GlobalAveragePool with no inputs", false,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "GlobalAveragePool"))->clear_inputs(); },
+       "input 0 is required"},
+      {"Relu with no inputs", true,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "Relu"))->clear_inputs(); },
+       "input 0 is required"},
+      {"MatMul input 1 omitted", false,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "MatMul"))->set_inputs(1, -1); },
+       "input 1 is required"},
+      {"FusedConv input 0 omitted", false,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "FusedConv"))->set_inputs(0, -1); },
+       "input 0 is required"},
+      {"conv output declared [1,0,8,8]", false,
+       [](gom::Model& m) {
+         const int conv = node_index(m, "FusedConv");
+         set_dims(m.mutable_values(m.graphs(0).nodes(conv).outputs(0)), {1, 0, 8, 8});
+       },
+       "is planned as float32[1,0,8,8], its inputs make float32[1,4,8,8]"},
+      {"MatMul output [1,2] at the arena's end", false,
+       [](gom::Model& m) {
+         const int y = m.graphs(0).outputs(0);
+         set_dims(m.mutable_values(y), {1, 2});
+         m.mutable_memory_plan()->mutable_values(y)->set_offset(m.memory_plan().arena_bytes() - 8);
+       },
+       "is planned as float32[1,2], its inputs make float32[1,5]"},
+      {"GlobalAveragePool turned into Relu", false,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "GlobalAveragePool"))->set_op_type("Relu"); },
+       "its inputs make float32[1,4,8,8]"},
+      {"input declared [1,3,2,2]", false,
+       [](gom::Model& m) { set_dims(m.mutable_values(m.graphs(0).inputs(0)), {1, 3, 2, 2}); },
+       "its inputs make float32[1,4,2,2]"},
+      {"output declared [1,5000]", false,
+       [](gom::Model& m) { set_dims(m.mutable_values(m.graphs(0).outputs(0)), {1, 5000}); },
+       "'y'"},  // its slot runs past the arena (or, with room, its inputs make [1,5])
+      {"two live values on one byte", false,
+       [](gom::Model& m) {
+         // The conv output and the pooled value are both live at the pool.
+         const int c = m.graphs(0).nodes(node_index(m, "FusedConv")).outputs(0);
+         const int p = m.graphs(0).nodes(node_index(m, "GlobalAveragePool")).outputs(0);
+         m.mutable_memory_plan()->mutable_values(p)->set_offset(m.memory_plan().values(c).offset());
+       },
+       "memory plan"},
+      {"a node with no output", false,
+       [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "Flatten"))->clear_outputs(); },
+       ""},
+      {"steps out of node order", false,
+       [](gom::Model& m) {
+         auto* steps = m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps();
+         steps->SwapElements(0, 1);
+       },
+       ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::vector<uint8_t>& good = c.at_o0 ? o0 : o2;
+    gom::Model m = model_def_of(good);
+    c.edit(m);
+    const std::string msg = load_error(with_model_def(good, m));
+    EXPECT_NE(msg.find("corrupted"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
+  }
+}
+
+TEST(HostileGom, OverlappingPartitionsAreRefused) {
+  std::vector<uint8_t> b = compiled_small_cnn(2);
+  const Entry def = entry_of(b, 1);
+  // Point WEIGHTS (slot 2 of the table, written after METADATA) at MODEL_DEF.
+  for (int slot = 0; slot < 3; ++slot) {
+    const size_t at = 40 + 32 * slot;
+    if (get<uint32_t>(b, at) == 2) {
+      set<uint64_t>(b, at + 8, (def.offset + 63) / 64 * 64);
+      set<uint64_t>(b, at + 16, def.size);
+    }
+  }
+  reseal(b);
+  EXPECT_NE(load_error(b).find("overlap"), std::string::npos);
 }
 
 }  // namespace

@@ -67,7 +67,12 @@ struct KernelContext {
   std::vector<const ValueSlot*> value_inputs;
   std::vector<ValueSlot*> value_outputs;
 
-  const TensorView& in(size_t i) const { return *inputs[i]; }
+  /// Input i; gec::Error(kInvalidModel) naming the node when the node has no
+  /// input i (a malformed model must not make a kernel read past its inputs).
+  const TensorView& in(size_t i) const {
+    if (i >= inputs.size() || !inputs[i]) missing(true, i);
+    return *inputs[i];
+  }
   /// For shape_from_kernel ops: allocates output i as `src`'s dtype and
   /// shape and copies `src` into it.
   TensorView* copy_to_output(size_t i, const TensorView& src) const;
@@ -76,7 +81,12 @@ struct KernelContext {
   const AnyValue& value_in(size_t i) const;
   /// Stores output i, a sequence or optional value.
   void set_value_out(size_t i, AnyValue v) const;
-  TensorView& out(size_t i) const { return *outputs[i]; }
+  /// Output i; gec::Error(kInvalidModel) naming the node when it has none.
+  TensorView& out(size_t i) const {
+    if (i >= outputs.size() || !outputs[i]) missing(false, i);
+    return *outputs[i];
+  }
+  [[noreturn]] void missing(bool input, size_t i) const;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
 };
 

@@ -91,6 +91,11 @@ TensorView* KernelContext::copy_to_output(size_t i, const TensorView& src) const
   return o;
 }
 
+void KernelContext::missing(bool input, size_t i) const {
+  fail(ErrorCode::kInvalidModel, (node ? node->describe() + ": " : std::string()) + (input ? "input " : "output ") +
+                                     std::to_string(i) + " is required but the node has none");
+}
+
 const AnyValue& KernelContext::value_in(size_t i) const {
   const ValueSlot* slot = i < value_inputs.size() ? value_inputs[i] : nullptr;
   if (!slot || !*slot)

@@ -12,9 +12,13 @@
 namespace gec::memory {
 
 inline constexpr int64_t kAlign = 64;
+/// One value above 2^48 bytes (256 TiB) cannot be a real model; below it the
+/// sums and offsets of the planner and the loader stay far from overflow.
+inline constexpr int64_t kMaxValueBytes = int64_t{1} << 48;
 inline int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
-/// Bytes of a static-shape value (unaligned).
+/// Bytes of a static-shape value (unaligned); gec::Error(kInvalidModel)
+/// above kMaxValueBytes.
 int64_t value_bytes(const ir::Value* v);
 
 /// first[v]: step of v's producer; last[v]: step of its last reader (a node

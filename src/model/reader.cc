@@ -14,7 +14,9 @@
 
 #include "gec/error.h"
 #include "gom.pb.h"
+#include "memory/planner.h"
 #include "model/format.h"
+#include "ops/op_schema.h"
 #include "support/mapped_file.h"
 
 namespace gec::model {
@@ -122,6 +124,15 @@ Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool str
     *slot = static_cast<int>(i);
   }
   if (l.model_def < 0) corrupt(file, "corrupted: no MODEL_DEF partition");
+  // No two partitions share a byte (a WEIGHTS partition laid over MODEL_DEF
+  // would hand its bytes to the kernels as weights).
+  for (size_t i = 0; i < l.parts.size(); ++i)
+    for (size_t j = i + 1; j < l.parts.size(); ++j) {
+      const PartitionEntry& a = l.parts[i];
+      const PartitionEntry& b = l.parts[j];
+      if (a.size && b.size && a.offset < b.offset + b.size && b.offset < a.offset + a.size)
+        corrupt(file, "corrupted: partitions " + kind_label(a.kind) + " and " + kind_label(b.kind) + " overlap");
+    }
   if (l.weights >= 0 && l.parts[l.weights].offset % kWeightAlign != 0)
     corrupt(file, "corrupted: WEIGHTS partition is not 64-byte aligned");
   return l;
@@ -185,6 +196,7 @@ class GraphBuilder {
       bad(std::string("inconsistent graph: ") + e.what());
     }
     r.ids = ir::ValueIndex::of_values(values_);
+    check_plans_against_ops(r);
     r.graphs.assign(graphs_.begin(), graphs_.end());
     r.graph = std::move(main_);
     r.subgraph_owner = std::move(subgraphs_);
@@ -293,7 +305,10 @@ class GraphBuilder {
       const memory::Placement& p = plan.at(id);
       if (p.storage == memory::Storage::kWeight && !v->type.is_tensor()) bad(what + ": a constant " + v->type.str());
       if (p.storage == memory::Storage::kWeight) v->constant = make_constant(pv, what);
-      if (p.storage == memory::Storage::kArena) check_arena_slot(*v, p, plan.arena_bytes, what);
+      if (p.storage == memory::Storage::kArena) {
+        if (pv.graph() != 0) bad(what + ": an arena slot for a subgraph value");
+        check_arena_slot(*v, p, plan.arena_bytes, what);
+      }
       values_.push_back(v);
     }
   }
@@ -346,6 +361,87 @@ class GraphBuilder {
     for (int32_t c : codes) {
       if (c < 0 || c > ops::kMaxLayoutCode) bad(what + ": invalid layout code " + std::to_string(c));
       out.push_back(static_cast<ops::Layout>(c));
+    }
+  }
+
+  // What the kernels would otherwise trust, checked once per load:
+  //  - steps run in node-table order (one step list per graph; the plan
+  //    verifier's lifetimes follow that order);
+  //  - value kinds fit their ops; every node has an output;
+  //  - every main-graph node that writes into the arena gets, from its op's
+  //    infer function over its inputs' declared types (and constant data),
+  //    exactly the dtype and shape the plan gave each arena output; a node
+  //    whose output shape depends on a computed input's values is checked
+  //    at run time instead (LoadedModel::check_at_run);
+  //  - the memory plan passes memory::verify_plan (no two live values share
+  //    bytes unless an alias, in-place or Concat slice makes it right).
+  void check_plans_against_ops(LoadedModel& r) {
+    for (size_t gi = 0; gi < graphs_.size(); ++gi) {
+      const auto& steps = r.execution_plan.graphs[gi].steps;
+      for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].node != static_cast<int32_t>(i))
+          bad("graph " + std::to_string(gi) + ": step " + std::to_string(i) + " runs node " +
+              std::to_string(steps[i].node) + "; this version runs steps in node order");
+      for (const auto& n : graphs_[gi]->nodes())
+        if (n->outputs().empty()) bad(n->describe() + " has no output");
+    }
+    try {
+      ops::check_value_kinds(static_cast<const ir::Graph&>(*main_));
+    } catch (const Error& e) {
+      bad(e.what());
+    }
+    const memory::MemoryPlan& plan = r.memory_plan;
+    int32_t index = 0;
+    for (const auto& np : main_->nodes()) {
+      const ir::Node& n = *np;
+      const int32_t step = index++;
+      bool writes_arena = false;
+      for (const ir::Value* o : n.outputs()) writes_arena |= plan.in_arena(r.ids.id(o));
+      const ops::OpSchema* schema = ops::find_schema(n.domain, n.op_type);
+      if (!writes_arena || !schema || schema->shape_from_kernel) continue;  // no schema: the executor refuses it
+      std::vector<TensorView> views(n.inputs().size());
+      ops::InferContext ic;
+      ic.node = &n;
+      bool known = true;
+      for (size_t i = 0; i < n.inputs().size(); ++i) {
+        const ir::Value* v = n.input(i);
+        if (!v) {
+          ic.inputs.push_back(nullptr);
+          continue;
+        }
+        if (!v->type.is_tensor()) known = false;
+        else if (v->constant) views[i] = v->constant->view();
+        else if (v->type.is_static()) views[i] = TensorView{nullptr, v->type.dtype, v->type.static_shape()};
+        else known = false;
+        ic.inputs.push_back(&views[i]);
+      }
+      try {
+        if (known) schema->infer(ic);
+      } catch (const ops::NeedsValue&) {
+        known = false;
+      } catch (const Error& e) {
+        bad(e.what());
+      }
+      if (!known) {
+        r.check_at_run.push_back(step);
+        continue;
+      }
+      if (ic.out_shapes.size() < n.outputs().size())
+        bad(n.describe() + ": its op makes " + std::to_string(ic.out_shapes.size()) + " outputs, the node has " +
+            std::to_string(n.outputs().size()));
+      for (size_t i = 0; i < n.outputs().size(); ++i) {
+        const ir::Value* o = n.output(i);
+        if (!plan.in_arena(r.ids.id(o))) continue;
+        const ir::TensorType want = ir::TensorType::of(ic.out_dtypes[i], ic.out_shapes[i]);
+        if (!(o->type == want))
+          bad(n.describe() + ": output '" + o->name() + "' is planned as " + o->type.str() + ", its inputs make " +
+              want.str());
+      }
+    }
+    try {
+      memory::verify_plan(*main_, r.ids, plan);
+    } catch (const Error& e) {
+      bad(e.what());
     }
   }
 

@@ -29,6 +29,10 @@ struct LoadedModel {
   ir::ValueIndex ids;
   memory::MemoryPlan memory_plan;        // stats left empty
   schedule::ExecutionPlan execution_plan;
+  /// Main-graph steps that write arena values whose shapes the loader could
+  /// not re-derive (they depend on a computed input's values): the executor
+  /// infers and checks them at run time. Sorted.
+  std::vector<int32_t> check_at_run;
   /// Keeps the subgraphs alive (they are also held by their nodes).
   std::vector<std::shared_ptr<ir::Graph>> subgraph_owner;
   int64_t arena_bytes = 0;    // bytes of the activation arena the plan needs
@@ -41,7 +45,9 @@ struct LoadedModel {
 };
 
 /// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once and rebuilds
-/// the model. Throws gec::Error(kIo) when the file cannot be read and
+/// the model, checking the plans against the graph and the ops (see
+/// reader.cc: each arena output's planned type re-derived by its op's infer
+/// function, the memory plan verified). Throws gec::Error(kIo) when the file cannot be read and
 /// gec::Error(kCorruptFile) naming the file and the reason when it is
 /// truncated, not a .gom, written by a newer format version, fails a checksum
 /// or holds inconsistent contents. Never reads outside the file.

@@ -34,7 +34,8 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
   // The kernels trust value kinds (a sequence slot vs tensor bytes).
   ops::check_value_kinds(main_);
   GEC_CHECK(model.graphs.size() == model.execution_plan.graphs.size(), "execution plan does not fit the model");
-  for (size_t gi = 0; gi < model.graphs.size(); ++gi) build(*model.graphs[gi], model.execution_plan.graphs[gi]);
+  for (size_t gi = 0; gi < model.graphs.size(); ++gi)
+    build(*model.graphs[gi], model.execution_plan.graphs[gi], gi == 0 ? model.check_at_run : std::vector<int32_t>{});
   find_bindable_outputs();
 }
 
@@ -91,7 +92,8 @@ void Executor::unbind_outputs() {
   bound_.clear();
 }
 
-void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule) {
+void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule,
+                     const std::vector<int32_t>& check_at_run) {
   GraphPlan& plan = plans_[&g];
   const std::vector<ir::Node*> table = g.node_list();
   plan.steps.reserve(schedule.steps.size());
@@ -130,6 +132,10 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
         return allocate_output(n, ids[i], dt, shape);
       };
     }
+    // Steps whose arena outputs the loader could not check statically.
+    if (&g == &main_ && std::binary_search(check_at_run.begin(), check_at_run.end(), ps.node) &&
+        !s.schema->shape_from_kernel)
+      s.needs_infer = true;
     s.planned_done = !s.out_ids.empty() && &g == &main_ && plan_.concat_done(s.out_ids[0]);
     s.skip = s.planned_done;
     s.prof.name = n->name;
@@ -228,8 +234,11 @@ void Executor::run_step(Step& s) {
       const int32_t id = s.out_ids[i];
       if (!ids_.value(id)->type.is_tensor()) continue;
       if (in_arena(id)) {
-        GEC_CHECK(frame_[static_cast<size_t>(id)].shape == ic.out_shapes[i],
-                  s.node->describe() + ": planned shape differs from the run-time shape");
+        const TensorView& planned = frame_[static_cast<size_t>(id)];
+        if (planned.shape != ic.out_shapes[i] || planned.dtype != ic.out_dtypes[i])
+          fail(ErrorCode::kInvalidArgument, s.node->describe() + ": output '" + ids_.value(id)->name() + "' is " +
+                                                dtype_name(ic.out_dtypes[i]) + shape_str(ic.out_shapes[i]) +
+                                                " at run time, the model planned " + ids_.value(id)->type.str());
         continue;
       }
       allocate_dynamic(id, ic.out_dtypes[i], ic.out_shapes[i]);

@@ -90,7 +90,7 @@ class Executor final : public kernels::SubgraphRunner {
     std::vector<Step> steps;
   };
 
-  void build(const ir::Graph& g, const schedule::GraphSchedule& schedule);
+  void build(const ir::Graph& g, const schedule::GraphSchedule& schedule, const std::vector<int32_t>& check_at_run);
   bool in_arena(int32_t id) const { return plan_.in_arena(id); }
   void run_graph(GraphPlan& plan);
   void run_step(Step& s);
