@@ -22,21 +22,11 @@
 namespace gec {
 namespace {
 
+using gec::testing::expect_error;
+
 using gec::testing::make;
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
-
-// Runs `f`, expecting gec::Error with `code` and a message containing `part`.
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no gec::Error thrown (expected one containing '" << part << "')";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
 
 // ---- window attributes checked before ONNX shape inference -----------------------
 

@@ -13,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/onnx/tensor_proto.h"
+#include "gec/compiler.h"
+#include "model/reader.h"
+#include "model/writer.h"
 #include "support/npy.h"
 #include "test_util.h"
 
@@ -179,6 +182,18 @@ TEST_F(Cli, RunWritesOutputsAndRefusesBadInputs) {
   EXPECT_NE(r.out.find("int64"), std::string::npos) << r.out;
   EXPECT_EQ(gec("run " + p("m.gom") + " --input y=" + p("x.npy")).status, 2);
   EXPECT_EQ(gec("run " + p("m.gom") + " --input-dir " + p("case") + " --format txt").status, 2);
+  // Only regular files, no larger than the declared input needs (+1 MiB):
+  // /dev/zero would be read until memory runs out.
+  r = gec("run " + p("m.gom") + " --input x=/dev/zero");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  {
+    std::ofstream big(p("big.npy"), std::ios::binary);
+    big << std::string((1 << 20) + 4096, 'x');
+  }
+  r = gec("run " + p("m.gom") + " --input x=" + p("big.npy"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("bytes allowed"), std::string::npos) << r.out;
 }
 
 // xs: seq(float32) -> ys = SequenceInsert(xs, ConcatFromSequence(xs, axis 0)).
@@ -267,6 +282,42 @@ TEST_F(Cli, InspectAndCorruptedFiles) {
   r = gec("inspect " + p("new.gom"));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("newer"), std::string::npos) << r.out;
+}
+
+// Arguments and files that used to end in "internal error" (exit 3) or a
+// crash: each is a clear error with exit 2.
+TEST_F(Cli, HostileArgumentsExitWithTwo) {
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  Result r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --threads 100000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("num_threads 100000 is out of range"), std::string::npos) << r.out;
+  r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --output-dir /proc/no/such");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--output-dir"), std::string::npos) << r.out;
+  r = gec("test " + p("m.gom"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not a folder"), std::string::npos) << r.out;
+  r = gec("compile " + p("case/model.onnx") + " -o " + p("big.gom") + " --max-arena-bytes 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("more than the 1 allowed (--max-arena-bytes)"), std::string::npos) << r.out;
+  r = gec("compile " + p("case/model.onnx") + " -o " + p("big.gom") + " --max-weights-bytes 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("bytes of weights"), std::string::npos) << r.out;
+  r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --max-arena-bytes 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("activation arena"), std::string::npos) << r.out;
+  // METADATA that is valid JSON of another shape: inspect shows "?" for what
+  // it cannot read and exits 0.
+  model::LoadedModel lm = model::read_gom_file(p("m.gom"));
+  model::write_file(p("odd.gom"), model::write_gom(*lm.graph, lm.ids, lm.memory_plan, lm.execution_plan, 13,
+                                                   R"({"compiler": 5, "report": [1, 2], "source_model": {}})"));
+  r = gec("inspect " + p("odd.gom"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("compiled by ? ? from ?"), std::string::npos) << r.out;
+  model::write_file(p("odd2.gom"), model::write_gom(*lm.graph, lm.ids, lm.memory_plan, lm.execution_plan, 13,
+                                                    R"({"report": {"memory": {"arena_bytes": "many"}}})"));
+  r = gec("inspect " + p("odd2.gom"));
+  EXPECT_EQ(r.status, 0) << r.out;
 }
 
 TEST_F(Cli, BenchJsonAndProfileTrace) {

@@ -2,6 +2,7 @@
 // opset canonicalization (structure checked against the operator changelog),
 // error reporting, and TensorProto file I/O.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 namespace gec::frontend {
 namespace {
 
+using gec::testing::expect_error;
 using gec::testing::make;
 using gec::testing::values;
 using ir::Graph;
@@ -31,18 +33,6 @@ using namespace gec::testing::onnx_build;
 ImportResult import(const onnx::ModelProto& m, ImportOptions opt = {}, bool check_support = false) {
   opt.check_support = check_support;
   return import_onnx_bytes(m.SerializeAsString(), ".", opt);
-}
-
-// Expects `f` to throw gec::Error with `code` and a message containing `part`.
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing: " << part;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
 }
 
 std::vector<std::string> op_types(const Graph& g) {
@@ -307,6 +297,50 @@ TEST(FrontendImport, ExternalDataRelativeToModelFolder) {
   t->mutable_external_data(0)->set_value("../" + std::filesystem::path(dir).filename().string() + "/weights.bin");
   expect_error([&] { import_onnx_bytes(m.SerializeAsString(), dir, opt); }, ErrorCode::kInvalidModel,
                "inside the model folder");
+  std::filesystem::remove_all(dir);
+}
+
+// External data a model names is read only from regular files inside the
+// model folder after following symlinks, and its size is checked before the
+// tensor is allocated: a symlink to /etc/passwd, a path through a folder
+// symlink to /, a FIFO (which would block the reader) and a tensor declared
+// [2^31] over a small file are each refused with a clear error.
+TEST(FrontendImport, ExternalDataStaysInsideTheFolderAndIsARegularFile) {
+  const std::string dir = temp_dir("extdata_hostile");
+  {
+    std::ofstream f(dir + "/small.bin", std::ios::binary);
+    f.write("0123456789ab", 12);
+  }
+  std::filesystem::create_symlink("/etc/passwd", dir + "/passwd.bin");
+  std::filesystem::create_symlink("/", dir + "/sub");
+  ASSERT_EQ(::mkfifo((dir + "/fifo.bin").c_str(), 0600), 0);
+  auto model_with = [&](const std::string& location, int64_t dim) {
+    onnx::ModelProto m = new_model(13);
+    auto* g = m.mutable_graph();
+    add_input(g, "x", kFloat, std::to_string(dim));
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name("W");
+    t->set_data_type(kFloat);
+    t->add_dims(dim);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t->add_external_data();
+    e->set_key("location");
+    e->set_value(location);
+    add_node(g, "Mul", {"x", "W"}, {"y"}, "mul");
+    add_output(g, "y", kFloat, std::to_string(dim));
+    return m.SerializeAsString();
+  };
+  ImportOptions opt;
+  opt.check_support = false;
+  EXPECT_NO_THROW(import_onnx_bytes(model_with("small.bin", 3), dir, opt));
+  expect_error([&] { import_onnx_bytes(model_with("passwd.bin", 3), dir, opt); }, ErrorCode::kInvalidModel,
+               "outside the folder");
+  expect_error([&] { import_onnx_bytes(model_with("sub/etc/passwd", 3), dir, opt); }, ErrorCode::kInvalidModel,
+               "outside the folder");
+  expect_error([&] { import_onnx_bytes(model_with("fifo.bin", 3), dir, opt); }, ErrorCode::kIo,
+               "not a regular file");
+  expect_error([&] { import_onnx_bytes(model_with("small.bin", int64_t{1} << 31), dir, opt); }, ErrorCode::kIo,
+               "has 12 bytes, need 8589934592");
   std::filesystem::remove_all(dir);
 }
 

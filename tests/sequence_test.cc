@@ -44,17 +44,6 @@ std::unique_ptr<Session> compile_and_load(const onnx::ModelProto& m, int level) 
   return s;
 }
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing: " << part;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
-
 // x float[2,3], y float[2,1]:
 //   s1 = SplitToSequence(x, axis 1)          -> [x[:,0:1], x[:,1:2], x[:,2:3]]
 //   s2 = SequenceInsert(s1, y, position 0)   -> [y, x0, x1, x2]

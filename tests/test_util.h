@@ -29,6 +29,18 @@ constexpr DType dtype_of() {
   else return DType::kUndefined;
 }
 
+/// Runs `f`, expecting gec::Error with `code` and a message containing `part`.
+template <typename F>
+void expect_error(F&& f, ErrorCode code, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no gec::Error thrown (expected one containing '" << part << "')";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
 /// A tensor of the given shape filled with `values` (row-major).
 template <typename T>
 Tensor make(const Shape& shape, const std::vector<T>& values) {

@@ -26,6 +26,11 @@ struct CompileOptions {
   std::map<std::string, Shape> input_shapes;
   /// Run the IR verifier after every pass (tests, debug builds).
   bool verify_each_pass = false;
+  /// Refuse models with more bytes of weights (constant data after
+  /// optimization) or of planned activation arena; 0 = no limit. Errors:
+  /// kUnsupported naming the figure and the limit.
+  int64_t max_weights_bytes = 0;
+  int64_t max_arena_bytes = 0;
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
   /// Called as each stage starts (parse, optimize, schedule, memory, lower,

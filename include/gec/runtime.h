@@ -31,8 +31,16 @@ struct IoInfo {
 };
 
 struct SessionOptions {
-  /// Intra-op threads (OpenMP, oneDNN); 0 = all cores.
+  /// Intra-op threads (OpenMP, oneDNN); 0 = all cores. At most 4 x the
+  /// cores the machine has (kMaxThreadsPerCore): more only oversubscribes,
+  /// and very large counts make the OpenMP runtime fail to create threads.
   int num_threads = 0;
+  /// Refuse a model whose activation arena is larger (bytes); 0 = this
+  /// machine's physical memory.
+  int64_t max_arena_bytes = 0;
+  /// Refuse a model whose weights are larger (bytes); 0 = no limit (weights
+  /// are memory-mapped, not allocated).
+  int64_t max_weights_bytes = 0;
   /// Collect per-node timings (gec profile); off costs nothing.
   bool profile = false;
 };
@@ -47,9 +55,13 @@ struct NodeProfile {
   int64_t bytes_accessed = 0;  // input + output bytes of the last call
 };
 
+inline constexpr int kMaxThreadsPerCore = 4;
+
 /// One loaded model. A Session owns one arena and one set of kernels, so
 /// run() calls on the same Session must not overlap (use one Session per
-/// thread); different Sessions are independent.
+/// thread); a run() that starts while another is in progress on the same
+/// Session throws gec::Error(kInvalidArgument) instead of computing wrong
+/// results. Different Sessions are independent.
 class Session {
  public:
   /// Memory-maps and validates a .gom file. Throws gec::Error: kIo if the file

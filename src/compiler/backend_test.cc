@@ -24,6 +24,9 @@ std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths
                                std::string(p.find("shared") != std::string::npos
                                                ? " (the shared models and cases are expected in ../shared next to the repository)"
                                                : ""));
+    if (!fs::is_directory(p))
+      fail(ErrorCode::kInvalidArgument, p + ": not a folder; gec test takes folders in the ONNX backend-test layout "
+                                            "(model.onnx + test_data_set_N/) or folders of them");
     if (fs::exists(fs::path(p) / "model.onnx")) {
       out.push_back(p);
       continue;

@@ -133,6 +133,13 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // and a wrong plan would corrupt results silently.
   memory::verify_plan(g, ids, plan);
   stages["memory"] = ms_since(t);
+  if (opts.max_weights_bytes > 0 && ms.weights_bytes > opts.max_weights_bytes)
+    fail(ErrorCode::kUnsupported, path + ": " + std::to_string(ms.weights_bytes) + " bytes of weights, more than the " +
+                                      std::to_string(opts.max_weights_bytes) + " allowed (--max-weights-bytes)");
+  if (opts.max_arena_bytes > 0 && ms.arena_bytes > opts.max_arena_bytes)
+    fail(ErrorCode::kUnsupported, path + ": an activation arena of " + std::to_string(ms.arena_bytes) +
+                                      " bytes, more than the " + std::to_string(opts.max_arena_bytes) +
+                                      " allowed (--max-arena-bytes)");
   report["memory"] = {{"no_reuse_bytes", ms.no_reuse_bytes}, {"arena_bytes", ms.arena_bytes},
                       {"lower_bound_bytes", ms.lower_bound_bytes}, {"weights_bytes", ms.weights_bytes},
                       {"reuse_rate", ms.reuse_rate}, {"dynamic_values", ms.dynamic_values},

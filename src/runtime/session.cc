@@ -2,6 +2,9 @@
 // runs the executor and hands outputs back.
 #include <omp.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -34,6 +37,7 @@ struct Session::Impl {
   std::vector<IoInfo> inputs, outputs;
   uint8_t* arena = nullptr;
   std::unique_ptr<runtime::Executor> exec;
+  std::atomic<bool> running{false};
   ~Impl() { aligned_free(arena); }
 };
 
@@ -54,7 +58,23 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   auto impl = std::make_unique<Session::Impl>();
   impl->model = std::move(m);
   impl->opts = opts;
-  if (impl->opts.num_threads <= 0) impl->opts.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (opts.num_threads < 0 || opts.num_threads > kMaxThreadsPerCore * cores)
+    fail(ErrorCode::kInvalidArgument, "num_threads " + std::to_string(opts.num_threads) + " is out of range: 0 (all " +
+                                          std::to_string(cores) + " cores) to " +
+                                          std::to_string(kMaxThreadsPerCore * cores) + " (4 x cores)");
+  if (impl->opts.num_threads == 0) impl->opts.num_threads = cores;
+  const int64_t max_arena = opts.max_arena_bytes > 0
+                                ? opts.max_arena_bytes
+                                : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (impl->model.arena_bytes > max_arena)
+    fail(ErrorCode::kUnsupported, "the model needs an activation arena of " + std::to_string(impl->model.arena_bytes) +
+                                      " bytes, more than the " + std::to_string(max_arena) + " allowed (" +
+                                      (opts.max_arena_bytes > 0 ? "max_arena_bytes" : "this machine's memory") + ")");
+  if (opts.max_weights_bytes > 0 && impl->model.weights_bytes > opts.max_weights_bytes)
+    fail(ErrorCode::kUnsupported, "the model has " + std::to_string(impl->model.weights_bytes) +
+                                      " bytes of weights, more than the " + std::to_string(opts.max_weights_bytes) +
+                                      " allowed (max_weights_bytes)");
   const ir::Graph& g = *impl->model.graph;
   for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
   for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));
@@ -90,6 +110,23 @@ void Session::reset_profile() { impl_->exec->reset_profile(); }
 bool looks_like_gom(const void* data, size_t size) {
   return data && size >= sizeof(model::kMagic) && std::memcmp(data, model::kMagic, sizeof(model::kMagic)) == 0;
 }
+
+// Marks a run in progress on one Session for its scope; a second run that
+// starts meanwhile is refused (the arena and kernels are the Session's own).
+class RunGuard {
+ public:
+  explicit RunGuard(std::atomic<bool>& running) : running_(running) {
+    if (running_.exchange(true, std::memory_order_acq_rel))
+      fail(ErrorCode::kInvalidArgument,
+           "Session::run called while another run on the same Session is in progress; use one Session per thread");
+  }
+  ~RunGuard() { running_.store(false, std::memory_order_release); }
+  RunGuard(const RunGuard&) = delete;
+  RunGuard& operator=(const RunGuard&) = delete;
+
+ private:
+  std::atomic<bool>& running_;
+};
 
 static void check_input(const IoInfo& want, const TensorView& got) {
   bool ok = got.dtype == want.dtype;
@@ -151,6 +188,7 @@ static void check_value_input(const IoInfo& want, const AnyValue& got) {
 }
 
 std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
+  RunGuard guard(impl_->running);
   check_input_count(*impl_, inputs.size());
   runtime::Executor& ex = *impl_->exec;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -175,6 +213,7 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
 }
 
 std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
+  RunGuard guard(impl_->running);
   bind_inputs(*impl_, inputs);
   impl_->exec->run();
   std::vector<Tensor> outs;
@@ -185,6 +224,7 @@ std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
 // Outputs that can be redirected (Executor::bind_output) are produced straight
 // into the caller's buffers; the rest are copied out after the run.
 void Session::run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+  RunGuard guard(impl_->running);
   if (outputs.size() != impl_->outputs.size())
     fail(ErrorCode::kInvalidArgument, "expected " + std::to_string(impl_->outputs.size()) + " output buffers");
   bind_inputs(*impl_, inputs);

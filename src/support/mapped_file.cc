@@ -16,7 +16,7 @@ namespace gec {
 static std::string errno_text() { return std::strerror(errno); }
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(ErrorCode::kIo, "cannot open '" + path + "': " + errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "gec/error.h"
+#include "support/file_util.h"
 
 namespace gec {
 namespace {
@@ -148,7 +149,13 @@ void read_exact(std::FILE* f, void* dst, size_t n, const std::string& path, cons
 
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path, uint64_t max_bytes) {
+  {
+    const RegularFile check(path);  // not a FIFO (fopen would wait) or a device
+    if (check.size() > max_bytes)
+      fail(ErrorCode::kIo, "'" + path + "' is " + std::to_string(check.size()) + " bytes, more than the " +
+                               std::to_string(max_bytes) + " bytes allowed for it");
+  }
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
   unsigned char pre[kNpyMagicLen + 2];

@@ -28,11 +28,14 @@ Command add_test(CLI::App& root);
 Command add_bench(CLI::App& root);
 Command add_profile(CLI::App& root);
 
-/// Options shared by commands that compile: -O, --input-shape, --disable-pass.
+/// Options shared by commands that compile: -O, --input-shape, --disable-pass,
+/// and the size limits --max-weights-bytes / --max-arena-bytes (also applied
+/// when a .gom is loaded).
 struct CompileFlags {
   int opt_level = 2;
   std::vector<std::string> input_shapes;  // "name:1,3,224,224"
   std::vector<std::string> disable_passes;
+  int64_t max_weights_bytes = 0, max_arena_bytes = 0;
   void add_to(CLI::App* app);
   CompileOptions to_options() const;
 };

@@ -54,6 +54,45 @@ void print_steps(const model::LoadedModel& m) {
   }
 }
 
+// METADATA is JSON the compiler wrote, but the file may come from anywhere:
+// every field is read only if it is there with the expected type ("?" or 0
+// otherwise), so odd METADATA never stops inspect.
+std::string text_at(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "?";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+double number_at(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return 0;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0;
+}
+const nlohmann::json& object_at(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : empty;
+}
+
+void print_metadata(const std::string& text) {
+  const auto meta = nlohmann::json::parse(text, nullptr, false);
+  if (meta.is_discarded() || !meta.is_object()) {
+    std::printf("metadata: not a JSON object (%zu bytes)\n", text.size());
+    return;
+  }
+  std::printf("compiled by %s %s from %s (sha256 %s)\n", text_at(meta, "compiler").c_str(),
+              text_at(meta, "compiler_version").c_str(), text_at(meta, "source_model").c_str(),
+              text_at(meta, "source_sha256").c_str());
+  const nlohmann::json& m = object_at(object_at(meta, "report"), "memory");
+  if (m.empty()) return;
+  std::printf("memory plan: no reuse %.0f bytes, arena %.0f, lower bound %.0f, weights %.0f, reuse rate %.1f%%\n",
+              number_at(m, "no_reuse_bytes"), number_at(m, "arena_bytes"), number_at(m, "lower_bound_bytes"),
+              number_at(m, "weights_bytes"), 100 * number_at(m, "reuse_rate"));
+  std::printf("  %.0f aliases, %.0f in place, %.0f concats in place, %.0f dynamic values, strategy %s\n",
+              number_at(m, "aliases"), number_at(m, "in_place"), number_at(m, "concats_in_place"),
+              number_at(m, "dynamic_values"), text_at(m, "strategy").c_str());
+}
+
 }  // namespace
 
 Command add_inspect(CLI::App& root) {
@@ -84,26 +123,7 @@ Command add_inspect(CLI::App& root) {
                         static_cast<long long>(s.value_count), static_cast<long long>(s.constant_count), s.opset);
             std::printf("arena: %lld bytes, weights: %lld bytes\n", static_cast<long long>(s.arena_bytes),
                         static_cast<long long>(s.weights_bytes));
-            if (!s.metadata_json.empty()) {
-              auto meta = nlohmann::json::parse(s.metadata_json, nullptr, false);
-              if (!meta.is_discarded()) {
-                std::printf("compiled by %s %s from %s (sha256 %s)\n", meta.value("compiler", "?").c_str(),
-                            meta.value("compiler_version", "?").c_str(), meta.value("source_model", "?").c_str(),
-                            meta.value("source_sha256", "?").c_str());
-                if (meta.contains("report") && meta["report"].contains("memory")) {
-                  const auto& m = meta["report"]["memory"];
-                  std::printf("memory plan: no reuse %lld bytes, arena %lld, lower bound %lld, weights %lld, "
-                              "reuse rate %.1f%%\n",
-                              m.value("no_reuse_bytes", 0LL), m.value("arena_bytes", 0LL),
-                              m.value("lower_bound_bytes", 0LL), m.value("weights_bytes", 0LL),
-                              100 * m.value("reuse_rate", 0.0));
-                  std::printf("  %lld aliases, %lld in place, %lld concats in place, %lld dynamic values, "
-                              "strategy %s\n",
-                              m.value("aliases", 0LL), m.value("in_place", 0LL), m.value("concats_in_place", 0LL),
-                              m.value("dynamic_values", 0LL), m.value("strategy", std::string("?")).c_str());
-                }
-              }
-            }
+            if (!s.metadata_json.empty()) print_metadata(s.metadata_json);
             if (*steps) print_steps(model::read_gom_file(*path));
             if (!svg->empty()) {
               model::LoadedModel lm = model::read_gom_file(*path);

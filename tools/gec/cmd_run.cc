@@ -69,7 +69,13 @@ Command add_run(CLI::App& root) {
             auto t0 = std::chrono::steady_clock::now();
             std::vector<AnyValue> outs = session->run_values(inputs);
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            if (!a->output_dir.empty()) fs::create_directories(a->output_dir);
+            if (!a->output_dir.empty()) {
+              std::error_code ec;
+              fs::create_directories(a->output_dir, ec);
+              if (ec || !fs::is_directory(a->output_dir))
+                fail(ErrorCode::kIo, "--output-dir " + a->output_dir + ": cannot create the folder" +
+                                         (ec ? ": " + ec.message() : std::string()));
+            }
             std::printf("ran %s in %.2f ms (first run)\n", a->model.c_str(), ms);
             for (size_t k = 0; k < outs.size(); ++k) {
               const auto& io = session->outputs()[k];

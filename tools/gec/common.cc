@@ -17,12 +17,19 @@ void CompileFlags::add_to(CLI::App* app) {
       ->capture_default_str();
   app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)");
   app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)");
+  app->add_option("--max-weights-bytes", max_weights_bytes, "refuse a model with more bytes of weights (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--max-arena-bytes", max_arena_bytes,
+                  "refuse a model whose activation arena is larger (0 = none at compile, this machine's memory at load)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 CompileOptions CompileFlags::to_options() const {
   CompileOptions o;
   o.opt_level = opt_level;
   o.disabled_passes = disable_passes;
+  o.max_weights_bytes = max_weights_bytes;
+  o.max_arena_bytes = max_arena_bytes;
   for (const auto& spec : input_shapes) {
     auto colon = spec.rfind(':');
     if (colon == std::string::npos || colon == 0)
@@ -53,18 +60,38 @@ static bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags, const SessionOptions& so) {
+std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags, const SessionOptions& options) {
+  SessionOptions so = options;
+  so.max_arena_bytes = flags.max_arena_bytes;
+  so.max_weights_bytes = flags.max_weights_bytes;
   if (ends_with(path, ".onnx")) return Session::load_from_bytes(compile_onnx_file(path, flags.to_options()).gom, so);
   return Session::load(path, so);
 }
 
+// The most bytes an input file may have: the declared tensor's data plus
+// 1 MiB of proto or .npy header when its shape is static and numeric,
+// protobuf's 2 GiB message limit otherwise. A file that is not regular
+// (/dev/zero, a FIFO) is refused by the readers.
+static uint64_t input_file_limit(const IoInfo& io) {
+  if (io.kind != ValueKind::kTensor || !io.has_shape || io.dtype == DType::kString || dtype_size(io.dtype) == 0)
+    return frontend::kMaxProtoFileBytes;
+  uint64_t n = dtype_size(io.dtype);
+  for (int64_t d : io.dims) {
+    if (d < 0) return frontend::kMaxProtoFileBytes;
+    if (d > 0 && n > (uint64_t{1} << 50) / static_cast<uint64_t>(d)) return frontend::kMaxProtoFileBytes;
+    n *= static_cast<uint64_t>(d);
+  }
+  return std::min(n + (uint64_t{1} << 20), frontend::kMaxProtoFileBytes);
+}
+
 // A .npy file (tensors only) or an ONNX proto file of the input's kind.
 static AnyValue read_value_file(const std::string& file, const IoInfo& io, std::string* name) {
-  if (!ends_with(file, ".npy")) return frontend::read_value_proto_file(file, io.kind, name);
+  const uint64_t limit = input_file_limit(io);
+  if (!ends_with(file, ".npy")) return frontend::read_value_proto_file(file, io.kind, name, limit);
   if (io.kind != ValueKind::kTensor)
     fail(ErrorCode::kInvalidArgument, file + ": input '" + io.str() +
                                           "' is not a tensor; give it as an ONNX SequenceProto/OptionalProto .pb file");
-  return AnyValue::of_tensor(read_npy(file));
+  return AnyValue::of_tensor(read_npy(file, limit));
 }
 
 std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir, const std::vector<std::string>& named) {

@@ -1,5 +1,6 @@
 // `gec`: compile ONNX models into offline models, run, inspect and test them.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "tools/gec/cli.h"
@@ -21,6 +22,12 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.action();
   } catch (const gec::Error& e) {
     std::fprintf(stderr, "gec: error: %s\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {  // a path the user gave: an I/O error, not ours
+    std::fprintf(stderr, "gec: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gec: error: out of memory\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gec: internal error: %s\n", e.what());

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "gec/error.h"
+#include "support/file_util.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
@@ -70,7 +71,10 @@ int64_t parse_count(const onnx::TensorProto& p, const std::string& s) {
   return v;
 }
 
-void read_external(const onnx::TensorProto& p, const std::string& model_dir, Tensor& t) {
+// External data of `p` (dtype `dt`, dims `dims`): the location is resolved
+// inside `model_dir` after following symlinks, must be a regular file, and
+// its size is checked before the tensor is allocated.
+Tensor read_external(const onnx::TensorProto& p, const std::string& model_dir, DType dt, Shape dims) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& e : p.external_data()) {
@@ -80,21 +84,19 @@ void read_external(const onnx::TensorProto& p, const std::string& model_dir, Ten
   }
   if (!is_safe_location(location))
     bad_tensor(p, "external data location '" + location + "' must be a relative path inside the model folder");
-  if (t.dtype() == DType::kString) bad_tensor(p, "string data cannot be stored externally");
-  const int64_t want = static_cast<int64_t>(t.bytes());
+  if (dt == DType::kString) bad_tensor(p, "string data cannot be stored externally");
+  const int64_t want = shape_numel(dims) * static_cast<int64_t>(dtype_size(dt));
   if (length >= 0 && length != want)
     bad_tensor(p, "external data length " + std::to_string(length) + " != " + std::to_string(want) + " bytes");
-  const std::string path = (model_dir.empty() ? std::string(".") : model_dir) + "/" + location;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorCode::kIo, "tensor '" + p.name() + "': cannot open external data " + path + ": " + std::strerror(errno));
-  f.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(f.tellg());
-  if (offset < 0 || offset + want > size)
+  const std::string path = resolve_inside(model_dir, location, "tensor '" + p.name() + "': external data");
+  RegularFile f(path);
+  const int64_t size = static_cast<int64_t>(f.size());
+  if (offset < 0 || offset > size || want > size - offset)
     fail(ErrorCode::kIo, "tensor '" + p.name() + "': external data " + path + " has " + std::to_string(size) +
                              " bytes, need " + std::to_string(want) + " at offset " + std::to_string(offset));
-  f.seekg(offset);
-  f.read(static_cast<char*>(t.data()), want);
-  if (!f) fail(ErrorCode::kIo, "tensor '" + p.name() + "': short read from " + path);
+  Tensor t = Tensor::uninitialized(dt, std::move(dims));
+  f.read_at(t.data(), static_cast<uint64_t>(want), static_cast<uint64_t>(offset));
+  return t;
 }
 
 void read_typed_fields(const onnx::TensorProto& p, Tensor& t) {
@@ -150,11 +152,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_di
   if (!dtype_is_valid(p.data_type())) bad_tensor(p, "unsupported data_type " + std::to_string(p.data_type()));
   const DType dt = static_cast<DType>(p.data_type());
   // raw_data of the right size overwrites every byte (checked below): no zero-fill first.
-  const bool raw = p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() && dt != DType::kString;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) return read_external(p, model_dir, dt, dims_of(p));
+  const bool raw = p.has_raw_data() && dt != DType::kString;
   Tensor t = raw ? Tensor::uninitialized(dt, dims_of(p)) : Tensor(dt, dims_of(p));
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    read_external(p, model_dir, t);
-  } else if (p.has_raw_data()) {
+  if (p.has_raw_data()) {
     if (t.dtype() == DType::kString) bad_tensor(p, "string data cannot be in raw_data");
     if (p.raw_data().size() != t.bytes())
       bad_tensor(p, "raw_data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
@@ -178,24 +179,8 @@ void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorP
   }
 }
 
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorCode::kIo, "cannot open " + path + ": " + std::strerror(errno));
-  // A regular file is read in one call into a string of its size (a
-  // growing stream buffer copied out costs seconds on a 100 MB model).
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && std::filesystem::is_regular_file(path, ec)) {
-    std::string bytes(static_cast<size_t>(size), '\0');
-    f.read(bytes.data(), static_cast<std::streamsize>(size));
-    if (f.gcount() != static_cast<std::streamsize>(size))
-      fail(ErrorCode::kIo, "cannot read " + path + ": short read");
-    return bytes;
-  }
-  std::ostringstream ss;  // a pipe or device: size unknown up front
-  ss << f.rdbuf();
-  if (f.bad()) fail(ErrorCode::kIo, "cannot read " + path + ": " + std::strerror(errno));
-  return ss.str();
+std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
+  return read_regular_file(path, max_bytes, "this file");
 }
 
 static std::string dir_of(const std::string& path) {
@@ -203,8 +188,8 @@ static std::string dir_of(const std::string& path) {
   return pos == std::string::npos ? "." : path.substr(0, pos);
 }
 
-Tensor read_tensor_proto_file(const std::string& path, std::string* name) {
-  const std::string bytes = read_file_bytes(path);
+Tensor read_tensor_proto_file(const std::string& path, std::string* name, uint64_t max_bytes) {
+  const std::string bytes = read_file_bytes(path, max_bytes);
   onnx::TensorProto p;
   if (!p.ParseFromString(bytes) || !p.has_data_type())
     fail(ErrorCode::kInvalidModel, path + ": not a valid ONNX TensorProto");
@@ -230,14 +215,14 @@ AnyValue sequence_from_proto(const onnx::SequenceProto& p, const std::string& pa
 
 }  // namespace
 
-AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name) {
+AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name, uint64_t max_bytes) {
   if (kind == ValueKind::kTensor) {
     std::string n;
-    Tensor t = read_tensor_proto_file(path, &n);
+    Tensor t = read_tensor_proto_file(path, &n, max_bytes);
     if (name) *name = n;
     return AnyValue::of_tensor(std::move(t));
   }
-  const std::string bytes = read_file_bytes(path);
+  const std::string bytes = read_file_bytes(path, max_bytes);
   // Fields this message does not have mean the file is another kind of proto.
   if (kind == ValueKind::kSequence) {
     onnx::SequenceProto p;

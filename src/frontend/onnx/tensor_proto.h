@@ -24,8 +24,9 @@ namespace gec::frontend {
 /// (`location` relative to `model_dir`, optional `offset` and `length`).
 /// float16/bfloat16 stay raw 16-bit values; strings become std::string
 /// elements. Errors: kInvalidModel for a bad dtype, dims, data size or
-/// location (absolute, or leaving `model_dir`); kIo when an external file
-/// cannot be read or is too short.
+/// location (absolute, or leaving `model_dir`, also through a symlink); kIo
+/// when an external file cannot be read, is not a regular file or is too
+/// short (checked before the tensor is allocated).
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& model_dir);
 
 /// Same, but a raw_data payload moves into the tensor instead of being
@@ -40,20 +41,26 @@ void tensor_to_proto(const TensorView& t, const std::string& name, onnx::TensorP
 /// Reads one serialized TensorProto file (an ONNX test data set's
 /// input_K.pb / output_K.pb); external data resolves next to the file.
 /// `name`, when given, receives the proto's name (the graph input/output it
-/// belongs to). Errors: kIo when unreadable, kInvalidModel when not a
-/// TensorProto.
-Tensor read_tensor_proto_file(const std::string& path, std::string* name = nullptr);
+/// belongs to). Errors: kIo when unreadable, not a regular file or larger
+/// than `max_bytes`, kInvalidModel when not a TensorProto.
+/// kMaxProtoFileBytes is protobuf's own limit for one message (2 GiB).
+inline constexpr uint64_t kMaxProtoFileBytes = (uint64_t{1} << 31) - 1;
+Tensor read_tensor_proto_file(const std::string& path, std::string* name = nullptr,
+                              uint64_t max_bytes = kMaxProtoFileBytes);
 
 /// Reads one serialized value of kind `kind` (a test data set file): a
 /// TensorProto for tensors, a SequenceProto of tensors for sequences, an
 /// OptionalProto for optionals (ONNX IR "sequence"/"optional" types).
 /// elem_dtype comes from the elements; an empty sequence or a None leaves it
 /// kUndefined. Errors: kIo when unreadable, kInvalidModel when the file is
-/// not that kind of proto or holds a map or nested sequence.
-AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name = nullptr);
+/// not that kind of proto or holds a map or nested sequence; kIo also when
+/// the file is larger than `max_bytes`.
+AnyValue read_value_proto_file(const std::string& path, ValueKind kind, std::string* name = nullptr,
+                               uint64_t max_bytes = kMaxProtoFileBytes);
 
-/// The whole content of a file. Errors: kIo naming the path and the reason.
-std::string read_file_bytes(const std::string& path);
+/// The whole content of a regular file of at most `max_bytes`. Errors: kIo
+/// naming the path and the reason (not a regular file, too large, ...).
+std::string read_file_bytes(const std::string& path, uint64_t max_bytes = kMaxProtoFileBytes);
 
 /// Writes `v` as one serialized TensorProto, SequenceProto or OptionalProto
 /// (by its kind) named `name`. Errors: kIo.

@@ -1,0 +1,102 @@
+// Session-level guards against hostile or mistaken use: thread counts out of
+// range, arena and weight limits, and run() called concurrently on one
+// Session (refused, not silently wrong).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "gec/compiler.h"
+#include "memory_test_util.h"
+#include "test_util.h"
+
+namespace gec {
+namespace {
+
+using testing::add_input;
+using testing::add_op;
+
+constexpr DType F = DType::kFloat32;
+
+// y = x @ W @ W ... (`depth` MatMuls of [n,n]), W constant.
+std::shared_ptr<const std::vector<uint8_t>> matmul_chain(int64_t n, int depth) {
+  ir::Graph g;
+  ir::Value* cur = add_input(g, "x", F, {n, n});
+  Tensor w(F, {n, n});
+  for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = (i % (n + 1) == 0) ? 1.f : 0.f;  // identity
+  ir::Value* wv = g.add_constant("W", w);
+  for (int k = 0; k < depth; ++k) cur = add_op(g, "MatMul", {cur, wv}, "m" + std::to_string(k), {n, n});
+  g.outputs().push_back(cur);
+  testing::Planned p(g);
+  return std::make_shared<const std::vector<uint8_t>>(testing::gom_of(g, p));
+}
+
+TEST(SessionLimits, ThreadCountsOutOfRangeAreRefused) {
+  const auto gom = matmul_chain(4, 1);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int bad : {-1, kMaxThreadsPerCore * cores + 1, 100000}) {
+    SessionOptions so;
+    so.num_threads = bad;
+    testing::expect_error([&] { Session::load_from_bytes(gom, so); }, ErrorCode::kInvalidArgument, "num_threads");
+  }
+  SessionOptions ok;
+  ok.num_threads = kMaxThreadsPerCore * cores;
+  EXPECT_EQ(Session::load_from_bytes(gom, ok)->num_threads(), kMaxThreadsPerCore * cores);
+}
+
+TEST(SessionLimits, ArenaAndWeightLimits) {
+  const auto gom = matmul_chain(16, 2);  // arena: two 1 KiB values; weights 1 KiB
+  SessionOptions so;
+  so.max_arena_bytes = 1024;
+  testing::expect_error([&] { Session::load_from_bytes(gom, so); }, ErrorCode::kUnsupported, "activation arena");
+  so.max_arena_bytes = 0;
+  so.max_weights_bytes = 100;
+  testing::expect_error([&] { Session::load_from_bytes(gom, so); }, ErrorCode::kUnsupported, "bytes of weights");
+  so.max_weights_bytes = 1024;
+  EXPECT_NO_THROW(Session::load_from_bytes(gom, so));
+}
+
+// Two threads on one Session: a run that starts while the other is in
+// progress is refused with an error, and every run that is not refused is
+// right. (Which of the two gets in first is up to the scheduler.)
+TEST(SessionLimits, ConcurrentRunsOnOneSessionAreRefused) {
+  const int64_t n = 512;
+  const auto gom = matmul_chain(n, 24);
+  SessionOptions so;
+  so.num_threads = 1;
+  auto s = Session::load_from_bytes(gom, so);
+  Tensor x(F, {n, n});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>(i % 7);
+  const std::vector<float> want = testing::values<float>(x);  // W is the identity
+  std::atomic<int> refused{0}, right{0}, wrong{0};
+  auto one_run = [&] {
+    try {
+      std::vector<Tensor> out = s->run({x.view()});
+      (out.size() == 1 && testing::values<float>(out[0]) == want ? right : wrong)++;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("another run on the same Session"), std::string::npos) << e.what();
+      refused++;
+    }
+  };
+  for (int attempt = 0; attempt < 10 && refused == 0; ++attempt) {
+    std::atomic<bool> go{false};
+    std::thread a([&] {
+      while (!go) std::this_thread::yield();
+      one_run();
+    });
+    std::thread b([&] {
+      while (!go) std::this_thread::yield();
+      one_run();
+    });
+    go = true;
+    a.join();
+    b.join();
+  }
+  EXPECT_GT(refused.load(), 0) << "no overlapping run was ever refused";
+  EXPECT_GT(right.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace gec
