@@ -7,6 +7,9 @@
 # Exits non-zero, naming the package, when one cannot be installed, and checks
 # afterwards that the build's CMake packages and the tests' Python modules are
 # really there, so that a failed set-up never surfaces later as a CMake trace.
+#
+# scripts/setup.sh --sanitizers also installs clang-14, its OpenMP runtime and
+# libFuzzer, for scripts/sanitize.sh and scripts/fuzz.sh.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -30,6 +33,9 @@ PKGS=(
   # Python 3.11, its tests (pytest) and gec.torch (torch.onnx.export, torchvision)
   pybind11-dev python3-dev python3-pytest python3-torch python3-torchvision
 )
+if [ "${1:-}" = "--sanitizers" ]; then
+  PKGS+=(clang-14 libomp-14-dev libfuzzer-14-dev)
+fi
 
 # (grep without -q: under pipefail, -q's early exit would fail the pipeline)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep "install ok installed" >/dev/null; }

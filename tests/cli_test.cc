@@ -320,6 +320,45 @@ TEST_F(Cli, HostileArgumentsExitWithTwo) {
   EXPECT_EQ(r.status, 0) << r.out;
 }
 
+// An initializer the graph also lists as an input (IR >= 4: an overridable
+// default) is compiled in as a constant; an input file naming it is refused
+// with a message, not silently ignored. Files are matched by the name they
+// hold, whatever their position.
+TEST_F(Cli, InputFilesAreMatchedByNameAndOverriddenInitializersRefused) {
+  onnx::ModelProto m;
+  {
+    std::ifstream f(p("case/model.onnx"), std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&f));
+  }
+  auto* b = m.mutable_graph()->add_input();
+  b->set_name("b");
+  auto* tt = b->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  fs::create_directories(dir_ / "over" / "test_data_set_0");
+  std::ofstream(p("over/model.onnx"), std::ios::binary) << m.SerializeAsString();
+  // input_0.pb holds b, input_1.pb holds x: by name, not by position.
+  frontend::write_tensor_proto_file(p("over/test_data_set_0/input_0.pb"),
+                                    testing::make<float>({4}, {0, 0, 0, 0}).view(), "b");
+  frontend::write_tensor_proto_file(p("over/test_data_set_0/input_1.pb"),
+                                    testing::make<float>({1, 4}, {0.5f, 0.5f, -3.f, 3.f}).view(), "x");
+  Result r = gec("run " + p("over/model.onnx") + " --input-dir " + p("over/test_data_set_0"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("holds 'b', which is not an input of the compiled model (inputs: x)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overridable default"), std::string::npos) << r.out;
+  // Only x, at position 1: matched by its name.
+  fs::remove(p("over/test_data_set_0/input_0.pb"));
+  fs::rename(p("over/test_data_set_0/input_1.pb"), p("over/test_data_set_0/input_0.pb"));
+  frontend::write_tensor_proto_file(p("over/test_data_set_0/input_1.pb"),
+                                    testing::make<float>({1, 4}, {9, 9, 9, 9}).view(), "");
+  r = gec("run " + p("over/model.onnx") + " --input-dir " + p("over/test_data_set_0"));
+  EXPECT_EQ(r.status, 2) << "an unnamed second file for a one-input model";
+  EXPECT_NE(r.out.find("the model takes 1 input(s)"), std::string::npos) << r.out;
+  fs::remove(p("over/test_data_set_0/input_1.pb"));
+  r = gec("run " + p("over/model.onnx") + " --input-dir " + p("over/test_data_set_0"));
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
 TEST_F(Cli, BenchJsonAndProfileTrace) {
   ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
   Result r = gec("bench " + p("m.gom") + " --warmup 1 --iterations 3 --threads 1 --json");

@@ -344,6 +344,42 @@ TEST(FrontendImport, ExternalDataStaysInsideTheFolderAndIsARegularFile) {
   std::filesystem::remove_all(dir);
 }
 
+// y = If(c) { If(c) { ... Identity(x) ... } } else Identity(x), `depth`
+// Ifs deep: every branch reads x and c from the main graph.
+std::string nested_ifs(int depth) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "2");
+  add_input(g, "c", onnx::TensorProto::BOOL, "");
+  onnx::GraphProto* cur = g;
+  std::string out = "y";
+  for (int d = 0; d < depth; ++d) {
+    onnx::NodeProto* n = add_node(cur, "If", {"c"}, {out}, "if" + std::to_string(d));
+    onnx::GraphProto* else_g = attr(n, "else_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+    else_g->set_name("else" + std::to_string(d));
+    add_node(else_g, "Identity", {"x"}, {"e" + std::to_string(d)});
+    add_output(else_g, "e" + std::to_string(d), kFloat, "2");
+    onnx::GraphProto* then_g = attr(n, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+    then_g->set_name("then" + std::to_string(d));
+    out = "t" + std::to_string(d);
+    add_output(then_g, out, kFloat, "2");
+    cur = then_g;
+  }
+  add_node(cur, "Identity", {"x"}, {out});
+  add_output(g, "y", kFloat, "2");
+  return m.SerializeAsString();
+}
+
+// Subgraphs nest up to 64 deep (protobuf's default recursion limit of 100
+// messages stopped at about 30); deeper is refused naming the cause.
+TEST(FrontendImport, DeeplyNestedSubgraphs) {
+  ImportOptions opt;
+  opt.check_support = false;
+  EXPECT_NO_THROW(import_onnx_bytes(nested_ifs(40), ".", opt));
+  expect_error([&] { import_onnx_bytes(nested_ifs(200), ".", opt); }, ErrorCode::kInvalidModel,
+               "nested deeper than");
+}
+
 TEST(FrontendImport, InputShapesOverrideSymbolicDims) {
   onnx::ModelProto m = new_model(13);
   auto* g = m.mutable_graph();

@@ -1,6 +1,8 @@
 // Helpers shared by the gec subcommands.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "frontend/onnx/tensor_proto.h"
@@ -98,17 +100,43 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
   const auto& ios = s.inputs();
   std::vector<AnyValue> inputs(ios.size());
   std::vector<bool> given(ios.size(), false);
+  auto known_inputs = [&] {
+    std::string known;
+    for (const auto& io : ios) known += (known.empty() ? "" : ", ") + io.name;
+    return known;
+  };
   if (!input_dir.empty()) {
     if (!fs::is_directory(input_dir)) fail(ErrorCode::kIo, input_dir + ": not a directory");
-    for (size_t k = 0; k < ios.size(); ++k) {
+    // Every input_K.pb is matched by the name it holds; a file without a name
+    // goes by position K (said on stderr). A name the compiled model does not
+    // take is an error, not a file silently left unread.
+    for (size_t k = 0;; ++k) {
       fs::path p = fs::path(input_dir) / ("input_" + std::to_string(k) + ".pb");
-      if (!fs::exists(p)) continue;
+      if (!fs::exists(p)) break;
+      const std::string file = p.string();
       std::string name;
-      AnyValue v = read_value_file(p.string(), ios[k], &name);
-      size_t slot = k;
+      // The kind of the input the file is for decides which proto to read;
+      // peek at the name with the positional input's kind first.
+      const IoInfo& guess = ios[std::min(k, ios.empty() ? size_t{0} : ios.size() - 1)];
+      AnyValue v = ios.empty() ? AnyValue() : read_value_file(file, guess, &name);
+      size_t slot = ios.size();
       for (size_t j = 0; j < ios.size(); ++j)
         if (!name.empty() && ios[j].name == name) slot = j;
-      if (ios[slot].kind != ios[k].kind) v = read_value_file(p.string(), ios[slot], nullptr);
+      if (slot == ios.size()) {
+        if (!name.empty())
+          fail(ErrorCode::kInvalidArgument,
+               file + " holds '" + name + "', which is not an input of the compiled model (inputs: " + known_inputs() +
+                   "). An initializer the ONNX graph also lists as an input (an overridable default, IR >= 4) is "
+                   "compiled in as a constant and cannot be overridden.");
+        if (k >= ios.size())
+          fail(ErrorCode::kInvalidArgument, file + ": the model takes " + std::to_string(ios.size()) + " input(s) (" +
+                                                known_inputs() + "), this is file " + std::to_string(k + 1));
+        slot = k;
+        std::fprintf(stderr, "gec: %s has no name; using it for input %zu '%s' by position\n", file.c_str(), k,
+                     ios[k].name.c_str());
+      }
+      if (given[slot]) fail(ErrorCode::kInvalidArgument, file + ": input '" + ios[slot].name + "' is given twice");
+      if (ios[slot].kind != guess.kind || &ios[slot] != &guess) v = read_value_file(file, ios[slot], nullptr);
       inputs[slot] = std::move(v);
       given[slot] = true;
     }
@@ -120,11 +148,8 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
     size_t slot = ios.size();
     for (size_t j = 0; j < ios.size(); ++j)
       if (ios[j].name == name) slot = j;
-    if (slot == ios.size()) {
-      std::string known;
-      for (const auto& io : ios) known += (known.empty() ? "" : ", ") + io.name;
-      fail(ErrorCode::kInvalidArgument, "--input: the model has no input '" + name + "' (inputs: " + known + ")");
-    }
+    if (slot == ios.size())
+      fail(ErrorCode::kInvalidArgument, "--input: the model has no input '" + name + "' (inputs: " + known_inputs() + ")");
     inputs[slot] = read_value_file(spec.substr(eq + 1), ios[slot], nullptr);
     given[slot] = true;
   }

@@ -16,6 +16,8 @@
 //  7. topological sort, dead values dropped, IR verify, support check.
 #include "frontend/onnx/importer.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 #include <climits>
 #include <functional>
@@ -120,9 +122,17 @@ onnx::ModelProto parse_model(const void* data, size_t size, const std::string& w
   if (size > static_cast<size_t>(INT_MAX))
     fail(ErrorCode::kUnsupported, where + ": the model is " + std::to_string(size) +
                                       " bytes; ONNX files over 2 GiB must keep weights as external data");
-  if (!m.ParseFromArray(data, static_cast<int>(size)))
+  // Each level of subgraph nesting (If/Loop/Scan body) is three nested
+  // messages (AttributeProto, GraphProto, NodeProto); protobuf's default
+  // limit of 100 would stop at about 30 levels. Allow 64, as the .gom does.
+  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  constexpr int kRecursionLimit = 3 * 64 + 16;
+  in.SetRecursionLimit(kRecursionLimit);
+  if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (protobuf parsing failed after " +
-                                       std::to_string(size) + " bytes; truncated or not a ModelProto)");
+                                       std::to_string(size) + " bytes: truncated, not a ModelProto, or messages "
+                                       "nested deeper than " + std::to_string(kRecursionLimit) +
+                                       " levels, e.g. subgraphs more than 64 deep)");
   if (!m.has_graph())
     fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no graph)");
   return m;
