@@ -18,11 +18,13 @@ case "$t" in onnx_import|gom_load|file_readers) ;; *) echo "fuzz: unknown target
 scripts/setup.sh --sanitizers >/dev/null
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGEC_FUZZ=ON -DGEC_PYTHON=OFF >/dev/null
-ninja -C build-fuzz "gec_fuzz_$t" gec >/dev/null
+ninja -C build-fuzz "gec_fuzz_$t" gec
 corpus=build-fuzz/corpus/$t
 findings=build-fuzz/findings/$t
 mkdir -p "$corpus" "$findings"
 shared=../shared
+shopt -s nullglob  # without ../shared the seed loops below find nothing
+[ -d "$shared" ] || echo "fuzz: $shared is missing; seeding from tests/fuzz_regressions/$t only" >&2
 if [ -z "$(ls -A "$corpus")" ]; then
   cp tests/fuzz_regressions/"$t"/* "$corpus"/
   case "$t" in

@@ -370,12 +370,15 @@ std::string nested_ifs(int depth) {
   return m.SerializeAsString();
 }
 
-// Subgraphs nest up to 64 deep (protobuf's default recursion limit of 100
-// messages stopped at about 30); deeper is refused naming the cause.
+// Subgraphs nest up to 64 deep, as deep as a .gom may (protobuf's default
+// recursion limit of 100 messages stopped at about 30); deeper is refused
+// naming the cause.
 TEST(FrontendImport, DeeplyNestedSubgraphs) {
   ImportOptions opt;
   opt.check_support = false;
-  EXPECT_NO_THROW(import_onnx_bytes(nested_ifs(40), ".", opt));
+  EXPECT_NO_THROW(import_onnx_bytes(nested_ifs(64), ".", opt));  // the .gom reader's limit too
+  expect_error([&] { import_onnx_bytes(nested_ifs(65), ".", opt); }, ErrorCode::kUnsupported,
+               "subgraphs nested 65 deep; at most 64");
   expect_error([&] { import_onnx_bytes(nested_ifs(200), ".", opt); }, ErrorCode::kInvalidModel,
                "nested deeper than");
 }

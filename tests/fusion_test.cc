@@ -423,7 +423,8 @@ TEST(FusedConvKernel, ActivationKernelKeepsNaN) {
   EXPECT_TRUE(std::isnan(v[0]));
   EXPECT_EQ(v[1], 0.f);
   EXPECT_EQ(v[2], 2.f);
-  EXPECT_THROW(run_fused({x, w}, attrs, "fastest"), Error);
+  gec::testing::expect_error([&] { run_fused({x, w}, attrs, "fastest"); }, ErrorCode::kInvalidModel,
+                        "kernel variant 'fastest' is not post_op or kernel");
 }
 
 // Grouped (depthwise) conv, no bias, stride 2: the residual adds to the

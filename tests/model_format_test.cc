@@ -895,6 +895,32 @@ TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {
   }
 }
 
+// A dynamic value whose declared static type lies ([1,4,2,2] for the conv's
+// real [1,4,8,8]) and an arena output sized from that lie: the loader cannot
+// trust the dynamic value's type, so the reader of it is checked at run time
+// and refused there, before its kernel writes past its arena slot.
+TEST(HostileGom, ReadersOfDynamicValuesAreCheckedAtRun) {
+  const std::vector<uint8_t> good = compiled_small_cnn(0);
+  gom::Model m = model_def_of(good);
+  const int conv = node_index(m, "Conv"), relu = node_index(m, "Relu");
+  const int c = m.graphs(0).nodes(conv).outputs(0), r = m.graphs(0).nodes(relu).outputs(0);
+  m.mutable_memory_plan()->mutable_values(c)->set_storage(static_cast<int32_t>(memory::Storage::kDynamic));
+  set_dims(m.mutable_values(c), {1, 4, 2, 2});
+  set_dims(m.mutable_values(r), {1, 4, 2, 2});
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(with_model_def(good, m));
+  std::unique_ptr<Session> s = Session::load_from_bytes(bytes);
+  Tensor x(DType::kFloat32, {1, 3, 8, 8});
+  try {
+    s->run({x.view()});
+    ADD_FAILURE() << "the lying plan ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("float32[1,4,8,8] at run time, the model planned float32[1,4,2,2]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(HostileGom, OverlappingPartitionsAreRefused) {
   std::vector<uint8_t> b = compiled_small_cnn(2);
   const Entry def = entry_of(b, 1);

@@ -121,6 +121,9 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   }
   g.topo_sort();
   if (opts.verify_each_pass) g.verify();
+  // The dump after the passes' (input + one per pass run) shows the Reorders.
+  if (!opts.dump_graph_dir.empty() && layouts_on)
+    passes::dump_graph(g, opts.dump_graph_dir, static_cast<int>(stats.size()) + 1, "layout_propagation");
   stages["schedule"] = ms_since(t);
 
   t = Clock::now();

@@ -89,21 +89,29 @@ void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan
       }
       slots.push_back(s);
     }
-  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.off < b.off; });
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].bytes == 0) continue;
-    for (size_t j = i + 1; j < slots.size() && slots[j].off < slots[i].off + slots[i].bytes; ++j) {
-      if (slots[j].bytes == 0) continue;
-      const bool i_first = slots[i].first <= slots[j].first;
-      const Slot& p = i_first ? slots[i] : slots[j];
-      const Slot& w = i_first ? slots[j] : slots[i];
-      if (p.first == w.first)
-        bad(q(p.v) + " and " + q(w.v) + " are written by the same node and share bytes");
-      if (!w.writes || w.first > p.last) continue;
-      if (w.first == p.last && in_place_ok(p, w)) continue;
-      bad(q(w.v) + " (" + w.producer->describe() + ") overwrites " + q(p.v) + " while it is still read (steps " +
-          std::to_string(p.first) + ".." + std::to_string(p.last) + " vs " + std::to_string(w.first) + ")");
-    }
+  // Sweep in production order, keeping the slots still live: a pair can
+  // only conflict while both are live, so each slot meets the live ones, not
+  // every slot sharing its bytes (an in-place chain of n values at one
+  // offset would otherwise cost n^2 pairs).
+  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) {
+    return a.first != b.first ? a.first < b.first : a.off < b.off;
+  });
+  std::vector<const Slot*> live;
+  for (const Slot& w : slots) {
+    live.erase(std::remove_if(live.begin(), live.end(), [&](const Slot* p) { return p->last < w.first; }),
+               live.end());
+    if (w.bytes > 0)
+      for (const Slot* pp : live) {
+        const Slot& p = *pp;
+        if (p.bytes == 0 || p.off >= w.off + w.bytes || w.off >= p.off + p.bytes) continue;
+        if (p.first == w.first)
+          bad(q(p.v) + " and " + q(w.v) + " are written by the same node and share bytes");
+        if (!w.writes) continue;
+        if (w.first == p.last && in_place_ok(p, w)) continue;
+        bad(q(w.v) + " (" + w.producer->describe() + ") overwrites " + q(p.v) + " while it is still read (steps " +
+            std::to_string(p.first) + ".." + std::to_string(p.last) + " vs " + std::to_string(w.first) + ")");
+      }
+    live.push_back(&w);
   }
 }
 

@@ -369,10 +369,11 @@ class GraphBuilder {
   //    verifier's lifetimes follow that order);
   //  - value kinds fit their ops; every node has an output;
   //  - every main-graph node that writes into the arena gets, from its op's
-  //    infer function over its inputs' declared types (and constant data),
-  //    exactly the dtype and shape the plan gave each arena output; a node
-  //    whose output shape depends on a computed input's values is checked
-  //    at run time instead (LoadedModel::check_at_run);
+  //    infer function over its inputs' types (constants, arena values and
+  //    graph inputs) and constant data, exactly the dtype and shape the plan
+  //    gave each arena output; a node that reads a dynamic value, or whose
+  //    output shape depends on a computed input's values, is checked at run
+  //    time instead (LoadedModel::check_at_run);
   //  - the memory plan passes memory::verify_plan (no two live values share
   //    bytes unless an alias, in-place or Concat slice makes it right).
   void check_plans_against_ops(LoadedModel& r) {
@@ -409,9 +410,15 @@ class GraphBuilder {
           ic.inputs.push_back(nullptr);
           continue;
         }
+        // Trusted shapes: constants, arena values (checked here in order) and
+        // graph inputs (Session::run checks them against their declaration).
+        // A dynamic value's declared type may lie: its readers are checked
+        // at run time.
+        const memory::Storage st = plan.at(r.ids.id(v)).storage;
         if (!v->type.is_tensor()) known = false;
         else if (v->constant) views[i] = v->constant->view();
-        else if (v->type.is_static()) views[i] = TensorView{nullptr, v->type.dtype, v->type.static_shape()};
+        else if (v->type.is_static() && (st == memory::Storage::kArena || st == memory::Storage::kGraphInput))
+          views[i] = TensorView{nullptr, v->type.dtype, v->type.static_shape()};
         else known = false;
         ic.inputs.push_back(&views[i]);
       }

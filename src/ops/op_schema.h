@@ -71,7 +71,7 @@ enum class PatternKind : uint8_t {
 };
 const char* pattern_kind_name(PatternKind k);
 
-/// How an op treats blocked (nChw16c) float tensors (passes/layout_propagation.cc).
+/// How an op treats blocked (nChw16c) float tensors (schedule/layout_assignment.cc).
 enum class LayoutRule : uint8_t {
   kPlainOnly,      ///< reads and writes plain (NCHW) tensors only
   kConv,           ///< oneDNN convolution: may read and write nChw16c

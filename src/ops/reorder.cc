@@ -1,5 +1,6 @@
 // com.graphengine::Reorder (ops/layout.h): the same tensor in another
-// memory layout, written by the pass layout_propagation. Shape and dtype
+// memory layout, inserted by the schedule stage's layout assignment
+// (schedule/layout_assignment.cc). Shape and dtype
 // follow the input; only 4-D float32 with C % 16 == 0 can be blocked.
 #include "ops/layout.h"
 #include "ops/op_schema.h"

@@ -149,9 +149,9 @@ bool pool_eligible(const ir::Node* n) {
   return n->op_type != "MaxPool" || n->get_int("storage_order", 0) == 0;
 }
 
-class LayoutPropagation {
+class LayoutAssigner {
  public:
-  explicit LayoutPropagation(LayoutQuery query) : query_(std::move(query)) {}
+  explicit LayoutAssigner(LayoutQuery query) : query_(std::move(query)) {}
 
   LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
@@ -318,7 +318,7 @@ class LayoutPropagation {
 }  // namespace
 
 LayoutAssignment assign_layouts(ir::Graph& g, LayoutQuery query) {
-  return LayoutPropagation(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout)).run(g);
+  return LayoutAssigner(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout)).run(g);
 }
 
 }  // namespace gec::schedule

@@ -87,8 +87,8 @@ static uint64_t input_file_limit(const IoInfo& io) {
 }
 
 // A .npy file (tensors only) or an ONNX proto file of the input's kind.
-static AnyValue read_value_file(const std::string& file, const IoInfo& io, std::string* name) {
-  const uint64_t limit = input_file_limit(io);
+static AnyValue read_value_file(const std::string& file, const IoInfo& io, std::string* name, uint64_t limit = 0) {
+  if (limit == 0) limit = input_file_limit(io);
   if (!ends_with(file, ".npy")) return frontend::read_value_proto_file(file, io.kind, name, limit);
   if (io.kind != ValueKind::kTensor)
     fail(ErrorCode::kInvalidArgument, file + ": input '" + io.str() +
@@ -116,9 +116,12 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
       const std::string file = p.string();
       std::string name;
       // The kind of the input the file is for decides which proto to read;
-      // peek at the name with the positional input's kind first.
+      // peek at the name with the positional input's kind first, under the
+      // largest size any input allows (the matched one's is checked below).
       const IoInfo& guess = ios[std::min(k, ios.empty() ? size_t{0} : ios.size() - 1)];
-      AnyValue v = ios.empty() ? AnyValue() : read_value_file(file, guess, &name);
+      uint64_t widest = 0;
+      for (const IoInfo& io : ios) widest = std::max(widest, input_file_limit(io));
+      AnyValue v = ios.empty() ? AnyValue() : read_value_file(file, guess, &name, widest);
       size_t slot = ios.size();
       for (size_t j = 0; j < ios.size(); ++j)
         if (!name.empty() && ios[j].name == name) slot = j;
@@ -136,7 +139,7 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
                      ios[k].name.c_str());
       }
       if (given[slot]) fail(ErrorCode::kInvalidArgument, file + ": input '" + ios[slot].name + "' is given twice");
-      if (ios[slot].kind != guess.kind || &ios[slot] != &guess) v = read_value_file(file, ios[slot], nullptr);
+      if (&ios[slot] != &guess) v = read_value_file(file, ios[slot], nullptr);  // its kind and size limit
       inputs[slot] = std::move(v);
       given[slot] = true;
     }

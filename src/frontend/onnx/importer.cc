@@ -32,6 +32,7 @@
 #include "ops/domain.h"
 #include "gec/error.h"
 #include "kernels/kernel.h"
+#include "model/format.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
@@ -339,6 +340,11 @@ class GraphImporter {
 
 void GraphImporter::import_graph(onnx::GraphProto& gp, Graph& g, const Scope* outer) {
   g.name = gp.name();
+  int depth = 0;  // the main graph is 0, as the .gom reader counts
+  for (const Scope* s = outer; s; s = s->parent) ++depth;
+  if (depth > model::kMaxGraphDepth)
+    fail(ErrorCode::kUnsupported, "graph '" + gp.name() + "': subgraphs nested " + std::to_string(depth) +
+                                      " deep; at most " + std::to_string(model::kMaxGraphDepth) + " are supported");
   if (gp.sparse_initializer_size() > 0)
     fail(ErrorCode::kUnsupported, "graph '" + gp.name() + "': sparse initializers are not supported");
   const TypeMap types = collect_types(gp);

@@ -1,5 +1,6 @@
-// oneDNN memory descriptors for activations that the pass layout_propagation
-// may hold blocked (ops/layout.h): plain row-major, or nChw16c / nCw16c.
+// oneDNN memory descriptors for activations that the layout assignment
+// (schedule/layout_assignment.cc) may hold blocked (ops/layout.h): plain
+// row-major, or nChw16c / nCw16c.
 #pragma once
 
 #include "kernels/cpu/common/onednn_common.h"

@@ -1,10 +1,11 @@
 // Conv (ONNX Conv-11) and com.graphengine::FusedConv (ops/fused_conv.h) on
 // CPU through oneDNN convolution_forward.
 //
-// src/dst are in plain NC[D]HW layout (what the arena holds) unless the pass
-// layout_propagation marked them blocked nChw16c (ops/layout.h: then the
+// src/dst are in plain NC[D]HW layout (what the arena holds) unless the
+// execution plan's layouts (KernelConfig, chosen by schedule/
+// layout_assignment.cc) make them blocked nChw16c (ops/layout.h: then the
 // blocked JIT convolutions run instead of the gemm one); Z always has dst's
-// layout (the pass guarantees it; the sum post-op adds it byte by byte). The weights
+// layout (the layout assignment guarantees it; the sum post-op adds it byte by byte). The weights
 // use the layout oneDNN prefers (format_tag::any), reordered once into a
 // kernel-owned buffer. Groups (incl. depthwise) map to oneDNN's 5-D/6-D
 // grouped weights {G, OC/G, IC/G, k...}, which is the ONNX [M, C/G, k...]

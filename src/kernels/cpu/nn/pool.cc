@@ -1,7 +1,7 @@
 // MaxPool (ONNX MaxPool-12), AveragePool (AveragePool-11), GlobalMaxPool and
 // GlobalAveragePool (-1) on CPU through oneDNN pooling_v2_forward, plain
-// NC[D]HW layout in and out, or nChw16c in and out where the pass
-// layout_propagation marked the input blocked (ops/layout.h; a global
+// NC[D]HW layout in and out, or nChw16c in and out where the execution
+// plan's layouts (KernelConfig) make the input blocked (ops/layout.h; a global
 // pool's [N,C,1,1] output has the same bytes in both layouts).
 //
 // ceil_mode: the output size comes from the schema; the end padding handed to
