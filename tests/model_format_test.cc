@@ -1,4 +1,4 @@
-// .gom offline model file: byte layout (from docs/DESIGN.md and
+// .gom offline model file: byte layout (from ../shared/docs/DESIGN.md and
 // src/model/format.h), full IR round trip, and refusal of truncated,
 // corrupted, newer-version and garbage files without crashing.
 #include <gtest/gtest.h>

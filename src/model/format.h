@@ -1,5 +1,5 @@
-// Byte layout of the .gom offline model file (see docs/DESIGN.md, "Offline
-// model file"). All integers are little-endian; structs are read and written
+// Byte layout of the .gom offline model file (see ../shared/docs/DESIGN.md,
+// "Offline model file"). All integers are little-endian; structs are read and written
 // with memcpy, never by casting a pointer into the file.
 //
 //   offset 0                 FileHeader (kHeaderSize bytes)
