@@ -17,7 +17,7 @@ shift 2
 case "$t" in onnx_import|gom_load|file_readers) ;; *) echo "fuzz: unknown target '$t'" >&2; exit 2 ;; esac
 scripts/setup.sh --sanitizers >/dev/null
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DGEC_FUZZ=ON -DGEC_PYTHON=OFF >/dev/null
+  -DGEC_FUZZ=ON -DGEC_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-fuzz "gec_fuzz_$t" gec
 corpus=build-fuzz/corpus/$t
 findings=build-fuzz/findings/$t

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --sanitizers
 start=$(date +%s)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DGEC_FUZZ=ON -DGEC_PYTHON=OFF >/dev/null
+  -DGEC_FUZZ=ON -DGEC_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-fuzz
 built=$(date +%s)
 # Leaks are findings too, except in the third-party runtimes' own caches.
