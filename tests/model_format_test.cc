@@ -874,6 +874,11 @@ TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {
          m.mutable_memory_plan()->mutable_values(p)->set_offset(m.memory_plan().values(c).offset());
        },
        "memory plan"},
+      {"a value with no placement (found by fuzzing: its Expand then allocated without bound)", false,
+       [](gom::Model& m) {
+         m.mutable_memory_plan()->mutable_values(m.graphs(0).nodes(node_index(m, "Flatten")).outputs(0))->set_storage(0);
+       },
+       "has no place in the memory plan"},
       {"a node with no output", false,
        [](gom::Model& m) { m.mutable_graphs(0)->mutable_nodes(node_index(m, "Flatten"))->clear_outputs(); },
        ""},

@@ -56,6 +56,27 @@ TEST(SessionLimits, ArenaAndWeightLimits) {
   EXPECT_NO_THROW(Session::load_from_bytes(gom, so));
 }
 
+// A value allocated at run time (dynamic shape) is held to the same limit
+// as the arena: x[N] -> Relu with N = 1000 needs 4000 bytes.
+TEST(SessionLimits, RunTimeAllocationsRespectTheArenaLimit) {
+  ir::Graph g;
+  ir::TensorType dyn{F, true, {ir::Dim{-1, "N"}}};
+  ir::Value* x = g.add_value("x", dyn);
+  g.inputs().push_back(x);
+  ir::Node* n = g.add_node("Relu", {x}, {"y"}, "relu");
+  n->output(0)->type = dyn;
+  g.outputs().push_back(n->output(0));
+  testing::Planned p(g);
+  auto gom = std::make_shared<const std::vector<uint8_t>>(testing::gom_of(g, p));
+  SessionOptions so;
+  so.max_arena_bytes = 1024;
+  auto s = Session::load_from_bytes(gom, so);
+  Tensor small(F, {100}), big(F, {1000});
+  EXPECT_EQ(s->run({small.view()})[0].shape(), (Shape{100}));
+  testing::expect_error([&] { s->run({big.view()}); }, ErrorCode::kUnsupported,
+                        "float32[1000] at run time: 4000 bytes, more than the 1024 allowed");
+}
+
 // Two threads on one Session: a run that starts while the other is in
 // progress is refused with an error, and every run that is not refused is
 // right. (Which of the two gets in first is up to the scheduler.)

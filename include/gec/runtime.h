@@ -35,7 +35,8 @@ struct SessionOptions {
   /// cores the machine has (kMaxThreadsPerCore): more only oversubscribes,
   /// and very large counts make the OpenMP runtime fail to create threads.
   int num_threads = 0;
-  /// Refuse a model whose activation arena is larger (bytes); 0 = this
+  /// Refuse a model whose activation arena is larger (bytes), and any value
+  /// allocated at run time (dynamic shapes) that would be larger; 0 = this
   /// machine's physical memory.
   int64_t max_arena_bytes = 0;
   /// Refuse a model whose weights are larger (bytes); 0 = no limit (weights

@@ -303,6 +303,7 @@ class GraphBuilder {
       last_graph = pv.graph();
       ir::Value* v = graphs_[pv.graph()]->add_value(pv.name(), make_type(pv.type(), what));
       const memory::Placement& p = plan.at(id);
+      if (p.storage == memory::Storage::kUnplanned) bad(what + " has no place in the memory plan");
       if (p.storage == memory::Storage::kWeight && !v->type.is_tensor()) bad(what + ": a constant " + v->type.str());
       if (p.storage == memory::Storage::kWeight) v->constant = make_constant(pv, what);
       if (p.storage == memory::Storage::kArena) {

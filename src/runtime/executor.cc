@@ -9,7 +9,8 @@
 
 namespace gec::runtime {
 
-Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile)
+Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile,
+                   int64_t max_dynamic_bytes)
     : frame_(static_cast<size_t>(model.ids.size())),
       slots_(static_cast<size_t>(model.ids.size())),
       dynamic_(static_cast<size_t>(model.ids.size())),
@@ -18,7 +19,8 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
       main_(*model.graph),
       arena_(arena),
       num_threads_(num_threads),
-      profile_(profile) {
+      profile_(profile),
+      max_dynamic_bytes_(max_dynamic_bytes) {
   for (int32_t id = 0; id < ids_.size(); ++id) {
     const ir::Value* v = ids_.value(id);
     TensorView& tv = frame_[static_cast<size_t>(id)];
@@ -163,6 +165,13 @@ TensorView* Executor::allocate_dynamic(int32_t id, DType dt, const Shape& shape)
   TensorView& tv = frame_[static_cast<size_t>(id)];
   Tensor& store = dynamic_[static_cast<size_t>(id)];
   const int64_t n = shape_numel(shape);
+  const int64_t want = dt == DType::kString ? n * static_cast<int64_t>(sizeof(std::string))
+                                            : n * static_cast<int64_t>(dtype_size(dt));
+  if (n < 0 || (max_dynamic_bytes_ > 0 && want > max_dynamic_bytes_))
+    fail(ErrorCode::kUnsupported, "value '" + ids_.value(id)->name() + "' is " + dtype_name(dt) + shape_str(shape) +
+                                      " at run time: " + std::to_string(want) + " bytes, more than the " +
+                                      std::to_string(max_dynamic_bytes_) +
+                                      " allowed (SessionOptions::max_arena_bytes)");
   const bool fits = store.defined() && dt != DType::kString && store.dtype() != DType::kString &&
                     store.bytes() >= static_cast<size_t>(n) * dtype_size(dt);
   if (!fits) store = Tensor(dt == DType::kString ? dt : DType::kUInt8,

@@ -37,10 +37,13 @@ namespace gec::runtime {
 class Executor final : public kernels::SubgraphRunner {
  public:
   /// `model` must outlive the executor; `arena` holds its plan's arena_bytes.
-  /// Creates one kernel per step of every graph. Errors: kUnsupported when
-  /// an op has no kernel in this build, kCorruptFile when this build's kernel
-  /// for a step is not the implementation the plan names.
-  Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile);
+  /// Creates one kernel per step of every graph. A value allocated at run
+  /// time (dynamic shape) may take at most `max_dynamic_bytes` (0 = no
+  /// limit): more is gec::Error(kUnsupported) naming it. Errors: kUnsupported
+  /// when an op has no kernel in this build, kCorruptFile when this build's
+  /// kernel for a step is not the implementation the plan names.
+  Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile,
+           int64_t max_dynamic_bytes = 0);
 
   /// Binds the main graph inputs (views must stay valid during run()).
   void bind_input(size_t i, const TensorView& v);
@@ -112,6 +115,7 @@ class Executor final : public kernels::SubgraphRunner {
   uint8_t* arena_;
   int num_threads_;
   bool profile_;
+  int64_t max_dynamic_bytes_;
 };
 
 }  // namespace gec::runtime

@@ -81,7 +81,7 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   impl->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(impl->model.arena_bytes)));
   omp_set_num_threads(impl->opts.num_threads);
   impl->exec = std::make_unique<runtime::Executor>(impl->model, impl->arena, impl->opts.num_threads,
-                                                   impl->opts.profile);
+                                                   impl->opts.profile, max_arena);
   return impl;
 }
 
