@@ -30,6 +30,19 @@ decltype(auto) dispatch_arith(DType t, const std::string& what, F&& f) {
   }
 }
 
+/// The integer dtypes int8..int64, uint8..uint64 (bitwise ops); other
+/// dtypes: kUnsupported "<what>: dtype X is not an integer type".
+template <typename F>
+decltype(auto) dispatch_integer(DType t, const std::string& what, F&& f) {
+  switch (t) {
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64:
+      return dispatch_arith(t, what, std::forward<F>(f));
+    default:
+      fail(ErrorCode::kUnsupported, what + ": dtype " + dtype_name(t) + " is not an integer type");
+  }
+}
+
 /// float32 / float64 only.
 template <typename F>
 decltype(auto) dispatch_float(DType t, const std::string& what, F&& f) {

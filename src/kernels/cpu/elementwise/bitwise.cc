@@ -2,29 +2,16 @@
 // dtype, multidirectional broadcasting) and BitwiseNot (ai.onnx 18: ~x) on
 // CPU. Operator texts: onnx/docs/Operators.md, opset 18. Bool and float
 // inputs are refused (the operator texts list the integer types only).
+#include <type_traits>
+
 #include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
 namespace {
 
 enum class Bitwise { kAnd, kOr, kXor };
-
-/// Calls f(T{}) for the integer dtypes; kUnsupported naming `what` otherwise.
-template <typename F>
-void dispatch_integer(DType t, const std::string& what, F&& f) {
-  switch (t) {
-    case DType::kInt8: return f(int8_t{});
-    case DType::kInt16: return f(int16_t{});
-    case DType::kInt32: return f(int32_t{});
-    case DType::kInt64: return f(int64_t{});
-    case DType::kUInt8: return f(uint8_t{});
-    case DType::kUInt16: return f(uint16_t{});
-    case DType::kUInt32: return f(uint32_t{});
-    case DType::kUInt64: return f(uint64_t{});
-    default: fail(ErrorCode::kUnsupported, what + ": dtype " + dtype_name(t) + " is not an integer type");
-  }
-}
 
 class BitwiseKernel final : public Kernel {
  public:
@@ -43,20 +30,22 @@ class BitwiseKernel final : public Kernel {
     TensorView& o = ctx.out(0);
     dispatch_integer(a.dtype, what_, [&](auto tag) {
       using T = decltype(tag);
-      const T* pa = a.as<T>();
-      const T* pb = b.as<T>();
-      T* po = o.as<T>();
-      const Bitwise op = op_;
-      for_each_row(plan_, ctx.num_threads, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n) {
-        const int64_t sa = plan_.inner_bcast[0] ? 0 : 1, sb = plan_.inner_bcast[1] ? 0 : 1;
-        const T* ra = pa + off[0];
-        const T* rb = pb + off[1];
-        T* ro = po + oo;
-        for (int64_t i = 0; i < n; ++i) {
-          const T x = ra[i * sa], y = rb[i * sb];
-          ro[i] = static_cast<T>(op == Bitwise::kAnd ? (x & y) : op == Bitwise::kOr ? (x | y) : (x ^ y));
-        }
-      });
+      if constexpr (std::is_integral_v<T>) {  // dispatch_integer calls only these
+        const T* pa = a.as<T>();
+        const T* pb = b.as<T>();
+        T* po = o.as<T>();
+        const Bitwise op = op_;
+        for_each_row(plan_, ctx.num_threads, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n) {
+          const int64_t sa = plan_.inner_bcast[0] ? 0 : 1, sb = plan_.inner_bcast[1] ? 0 : 1;
+          const T* ra = pa + off[0];
+          const T* rb = pb + off[1];
+          T* ro = po + oo;
+          for (int64_t i = 0; i < n; ++i) {
+            const T x = ra[i * sa], y = rb[i * sb];
+            ro[i] = static_cast<T>(op == Bitwise::kAnd ? (x & y) : op == Bitwise::kOr ? (x | y) : (x ^ y));
+          }
+        });
+      }
     });
   }
 
@@ -75,11 +64,13 @@ class BitwiseNotKernel final : public Kernel {
     TensorView& y = ctx.out(0);
     dispatch_integer(x.dtype, what_, [&](auto tag) {
       using T = decltype(tag);
-      const T* in = x.as<T>();
-      T* out = y.as<T>();
-      parallel_ranges(x.numel(), ctx.num_threads, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(~in[i]);  // reads i before writing it: in place is fine
-      });
+      if constexpr (std::is_integral_v<T>) {  // dispatch_integer calls only these
+        const T* in = x.as<T>();
+        T* out = y.as<T>();
+        parallel_ranges(x.numel(), ctx.num_threads, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(~in[i]);  // reads i before writing it: in place
+        });
+      }
     });
   }
 
