@@ -323,8 +323,10 @@ class GraphBuilder {
     if (bytes < 0 || bytes > arena_bytes - p.offset) bad(what + ": arena slot runs past the arena");
   }
 
-  // Each graph's steps name each of its nodes exactly once, with valid
-  // layout codes, one per input/output or none.
+  // Each graph's steps name each of its nodes once, in node-table order
+  // (one step list per graph in this version; the plan verifier's lifetimes
+  // follow that order), with valid layout codes, one per input/output or
+  // none.
   void read_execution_plan(schedule::ExecutionPlan& plan) const {
     const gom::ExecutionPlan& pe = m_.execution_plan();
     if (pe.graphs_size() != m_.graphs_size())
@@ -332,14 +334,14 @@ class GraphBuilder {
           std::to_string(m_.graphs_size()));
     for (int gi = 0; gi < pe.graphs_size(); ++gi) {
       const std::vector<ir::Node*> nodes = graphs_[gi]->node_list();
-      std::vector<bool> seen(nodes.size(), false);
       schedule::GraphSchedule& gs = plan.graphs.emplace_back();
       for (const gom::Step& ps : pe.graphs(gi).steps()) {
-        const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(gs.steps.size());
-        if (ps.node() < 0 || static_cast<size_t>(ps.node()) >= nodes.size() || seen[ps.node()])
-          bad(what + " names node " + std::to_string(ps.node()) + " (out of range or twice)");
-        seen[ps.node()] = true;
-        const ir::Node& n = *nodes[ps.node()];
+        const size_t index = gs.steps.size();
+        const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(index);
+        if (index >= nodes.size() || ps.node() != static_cast<int32_t>(index))
+          bad(what + " names node " + std::to_string(ps.node()) +
+              "; steps run each node once (out of range or twice is refused), in node order");
+        const ir::Node& n = *nodes[index];
         schedule::Step s;
         s.node = ps.node();
         s.kernel = ps.kernel();
@@ -365,9 +367,8 @@ class GraphBuilder {
     }
   }
 
-  // What the kernels would otherwise trust, checked once per load:
-  //  - steps run in node-table order (one step list per graph; the plan
-  //    verifier's lifetimes follow that order);
+  // What the kernels would otherwise trust, checked once per load (the
+  // steps are in node order already: read_execution_plan):
   //  - value kinds fit their ops; every node has an output;
   //  - every main-graph node that writes into the arena gets, from its op's
   //    infer function over its inputs' types (constants, arena values and
@@ -378,15 +379,9 @@ class GraphBuilder {
   //  - the memory plan passes memory::verify_plan (no two live values share
   //    bytes unless an alias, in-place or Concat slice makes it right).
   void check_plans_against_ops(LoadedModel& r) {
-    for (size_t gi = 0; gi < graphs_.size(); ++gi) {
-      const auto& steps = r.execution_plan.graphs[gi].steps;
-      for (size_t i = 0; i < steps.size(); ++i)
-        if (steps[i].node != static_cast<int32_t>(i))
-          bad("graph " + std::to_string(gi) + ": step " + std::to_string(i) + " runs node " +
-              std::to_string(steps[i].node) + "; this version runs steps in node order");
-      for (const auto& n : graphs_[gi]->nodes())
+    for (const ir::Graph* g : graphs_)
+      for (const auto& n : g->nodes())
         if (n->outputs().empty()) bad(n->describe() + " has no output");
-    }
     try {
       ops::check_value_kinds(static_cast<const ir::Graph&>(*main_));
     } catch (const Error& e) {

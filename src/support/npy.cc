@@ -1,6 +1,8 @@
 // .npy reader/writer; see npy.h for the format.
 #include "support/npy.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -150,14 +152,18 @@ void read_exact(std::FILE* f, void* dst, size_t n, const std::string& path, cons
 }  // namespace
 
 Tensor read_npy(const std::string& path, uint64_t max_bytes) {
-  {
-    const RegularFile check(path);  // not a FIFO (fopen would wait) or a device
-    if (check.size() > max_bytes)
-      fail(ErrorCode::kIo, "'" + path + "' is " + std::to_string(check.size()) + " bytes, more than the " +
-                               std::to_string(max_bytes) + " bytes allowed for it");
+  // One open, checked (not a FIFO, which fopen would wait on, or a device)
+  // and then read: the file checked is the file read.
+  const RegularFile rf(path);
+  if (rf.size() > max_bytes)
+    fail(ErrorCode::kIo, "'" + path + "' is " + std::to_string(rf.size()) + " bytes, more than the " +
+                             std::to_string(max_bytes) + " bytes allowed for it");
+  const int fd = ::dup(rf.fd());
+  File f(fd >= 0 ? ::fdopen(fd, "rb") : nullptr);
+  if (!f) {
+    if (fd >= 0) ::close(fd);
+    fail(ErrorCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
   }
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
   unsigned char pre[kNpyMagicLen + 2];
   read_exact(f.get(), pre, sizeof(pre), path, "preamble");
   if (std::memcmp(pre, kNpyMagic, kNpyMagicLen) != 0) bad_file(path, "bad magic (not a .npy file)");

@@ -107,6 +107,8 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
   };
   if (!input_dir.empty()) {
     if (!fs::is_directory(input_dir)) fail(ErrorCode::kIo, input_dir + ": not a directory");
+    uint64_t widest = 0;  // the largest size any input allows
+    for (const IoInfo& io : ios) widest = std::max(widest, input_file_limit(io));
     // Every input_K.pb is matched by the name it holds; a file without a name
     // goes by position K (said on stderr). A name the compiled model does not
     // take is an error, not a file silently left unread.
@@ -119,8 +121,6 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
       // peek at the name with the positional input's kind first, under the
       // largest size any input allows (the matched one's is checked below).
       const IoInfo& guess = ios[std::min(k, ios.empty() ? size_t{0} : ios.size() - 1)];
-      uint64_t widest = 0;
-      for (const IoInfo& io : ios) widest = std::max(widest, input_file_limit(io));
       AnyValue v = ios.empty() ? AnyValue() : read_value_file(file, guess, &name, widest);
       size_t slot = ios.size();
       for (size_t j = 0; j < ios.size(); ++j)
