@@ -16,6 +16,7 @@
 #include "gec/compiler.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "onnx_build.h"
 #include "support/npy.h"
 #include "test_util.h"
 
@@ -392,6 +393,52 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
   ASSERT_EQ(pj["nodes"].size(), 2u);
   EXPECT_EQ(pj["nodes"][0]["name"], "add0");
   EXPECT_EQ(pj["nodes"][0]["calls"], 2);
+}
+
+// x[1,16,32,32] -> Conv(16 -> 16, 3x3, pads 1) -> y: a oneDNN primitive
+// that opens a parallel region on every run.
+void write_conv_model(const fs::path& path) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,16,32,32");
+  ob::add_output(g, "y", ob::kFloat, "1,16,32,32");
+  ob::add_float_init(g, "w", {16, 16, 3, 3}, std::vector<float>(16 * 16 * 9, 0.01f));
+  auto* c = ob::add_node(g, "Conv", {"x", "w"}, {"y"});
+  ob::attr_ints(c, "pads", {1, 1, 1, 1});
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+}
+
+// How many threads a run uses and how idle ones wait (gec/threading.h):
+// --threads 1 starts no OpenMP worker; --spin off asks OpenMP for PASSIVE
+// unless the environment chose (the tests' environment sets OMP_WAIT_POLICY).
+TEST_F(Cli, ThreadCountAndWaitPolicy) {
+  write_conv_model(dir_ / "conv.onnx");
+  ASSERT_EQ(gec("compile " + p("conv.onnx") + " -o " + p("conv.gom")).status, 0);
+  const std::string bench = "bench " + p("conv.gom") + " --warmup 1 --iterations 2 --json";
+  auto json_of = [](const Result& r) {
+    EXPECT_EQ(r.status, 0) << r.out;
+    return nlohmann::json::parse(r.out);
+  };
+  EXPECT_EQ(json_of(gec(bench + " --threads 1"))["os_threads"], 1);
+  EXPECT_EQ(json_of(gec(bench + " --threads 2"))["os_threads"], 2);
+  EXPECT_EQ(json_of(gec(bench + " --threads 1"))["openmp_wait_policy"], "passive");
+  const std::string no_env = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ";
+  auto run_clean = [&](const std::string& args) {
+    Result r;
+    FILE* f = popen((no_env + GEC_BINARY + " " + args + " 2>&1").c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(f);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  };
+  EXPECT_EQ(json_of(run_clean(bench))["openmp_wait_policy"], "libgomp default (spin 300000)");
+  EXPECT_EQ(json_of(run_clean(bench + " --spin on"))["openmp_wait_policy"], "libgomp default (spin 300000)");
+  EXPECT_EQ(json_of(run_clean(bench + " --spin off"))["openmp_wait_policy"], "passive");
+  EXPECT_EQ(json_of(run_clean(bench + " --spin=off"))["openmp_wait_policy"], "passive");
+  EXPECT_EQ(run_clean(bench + " --spin sometimes").status, 2);
 }
 
 TEST_F(Cli, TestCommandCountsAndExpectations) {

@@ -39,6 +39,15 @@ struct BenchResult {
   int64_t peak_rss_bytes = 0;
   /// Intra-op threads the Session runs with (Session::num_threads()).
   int threads = 0;
+  /// Fewest and most threads a timed run used (Session::last_run_threads:
+  /// fewer than `threads` while other processes kept the CPUs busy).
+  int min_run_threads = 0, max_run_threads = 0;
+  /// Threads the whole process has after the runs (/proc/self/status): the
+  /// caller's, plus the OpenMP workers the runs started (threads - 1 of
+  /// them; none at threads = 1).
+  int os_threads = 0;
+  /// How idle OpenMP threads wait (gec::openmp_wait_policy()).
+  std::string openmp_wait_policy;
   int warmup = 0, iterations = 0;
   /// 1000 / median_ms.
   double throughput_per_s = 0;

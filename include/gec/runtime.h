@@ -31,7 +31,9 @@ struct IoInfo {
 };
 
 struct SessionOptions {
-  /// Intra-op threads (OpenMP, oneDNN); 0 = all cores. At most 4 x the
+  /// Intra-op threads (OpenMP, oneDNN); 0 = the cores this process may use
+  /// (gec::available_cores(): its CPU affinity and cgroup CPU quota). How
+  /// idle ones wait is process-wide (gec/threading.h). At most 4 x the
   /// cores the machine has (kMaxThreadsPerCore): more only oversubscribes,
   /// and very large counts make the OpenMP runtime fail to create threads.
   int num_threads = 0;
@@ -44,6 +46,13 @@ struct SessionOptions {
   int64_t max_weights_bytes = 0;
   /// Collect per-node timings (gec profile); off costs nothing.
   bool profile = false;
+  /// Run on fewer threads while other processes keep this process's CPUs
+  /// busy: every 200 ms at most, a run compares the busy time of its CPUs
+  /// (/proc/stat, steal time included) with this process's own, and uses
+  /// the CPUs left (rounded, at least 1, at most num_threads). A thread
+  /// that shares its core with a CPU-bound process stalls every parallel
+  /// region; off = always num_threads.
+  bool adapt_threads = true;
 };
 
 /// Per-node timing collected when SessionOptions::profile is set.
@@ -109,8 +118,11 @@ class Session {
   /// Number of nodes in the main graph.
   size_t node_count() const;
   /// Intra-op threads runs use (SessionOptions::num_threads; 0 resolved to
-  /// the number of cores).
+  /// gec::available_cores()).
   int num_threads() const;
+  /// Threads the last run used (num_threads, or fewer under
+  /// SessionOptions::adapt_threads); num_threads before the first run.
+  int last_run_threads() const;
   /// True when loaded with SessionOptions::profile.
   bool profiling() const;
   /// Timings per node (main graph order) if profiling was enabled.

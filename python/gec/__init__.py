@@ -13,6 +13,9 @@ import and the constructor. Also:
 - gec.bench(model, ...) / gec.profile(model, ...) -> the dicts `gec bench
   --json` / `gec profile --json` print.
 - gec.torch.compile(module, example_inputs) -> a callable on torch tensors.
+- gec.openmp_wait_policy(): how idle threads wait (OpenMP's environment,
+  read when OpenMP starts: set OMP_WAIT_POLICY=PASSIVE before importing gec
+  or torch for the least CPU use).
 
 Errors are gec.GecError subclasses (gec.InvalidArgument, gec.InvalidModel,
 gec.Unsupported, gec.CorruptFile, gec.IoError, gec.InternalError) carrying
@@ -30,13 +33,13 @@ from .errors import (  # noqa: F401  (re-exported)
     Unsupported,
 )
 from ._nodearg import NodeArg  # noqa: F401
-from ._gec import version  # noqa: F401
+from ._gec import openmp_wait_policy, version  # noqa: F401
 from ._api import CompiledModel, Session, bench, compile, profile  # noqa: F401
 
 __version__ = version()
 
 __all__ = [
-    "compile", "Session", "CompiledModel", "NodeArg", "bench", "profile", "version",
+    "compile", "Session", "CompiledModel", "NodeArg", "bench", "profile", "version", "openmp_wait_policy",
     "GecError", "ErrorCode", "InvalidArgument", "InvalidModel", "Unsupported", "CorruptFile", "IoError",
     "InternalError",
 ]

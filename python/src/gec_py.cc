@@ -31,6 +31,7 @@
 #include "gec/dtype.h"
 #include "gec/error.h"
 #include "gec/runtime.h"
+#include "gec/threading.h"
 #include "gec/tensor.h"
 
 namespace py = pybind11;
@@ -700,6 +701,9 @@ PYBIND11_MODULE(_gec, m) {
   });
 
   m.def("version", &gec::version, "The gec version string, e.g. '0.1.0'.");
+  m.def("openmp_wait_policy", &gec::openmp_wait_policy,
+        "How idle OpenMP threads wait, from the environment: 'libgomp default (spin 300000)', "
+        "'passive', 'bounded spin (GOMP_SPINCOUNT=N)', ...");
 
   // The classes below are private: the package wraps them (python/gec/_api.py),
   // which also documents them. A pybind11 object made with __new__ and no

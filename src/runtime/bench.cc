@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <random>
+
+#include "gec/threading.h"
 
 namespace gec {
 
@@ -20,6 +24,15 @@ int64_t peak_rss_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+/// Threads this process has now (/proc/self/status "Threads:"); 0 if unknown.
+int os_threads() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return 0;
 }
 
 // Nearest-rank percentile of `v` (sorted here), p in [0, 1].
@@ -68,10 +81,12 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   r.first_run_ms = ms_since(t0);
   for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
   r.run_ms.reserve(static_cast<size_t>(opts.iterations));
+  std::vector<int> used;
   for (int i = 0; i < opts.iterations; ++i) {
     t0 = Clock::now();
     s.run(inputs);
     r.run_ms.push_back(ms_since(t0));
+    used.push_back(s.last_run_threads());
   }
   r.median_ms = percentile(r.run_ms, 0.5);
   r.p90_ms = percentile(r.run_ms, 0.9);
@@ -80,6 +95,10 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   r.max_ms = *std::max_element(r.run_ms.begin(), r.run_ms.end());
   r.peak_rss_bytes = peak_rss_bytes();
   r.threads = s.num_threads();
+  r.os_threads = os_threads();
+  r.min_run_threads = *std::min_element(used.begin(), used.end());
+  r.max_run_threads = *std::max_element(used.begin(), used.end());
+  r.openmp_wait_policy = openmp_wait_policy();
   r.warmup = opts.warmup;
   r.iterations = opts.iterations;
   r.throughput_per_s = r.median_ms > 0 ? 1000.0 / r.median_ms : 0;
@@ -96,6 +115,10 @@ std::string BenchResult::json() const {
                       {"first_run_ms", first_run_ms},
                       {"peak_rss_bytes", peak_rss_bytes},
                       {"threads", threads},
+                      {"min_run_threads", min_run_threads},
+                      {"max_run_threads", max_run_threads},
+                      {"os_threads", os_threads},
+                      {"openmp_wait_policy", openmp_wait_policy},
                       {"warmup", warmup},
                       {"iterations", iterations},
                       {"throughput_per_s", throughput_per_s}};

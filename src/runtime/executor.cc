@@ -19,6 +19,7 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
       main_(*model.graph),
       arena_(arena),
       num_threads_(num_threads),
+      run_threads_(num_threads),
       profile_(profile),
       max_dynamic_bytes_(max_dynamic_bytes) {
   for (int32_t id = 0; id < ids_.size(); ++id) {
@@ -201,8 +202,20 @@ const AnyValue& Executor::output_value(size_t i) const {
   return *slot;
 }
 
-void Executor::run() {
-  omp_set_num_threads(num_threads_);
+void Executor::run(int threads) {
+  threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
+  if (threads != run_threads_) {
+    // oneDNN fixes a primitive's thread count when it is created: every
+    // kernel is reshaped (its primitives made again) for the new count.
+    // oneDNN's primitive cache keeps both sets, so switching back is cheap.
+    run_threads_ = threads;
+    for (auto& [graph, plan] : plans_)
+      for (Step& s : plan.steps) {
+        s.ctx.num_threads = threads;
+        s.reshaped = false;
+      }
+  }
+  omp_set_num_threads(threads);
   run_graph(plans_.at(&main_));
   // Sequences and optionals live outside the memory plan: drop every one
   // but the outputs now, rather than hold them until the next run.

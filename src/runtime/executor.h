@@ -49,8 +49,13 @@ class Executor final : public kernels::SubgraphRunner {
   void bind_input(size_t i, const TensorView& v);
   /// Binds main graph input i, a sequence or optional.
   void bind_input_value(size_t i, kernels::ValueSlot v);
-  /// Runs the main graph.
-  void run();
+  /// Runs the main graph on `threads` intra-op threads (at most the
+  /// constructor's num_threads; 0 = that many). When the count differs from
+  /// the last run's, every kernel is reshaped first (oneDNN primitives are
+  /// made for one thread count).
+  void run(int threads = 0);
+  /// Threads the last run used.
+  int run_threads() const { return run_threads_; }
   /// Current view of a main graph output after run().
   const TensorView& output(size_t i) const;
   /// Main graph output i, a sequence or optional, after run(); kInternal
@@ -114,6 +119,7 @@ class Executor final : public kernels::SubgraphRunner {
   const ir::Graph& main_;
   uint8_t* arena_;
   int num_threads_;
+  int run_threads_;  // the threads of the current / last run (steps' ctx.num_threads)
   bool profile_;
   int64_t max_dynamic_bytes_;
 };

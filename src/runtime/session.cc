@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "gec/runtime.h"
+#include "gec/threading.h"
 #include "model/format.h"
 #include "model/reader.h"
+#include "runtime/cpu_monitor.h"
 #include "runtime/executor.h"
 
 namespace gec {
@@ -38,7 +40,12 @@ struct Session::Impl {
   uint8_t* arena = nullptr;
   std::unique_ptr<runtime::Executor> exec;
   std::atomic<bool> running{false};
+  runtime::CpuMonitor cpu;
   ~Impl() { aligned_free(arena); }
+  /// Runs the executor on the threads the CPU monitor leaves (or all).
+  void run() {
+    exec->run(opts.adapt_threads ? cpu.threads_for_next_run(opts.num_threads) : opts.num_threads);
+  }
 };
 
 static IoInfo io_info(const ir::Value* v) {
@@ -60,10 +67,10 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   impl->opts = opts;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (opts.num_threads < 0 || opts.num_threads > kMaxThreadsPerCore * cores)
-    fail(ErrorCode::kInvalidArgument, "num_threads " + std::to_string(opts.num_threads) + " is out of range: 0 (all " +
-                                          std::to_string(cores) + " cores) to " +
+    fail(ErrorCode::kInvalidArgument, "num_threads " + std::to_string(opts.num_threads) + " is out of range: 0 (the " +
+                                          std::to_string(available_cores()) + " cores this process may use) to " +
                                           std::to_string(kMaxThreadsPerCore * cores) + " (4 x cores)");
-  if (impl->opts.num_threads == 0) impl->opts.num_threads = cores;
+  if (impl->opts.num_threads == 0) impl->opts.num_threads = available_cores();
   const int64_t max_arena = opts.max_arena_bytes > 0
                                 ? opts.max_arena_bytes
                                 : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
@@ -103,6 +110,7 @@ int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
 int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
 int Session::num_threads() const { return impl_->opts.num_threads; }
+int Session::last_run_threads() const { return impl_->exec->run_threads(); }
 bool Session::profiling() const { return impl_->opts.profile; }
 std::vector<NodeProfile> Session::profile() const { return impl_->exec->profile(); }
 void Session::reset_profile() { impl_->exec->reset_profile(); }
@@ -203,7 +211,7 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
       ex.bind_input_value(i, std::make_shared<const AnyValue>(inputs[i]));
     }
   }
-  ex.run();
+  impl_->run();
   std::vector<AnyValue> outs;
   for (size_t i = 0; i < impl_->outputs.size(); ++i) {
     if (impl_->outputs[i].kind == ValueKind::kTensor) outs.push_back(AnyValue::of_tensor(Tensor::copy_of(ex.output(i))));
@@ -215,7 +223,7 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
 std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
   RunGuard guard(impl_->running);
   bind_inputs(*impl_, inputs);
-  impl_->exec->run();
+  impl_->run();
   std::vector<Tensor> outs;
   for (size_t i = 0; i < impl_->outputs.size(); ++i) outs.push_back(Tensor::copy_of(impl_->exec->output(i)));
   return outs;
@@ -232,7 +240,7 @@ void Session::run(const std::vector<TensorView>& inputs, const std::vector<Tenso
   std::vector<bool> direct(outputs.size(), false);
   try {
     for (size_t i = 0; i < outputs.size(); ++i) direct[i] = ex.bind_output(i, outputs[i]);
-    ex.run();
+    impl_->run();
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (direct[i]) continue;
       const TensorView& got = ex.output(i);

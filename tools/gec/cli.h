@@ -54,6 +54,11 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
 /// when one is a sequence or optional (bench and profile time tensor models).
 std::vector<Tensor> tensor_inputs(const Session& s, const std::vector<AnyValue>& values, const std::string& command);
 
+/// `--spin on|off`: how idle threads wait (gec/threading.h). main() reads
+/// it before parsing, when it sets OpenMP's environment; this registers it
+/// for validation and --help.
+void add_spin_option(CLI::App* app);
+
 /// True when stderr is a terminal (progress bars).
 bool stderr_is_tty();
 

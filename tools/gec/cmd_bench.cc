@@ -22,6 +22,7 @@ struct BenchArgs {
   std::vector<std::string> inputs;
   int warmup = 10, iterations = 50, threads = 0, top = 25;
   bool json = false;
+  std::string adapt_threads = "on";
   CompileFlags flags;
 };
 
@@ -50,6 +51,7 @@ Loaded load(const BenchArgs& a, bool profile) {
   Loaded l;
   SessionOptions so;
   so.num_threads = a.threads;
+  so.adapt_threads = a.adapt_threads == "on";
   so.profile = profile;
   auto t0 = Clock::now();
   l.session = open_model(a.model, a.flags, so);
@@ -67,7 +69,12 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--input-dir", a.input_dir, "folder with input_K.pb files (default: generated inputs)");
   app->add_option("--input", a.inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--iterations", a.iterations, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--threads", a.threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
+  add_spin_option(app);
+  app->add_option("--adapt-threads", a.adapt_threads,
+                  "use fewer threads while other processes keep the cores busy (on, the default) or always --threads")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   a.flags.add_to(app);
 }
 }  // namespace
@@ -94,6 +101,8 @@ Command add_bench(CLI::App& root) {
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
             std::printf("  throughput: %.1f inferences/s\n", r.throughput_per_s);
+            std::printf("  threads per run: %d to %d of %d; %d OS threads; idle threads: %s\n", r.min_run_threads,
+                        r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
             std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB\n", r.load_ms, r.first_run_ms,
                         r.peak_rss_bytes / 1048576.0);
             return 0;

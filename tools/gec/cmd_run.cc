@@ -59,7 +59,8 @@ Command add_run(CLI::App& root) {
   app->add_option("--input", a->inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--output-dir", a->output_dir, "write output_K.pb (or .npy) files here");
   app->add_option("--format", a->format, "output file format")->check(CLI::IsMember({"pb", "npy"}));
-  app->add_option("--threads", a->threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
+  add_spin_option(app);
   a->flags.add_to(app);
   return {app, [a]() {
             SessionOptions so;

@@ -175,6 +175,14 @@ std::vector<Tensor> tensor_inputs(const Session& s, const std::vector<AnyValue>&
   return r;
 }
 
+void add_spin_option(CLI::App* app) {
+  static std::string ignored;  // applied by main() before OpenMP started
+  app->add_option("--spin", ignored,
+                  "idle threads spin a few ms before sleeping (on, the default: fastest) or sleep at once "
+                  "(off: least CPU); OMP_WAIT_POLICY / GOMP_SPINCOUNT in the environment win")
+      ->check(CLI::IsMember({"on", "off"}));
+}
+
 bool stderr_is_tty() { return isatty(2) != 0; }
 
 }  // namespace gec::cli

@@ -1,11 +1,31 @@
 // `gec`: compile ONNX models into offline models, run, inspect and test them.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
+#include "gec/threading.h"
 #include "tools/gec/cli.h"
 
+namespace {
+/// OpenMP fixed its wait policy when it started, before main(). For `--spin
+/// off`, unless the user set a policy, ask for PASSIVE and start this
+/// program over, once: the second start finds the variable set. If the
+/// restart fails, this run goes on with OpenMP's default policy.
+void restart_with_openmp_policy(int argc, char** argv) {
+  gec::SpinPolicy policy = gec::SpinPolicy::kOn;
+  for (int i = 1; i < argc; ++i)
+    if ((std::strcmp(argv[i], "--spin") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "off") == 0) ||
+        std::strcmp(argv[i], "--spin=off") == 0)
+      policy = gec::SpinPolicy::kOff;
+  if (gec::prepare_openmp_environment(policy)) ::execv("/proc/self/exe", argv);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  restart_with_openmp_policy(argc, argv);
   CLI::App app{"GraphEngine: an ONNX graph compiler and executor for x86-64 CPUs"};
   app.set_version_flag("--version", std::string("gec ") + gec::version());
   app.require_subcommand(1);

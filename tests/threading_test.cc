@@ -1,0 +1,175 @@
+// gec/threading.h: the cores a process may use (affinity, cgroup quota) and
+// OpenMP's wait policy in the environment.
+#include "gec/threading.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "runtime/cgroup.h"
+#include "runtime/cpu_monitor.h"
+
+namespace fs = std::filesystem;
+
+namespace gec {
+namespace {
+
+TEST(Threading, AvailableCoresFollowTheAffinityMask) {
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof saved, &saved), 0);
+  const int all = CPU_COUNT(&saved);
+  EXPECT_GE(available_cores(), 1);
+  EXPECT_LE(available_cores(), all);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(available_cores(), 1);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof saved, &saved), 0);
+}
+
+class CgroupTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("gec_cgroup_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text << "\n";
+  }
+  double limit() { return cgroup_cpu_limit((root_ / "proc_cgroup").string(), (root_ / "sys").string()); }
+  fs::path root_;
+};
+
+TEST_F(CgroupTree, V2TakesTheSmallestQuotaOnThePath) {
+  write("proc_cgroup", "0::/kubepods/pod1/ctr");
+  write("sys/kubepods/pod1/ctr/cpu.max", "max 100000");
+  write("sys/kubepods/pod1/cpu.max", "150000 100000");
+  write("sys/kubepods/cpu.max", "400000 100000");
+  EXPECT_DOUBLE_EQ(limit(), 1.5);
+  write("sys/kubepods/pod1/cpu.max", "max 100000");
+  EXPECT_DOUBLE_EQ(limit(), 4.0);
+  write("sys/kubepods/cpu.max", "max 100000");
+  EXPECT_LT(limit(), 0) << "no quota anywhere";
+}
+
+TEST_F(CgroupTree, V2InsideAContainerReadsTheMountRoot) {
+  // The path names the host's hierarchy; only the root is mounted.
+  write("proc_cgroup", "0::/system.slice/docker-abc.scope");
+  write("sys/cpu.max", "200000 100000");
+  EXPECT_DOUBLE_EQ(limit(), 2.0);
+}
+
+TEST_F(CgroupTree, V1ReadsTheCpuController) {
+  write("proc_cgroup", "5:memory:/x\n4:cpu,cpuacct:/x\n1:name=systemd:/x");
+  write("sys/cpu,cpuacct/x/cpu.cfs_quota_us", "-1");
+  write("sys/cpu,cpuacct/x/cpu.cfs_period_us", "100000");
+  write("sys/cpu,cpuacct/cpu.cfs_quota_us", "50000");
+  write("sys/cpu,cpuacct/cpu.cfs_period_us", "100000");
+  EXPECT_DOUBLE_EQ(limit(), 0.5);
+}
+
+TEST_F(CgroupTree, UnreadableOrMalformedMeansNoQuota) {
+  EXPECT_LT(limit(), 0) << "no /proc/self/cgroup";
+  write("proc_cgroup", "garbage\n0::/a");
+  write("sys/a/cpu.max", "lots 100000");
+  EXPECT_LT(limit(), 0);
+  write("sys/a/cpu.max", "100000 0");
+  EXPECT_LT(limit(), 0);
+}
+
+/// Sets (or, for nullopt, removes) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value->c_str(), 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Threading, SpinOffAsksForPassiveUnlessTheUserChose) {
+  {
+    ScopedEnv p("OMP_WAIT_POLICY", std::nullopt), c("GOMP_SPINCOUNT", std::nullopt);
+    EXPECT_EQ(openmp_wait_policy(), "libgomp default (spin 300000)");
+    EXPECT_FALSE(prepare_openmp_environment(SpinPolicy::kOn)) << "the default needs no variable";
+    EXPECT_EQ(std::getenv("OMP_WAIT_POLICY"), nullptr);
+    EXPECT_TRUE(prepare_openmp_environment(SpinPolicy::kOff));
+    EXPECT_EQ(std::string(std::getenv("OMP_WAIT_POLICY")), "PASSIVE");
+    EXPECT_EQ(openmp_wait_policy(), "passive");
+  }
+  {
+    ScopedEnv p("OMP_WAIT_POLICY", "active"), c("GOMP_SPINCOUNT", std::nullopt);
+    EXPECT_FALSE(prepare_openmp_environment(SpinPolicy::kOff));
+    EXPECT_EQ(std::string(std::getenv("OMP_WAIT_POLICY")), "active");
+    EXPECT_EQ(openmp_wait_policy(), "active (libgomp spins for minutes)");
+  }
+  {
+    ScopedEnv p("OMP_WAIT_POLICY", std::nullopt), c("GOMP_SPINCOUNT", "5000");
+    EXPECT_FALSE(prepare_openmp_environment(SpinPolicy::kOff));
+    EXPECT_EQ(std::getenv("OMP_WAIT_POLICY"), nullptr);
+  }
+  {
+    ScopedEnv p("OMP_WAIT_POLICY", "PASSIVE"), c("GOMP_SPINCOUNT", "5000");
+    EXPECT_EQ(openmp_wait_policy(), "bounded spin (GOMP_SPINCOUNT=5000)") << "libgomp: the count wins";
+  }
+}
+
+TEST(CpuMonitor, ThreadsLeftRoundToTheCpusOthersLeave) {
+  using runtime::threads_left;
+  EXPECT_EQ(threads_left(0.0, 2, 2), 2);
+  EXPECT_EQ(threads_left(0.3, 2, 2), 2) << "background noise keeps every thread";
+  EXPECT_EQ(threads_left(0.6, 2, 2), 1);
+  EXPECT_EQ(threads_left(1.0, 2, 2), 1) << "a CPU-bound competitor takes one core";
+  EXPECT_EQ(threads_left(5.0, 2, 2), 1) << "never fewer than one";
+  EXPECT_EQ(threads_left(-0.2, 2, 2), 2) << "tick rounding can make others negative";
+  EXPECT_EQ(threads_left(1.0, 64, 4), 4) << "a quota-capped max on a big host";
+  EXPECT_EQ(threads_left(0.0, 8, 0), 1);
+}
+
+TEST(CpuMonitor, BusySecondsSumTheGivenCpus) {
+  const std::string stat =
+      "cpu  300 0 60 1000 5 0 1 9 0 0\n"
+      "cpu0 100 0 20 500 1 0 1 3 0 0\n"
+      "cpu1 200 0 40 500 4 0 0 6 0 0\n"
+      "intr 12345\n";
+  using runtime::busy_seconds;
+  // cpu0: user 100 + system 20 + softirq 1 + steal 3 = 124 ticks; idle and iowait do not count.
+  EXPECT_DOUBLE_EQ(busy_seconds(stat, {0}, 100), 1.24);
+  EXPECT_DOUBLE_EQ(busy_seconds(stat, {0, 1}, 100), 1.24 + 2.46);
+  EXPECT_LT(busy_seconds(stat, {2}, 100), 0) << "a CPU without a line";
+  EXPECT_LT(busy_seconds("cpu0 1 2\n", {0}, 100), 0) << "a short line";
+  EXPECT_LT(busy_seconds(stat, {0}, 0), 0);
+}
+
+TEST(CpuMonitor, ReadsThisMachine) {
+  // Uses every thread until it has measured one interval; afterwards
+  // between 1 and the maximum, whatever else runs.
+  runtime::CpuMonitor m(std::chrono::milliseconds(0));
+  EXPECT_EQ(m.threads_for_next_run(3), 3);
+  const int t = m.threads_for_next_run(3);
+  EXPECT_GE(t, 1);
+  EXPECT_LE(t, 3);
+}
+
+TEST(Threading, OpenmpIsRunningInThisTestProcess) {
+  // gec_runtime links libgomp: by the time a test runs, its policy is fixed.
+  EXPECT_TRUE(openmp_started());
+}
+
+}  // namespace
+}  // namespace gec
