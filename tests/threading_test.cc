@@ -3,6 +3,7 @@
 #include "gec/threading.h"
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -13,6 +14,10 @@
 
 #include "runtime/cgroup.h"
 #include "runtime/cpu_monitor.h"
+#include "gec/compiler.h"
+#include "model/reader.h"
+#include "onnx_build.h"
+#include "runtime/executor.h"
 
 namespace fs = std::filesystem;
 
@@ -164,6 +169,47 @@ TEST(CpuMonitor, ReadsThisMachine) {
   const int t = m.threads_for_next_run(3);
   EXPECT_GE(t, 1);
   EXPECT_LE(t, 3);
+}
+
+// A run on fewer threads than the last reshapes every kernel first (oneDNN
+// fixes a primitive's thread count); the outputs stay those of a run on all.
+TEST(Threading, RunsOnFewerThreadsGiveTheSameOutputs) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,16,20,20");
+  ob::add_output(g, "y", ob::kFloat, "1,8,10,10");
+  std::vector<float> w(8 * 16 * 9), b(8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 17.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i) / 8.f;
+  ob::add_float_init(g, "w", {8, 16, 3, 3}, w);
+  ob::add_float_init(g, "b", {8}, b);
+  auto* c = ob::add_node(g, "Conv", {"x", "w", "b"}, {"c"});
+  ob::attr_ints(c, "pads", {1, 1, 1, 1});
+  ob::attr_ints(c, "strides", {2, 2});
+  ob::add_node(g, "Relu", {"c"}, {"y"});
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  std::vector<uint8_t> arena(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64);
+  runtime::Executor ex(lm, arena.data(), 2, false);
+  Tensor x(DType::kFloat32, {1, 16, 20, 20});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  ex.bind_input(0, x.view());
+  auto run = [&](int threads) {
+    ex.run(threads);
+    EXPECT_EQ(ex.run_threads(), threads);
+    const TensorView& y = ex.output(0);
+    return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+  };
+  const std::vector<float> all = run(2);
+  for (int threads : {1, 2, 1}) {
+    const std::vector<float> got = run(threads);
+    ASSERT_EQ(got.size(), all.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], all[i], 1e-5f) << "element " << i << ", " << threads;
+  }
+  ex.run(5);
+  EXPECT_EQ(ex.run_threads(), 2) << "never more than the executor's threads";
 }
 
 TEST(Threading, OpenmpIsRunningInThisTestProcess) {
