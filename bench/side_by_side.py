@@ -20,6 +20,9 @@ the compile times.
 
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--runs 20] [--warmup 5] [--gec build/gec] [--baseline GEC] [--out bench/results.md] [--dynamic]
+       [--busy]
+With --busy, a `yes` pinned to CPU 0 runs throughout (both engines meet the
+same competitor): how latency degrades on a busy machine.
 Default models: every folder of ../shared/models.
 Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
@@ -140,7 +143,22 @@ def main():
     ap.add_argument("--dynamic", action="store_true",
                     help="compile models with dynamic input dims as they are (default: fix them to the test data's "
                          "shapes with --input-shape, as an offline compiler is used in deployment)")
+    ap.add_argument("--busy", action="store_true",
+                    help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
+                         "every timed run of both engines")
     a = ap.parse_args()
+    competitor = None
+    if a.busy:
+        competitor = subprocess.Popen(["taskset", "-c", "0", "yes"], stdout=subprocess.DEVNULL)
+        time.sleep(1)
+    try:
+        table(a)
+    finally:
+        if competitor:
+            competitor.kill()
+
+
+def table(a):
     models = a.models or sorted(os.path.join(SHARED, "models", d) for d in os.listdir(os.path.join(SHARED, "models"))
                                 if os.path.isfile(os.path.join(SHARED, "models", d, "model.onnx")))
     if not os.access(a.gec, os.X_OK):
@@ -190,7 +208,8 @@ def main():
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
                     f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |" + extra)
     progress("")
-    head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, {a.rounds} rounds A/B of "
+    head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, "
+            f"{'with a CPU-bound competitor pinned to CPU 0, ' if a.busy else ''}{a.rounds} rounds A/B of "
             f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
             f"{'dynamic input dims kept' if a.dynamic else 'input shapes fixed to the test data (--input-shape)'}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "

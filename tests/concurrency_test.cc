@@ -1,0 +1,97 @@
+// Several threads using gec at once: each with its own Session on one
+// model's bytes, compiling side by side, and runs racing on one Session
+// (refused: session_limits_test.cc). CI runs these under ThreadSanitizer
+// (scripts/sanitize.sh), which reports any data race between them.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+#include "onnx_build.h"
+#include "test_util.h"
+
+namespace gec {
+namespace {
+
+namespace ob = testing::onnx_build;
+
+// x[1,8,12,12] -> Conv(8 -> 8, 3x3, pads 1) -> Relu -> GlobalAveragePool ->
+// Flatten -> Gemm(8 -> 6) -> Softmax -> y[1,6]: oneDNN primitives and native
+// kernels, each with state made at the first run.
+std::string model_bytes() {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,8,12,12");
+  ob::add_output(g, "y", ob::kFloat, "1,6");
+  std::vector<float> w(8 * 8 * 9), gw(6 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 11) - 5) / 13.f;
+  for (size_t i = 0; i < gw.size(); ++i) gw[i] = static_cast<float>(static_cast<int>(i % 7) - 3) / 5.f;
+  ob::add_float_init(g, "w", {8, 8, 3, 3}, w);
+  ob::add_float_init(g, "gw", {6, 8}, gw);
+  auto* c = ob::add_node(g, "Conv", {"x", "w"}, {"c"});
+  ob::attr_ints(c, "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"c"}, {"r"});
+  ob::add_node(g, "GlobalAveragePool", {"r"}, {"p"});
+  ob::add_node(g, "Flatten", {"p"}, {"f"});
+  auto* gemm = ob::add_node(g, "Gemm", {"f", "gw"}, {"z"});
+  ob::attr_i(gemm, "transB", 1);
+  ob::add_node(g, "Softmax", {"z"}, {"y"});
+  return m.SerializeAsString();
+}
+
+Tensor input(int seed) {
+  Tensor x(DType::kFloat32, {1, 8, 12, 12});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 5 + seed) % 17) / 8.f - 1.f;
+  return x;
+}
+
+TEST(Concurrency, OneSessionPerThreadOnOneModel) {
+  const std::string bytes = model_bytes();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  constexpr int kThreads = 4, kRuns = 8;
+  // References, one thread at a time.
+  std::vector<std::vector<float>> want;
+  {
+    auto s = Session::load_from_bytes(cm.gom);
+    for (int t = 0; t < kThreads; ++t) want.push_back(testing::values<float>(s->run({input(t).view()})[0]));
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      auto s = Session::load_from_bytes(cm.gom);  // sharing the bytes, not the Session
+      const Tensor x = input(t);
+      for (int r = 0; r < kRuns; ++r) {
+        const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+        for (size_t i = 0; i < got.size(); ++i)
+          if (std::abs(got[i] - want[t][i]) > 1e-6f) ++mismatches[t];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST(Concurrency, CompilesSideBySide) {
+  const std::string bytes = model_bytes();
+  const CompiledModel one = compile_onnx_bytes(bytes.data(), bytes.size());
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> goms(3);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < goms.size(); ++t)
+    threads.emplace_back([&, t] { goms[t] = compile_onnx_bytes(bytes.data(), bytes.size()).gom; });
+  for (auto& th : threads) th.join();
+  for (const auto& g : goms) {
+    ASSERT_TRUE(g);
+    // The same model and options give the same offline model, whatever ran beside.
+    EXPECT_EQ(g->size(), one.gom->size());
+    auto a = Session::load_from_bytes(g), b = Session::load_from_bytes(one.gom);
+    EXPECT_EQ(testing::values<float>(a->run({input(1).view()})[0]),
+              testing::values<float>(b->run({input(1).view()})[0]));
+  }
+}
+
+}  // namespace
+}  // namespace gec
