@@ -45,11 +45,12 @@ struct CompiledModel {
   std::string report_json;
 };
 
-/// Compiles an ONNX file (ai.onnx opsets 1..17, operator semantics as the
+/// Compiles an ONNX file (ai.onnx opsets 1..23, operator semantics as the
 /// ONNX operator text of the model's opset). Throws gec::Error: kIo
 /// (unreadable file), kInvalidModel (malformed, truncated or rejected by the
-/// ONNX checker), kUnsupported (an op, opset or dtype we do not implement; the
-/// message names the node, op type, domain, opset and input dtypes),
+/// ONNX checker), kUnsupported (ops, an opset or a dtype we do not implement;
+/// the message names, for every unsupported op, its first node, op type,
+/// domain, opset and input dtypes),
 /// kInvalidArgument (bad options: an input_shapes entry naming no input or
 /// contradicting its static dims, an unknown pass name, a level outside 0..3).
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});

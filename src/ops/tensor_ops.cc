@@ -481,7 +481,7 @@ void infer_transpose(InferContext& ctx) {
 void infer_pad(InferContext& ctx) {
   const Shape& in = ctx.shape(0);
   const std::string mode = ctx.node->get_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     ctx.error("unsupported mode '" + mode + "'");
   std::vector<int64_t> axes;
   if (ctx.has_input(3)) axes = ctx.ints_value(3);

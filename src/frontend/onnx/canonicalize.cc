@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "gec/error.h"
 #include "ops/domain.h"
@@ -372,18 +373,321 @@ void prelu_channel_slope(Graph& g, NodeDraft& d) {
   d.set_input(1, aligned);
 }
 
-// A rule applies to `op` when the op's since-version is < `below`. Rules that
-// only move attributes fall through to emit_plain().
+
+// ---- opsets 18..23 (the newer forms into the canonical ones) -----------------------
+
+int64_t rank_of(const NodeDraft& d, const Value* v, const std::string& why) {
+  if (!v || !v->type.has_shape) unsupported(d, why + " needs the input's rank, which is unknown");
+  return static_cast<int64_t>(v->type.dims.size());
+}
+
+int64_t norm_axis(const NodeDraft& d, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    fail(ErrorCode::kInvalidModel, d.describe() + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                                       std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> const_ints(const NodeDraft& d, const Value* v, const std::string& what) {
+  if (!v || !v->is_constant()) unsupported(d, what + " must be a constant");
+  const Tensor& t = *v->constant;
+  std::vector<int64_t> r(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (t.dtype() == DType::kInt64) r[i] = t.as<int64_t>()[i];
+    else if (t.dtype() == DType::kInt32) r[i] = t.as<int32_t>()[i];
+    else fail(ErrorCode::kInvalidModel, d.describe() + ": " + what + " must be int64");
+  }
+  return r;
+}
+
+std::vector<float> const_floats(const NodeDraft& d, const Value* v, const std::string& what) {
+  if (!v || !v->is_constant() || v->constant->dtype() != DType::kFloat32)
+    unsupported(d, what + " must be a float32 constant");
+  const Tensor& t = *v->constant;
+  return std::vector<float>(t.as<float>(), t.as<float>() + t.numel());
+}
+
+Value* const_f32(Graph& g, const std::string& name, const Shape& shape, const std::vector<float>& v) {
+  Tensor t(DType::kFloat32, shape);
+  std::copy(v.begin(), v.end(), t.as<float>());
+  return g.add_constant(name, std::move(t));
+}
+
+// Split-18: `num_outputs` instead of the `split` input. Equal parts of
+// ceil(n / num_outputs), the last one smaller; with n unknown, the
+// canonical Split's equal parts (its kernel refuses an uneven n).
+void split_num_outputs(Graph& g, NodeDraft& d) {
+  const Attribute* a = d.attr("num_outputs");
+  if (!a) return;
+  const int64_t k = a->i;
+  if (k < 1 || k != static_cast<int64_t>(d.outputs.size()))
+    fail(ErrorCode::kInvalidModel, d.describe() + ": num_outputs " + std::to_string(k) + " must be the number of outputs (" +
+                                       std::to_string(d.outputs.size()) + ")");
+  if (d.input(1)) fail(ErrorCode::kInvalidModel, d.describe() + ": num_outputs and the split input are exclusive");
+  d.drop_attr("num_outputs");
+  const Value* x = d.input(0);
+  if (!x || !x->type.has_shape) return;
+  const Attribute* ax = d.attr("axis");
+  const int64_t axis = norm_axis(d, ax ? ax->i : 0, static_cast<int64_t>(x->type.dims.size()));
+  const ir::Dim& dim = x->type.dims[static_cast<size_t>(axis)];
+  if (!dim.is_static()) return;
+  const int64_t n = dim.value, chunk = (n + k - 1) / k, last = n - chunk * (k - 1);
+  if (last <= 0)
+    fail(ErrorCode::kInvalidModel, d.describe() + ": a dim of " + std::to_string(n) + " cannot be split into " +
+                                       std::to_string(k) + " parts of " + std::to_string(chunk));
+  std::vector<int64_t> sizes(static_cast<size_t>(k), chunk);
+  sizes.back() = last;
+  d.set_input(1, const_i64(g, d.name + "/split", sizes));
+}
+
+// Resize-18/19: `axes` (scales / sizes / roi for some axes only) becomes
+// full-rank inputs; keep_aspect_ratio_policy not_larger / not_smaller turns
+// constant sizes on a static input into the sizes it means plus the one
+// scale it implies (both inputs given); antialias is not supported.
+void resize_18(Graph& g, NodeDraft& d) {
+  if (const Attribute* a = d.attr("antialias"); a && a->i != 0)
+    unsupported(d, "antialias = 1 (Resize-18) is not supported");
+  d.drop_attr("antialias");
+  const Attribute* pol = d.attr("keep_aspect_ratio_policy");
+  const std::string policy = pol ? pol->s : "stretch";
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    fail(ErrorCode::kInvalidModel, d.describe() + ": keep_aspect_ratio_policy '" + policy + "' is not one of stretch, "
+                                                  "not_larger, not_smaller");
+  const Attribute* ax = d.attr("axes");
+  if (!ax && policy == "stretch") {
+    d.drop_attr("keep_aspect_ratio_policy");
+    return;
+  }
+  Value* x = d.input(0);
+  const int64_t r = rank_of(d, x, ax ? "axes" : "keep_aspect_ratio_policy");
+  std::vector<int64_t> axes;
+  if (ax) {
+    for (int64_t a : ax->ints) axes.push_back(norm_axis(d, a, r));
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  auto given = [&](size_t i) { return d.input(i) && !is_empty_constant(d.input(i)); };
+  if (given(2)) {  // scales
+    if (policy != "stretch") fail(ErrorCode::kInvalidModel, d.describe() + ": keep_aspect_ratio_policy needs sizes, not scales");
+    const std::vector<float> sc = const_floats(d, d.input(2), "scales with axes");
+    if (sc.size() != axes.size()) fail(ErrorCode::kInvalidModel, d.describe() + ": scales and axes differ in length");
+    std::vector<float> full(static_cast<size_t>(r), 1.f);
+    for (size_t i = 0; i < axes.size(); ++i) full[static_cast<size_t>(axes[i])] = sc[i];
+    d.set_input(2, const_f32(g, d.name + "/scales", {r}, full));
+  } else if (given(3)) {  // sizes
+    const std::vector<int64_t> sz = const_ints(d, d.input(3), "sizes with axes or keep_aspect_ratio_policy");
+    if (sz.size() != axes.size()) fail(ErrorCode::kInvalidModel, d.describe() + ": sizes and axes differ in length");
+    std::vector<int64_t> in(static_cast<size_t>(r));
+    for (int64_t i = 0; i < r; ++i) {
+      const ir::Dim& dim = x->type.dims[static_cast<size_t>(i)];
+      if (!dim.is_static()) unsupported(d, "axes / keep_aspect_ratio_policy on an input of unknown dims");
+      in[static_cast<size_t>(i)] = dim.value;
+    }
+    std::vector<int64_t> full = in;
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) full[static_cast<size_t>(axes[i])] = sz[i];
+    } else {
+      double scale = policy == "not_larger" ? 1e300 : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double s = static_cast<double>(sz[i]) / static_cast<double>(in[static_cast<size_t>(axes[i])]);
+        scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      std::vector<float> scales(static_cast<size_t>(r), 1.f);
+      for (int64_t a : axes) {  // round_int: halfway cases up
+        full[static_cast<size_t>(a)] =
+            static_cast<int64_t>(std::floor(scale * static_cast<double>(in[static_cast<size_t>(a)]) + 0.5));
+        scales[static_cast<size_t>(a)] = static_cast<float>(scale);
+      }
+      // The coordinates use the one scale (as ONNX's reference and ONNX
+      // Runtime do), not sizes / input: the IR's Resize takes both inputs
+      // then, sizes for the output and scales for the coordinates.
+      d.set_input(2, const_f32(g, d.name + "/scales", {r}, scales));
+    }
+    d.set_input(3, const_i64(g, d.name + "/sizes", full));
+  }
+  if (ax && given(1)) {  // roi: [starts..., ends...] for the axes
+    const std::vector<float> roi = const_floats(d, d.input(1), "roi with axes");
+    if (roi.size() != 2 * axes.size()) fail(ErrorCode::kInvalidModel, d.describe() + ": roi must hold 2 x len(axes) values");
+    std::vector<float> full(static_cast<size_t>(2 * r), 0.f);
+    for (int64_t i = 0; i < r; ++i) full[static_cast<size_t>(r + i)] = 1.f;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      full[static_cast<size_t>(axes[i])] = roi[i];
+      full[static_cast<size_t>(r + axes[i])] = roi[axes.size() + i];
+    }
+    d.set_input(1, const_f32(g, d.name + "/roi", {2 * r}, full));
+  }
+  d.drop_attr("axes");
+  d.drop_attr("keep_aspect_ratio_policy");
+}
+
+// Cast-19 / CastLike-19: `saturate` only concerns float8 targets, which
+// are not supported (the dtype check says so).
+void drop_saturate(Graph&, NodeDraft& d) { d.drop_attr("saturate"); }
+
+// QuantizeLinear / DequantizeLinear 19 and 21: `saturate` (float8 only),
+// `block_size` (blocked quantization: not supported), QuantizeLinear-21's
+// `output_dtype` (a zero point of that dtype when none is given).
+void quantize_19(Graph& g, NodeDraft& d) {
+  d.drop_attr("saturate");
+  if (const Attribute* b = d.attr("block_size"); b && b->i != 0)
+    unsupported(d, "block_size " + std::to_string(b->i) + " (blocked quantization) is not supported");
+  d.drop_attr("block_size");
+  const Attribute* od = d.attr("output_dtype");
+  if (!od) return;
+  const DType dt = static_cast<DType>(od->i);
+  d.drop_attr("output_dtype");
+  if (od->i == 0) return;
+  if (Value* zp = d.input(2)) {
+    if (zp->type.dtype != DType::kUndefined && zp->type.dtype != dt)
+      fail(ErrorCode::kInvalidModel, d.describe() + ": output_dtype and the zero point's dtype differ");
+    return;
+  }
+  if (dt != DType::kUInt8 && dt != DType::kInt8) unsupported(d, std::string("output_dtype ") + dtype_name(dt));
+  Tensor z(dt, {});
+  z.as<uint8_t>()[0] = 0;
+  d.set_input(2, g.add_constant(d.name + "/zero_point", std::move(z)));
+}
+
+// DFT-20: `axis` is input 2 (default -2) instead of an attribute.
+void dft_20(Graph&, NodeDraft& d) {
+  int64_t axis = -2;
+  if (d.input(2)) {
+    const std::vector<int64_t> a = const_ints(d, d.input(2), "axis (DFT-20 input 2)");
+    if (a.size() != 1) fail(ErrorCode::kInvalidModel, d.describe() + ": axis must be a scalar");
+    axis = a[0];
+  }
+  d.inputs.resize(std::min<size_t>(d.inputs.size(), 2));
+  d.set_attr(Attribute::Int("axis", axis));
+}
+
+// Gelu-20 is the IR's com.graphengine Gelu (same `approximate`).
+void gelu_20(Graph&, NodeDraft& d) { d.domain = ops::kGecDomain; }
+
+// GridSample-20 renamed the 4-D modes (bilinear -> linear, bicubic ->
+// cubic) and allows N-D inputs; only 4-D is supported.
+void gridsample_20(Graph&, NodeDraft& d) {
+  if (const Attribute* m = d.attr("mode")) {
+    if (m->s == "linear") d.set_attr(Attribute::String("mode", "bilinear"));
+    else if (m->s == "cubic") d.set_attr(Attribute::String("mode", "bicubic"));
+  } else {
+    d.set_attr(Attribute::String("mode", "bilinear"));  // the default is "linear" at 20
+  }
+  if (d.input(0) && d.input(0)->type.has_shape && d.input(0)->type.dims.size() != 4)
+    unsupported(d, "a " + std::to_string(d.input(0)->type.dims.size()) + "-D input (GridSample-20 N-D) is not supported");
+}
+
+// AveragePool-19 and LpPool-18 gained dilations and ceil_mode; the IR's
+// pools take both.
+// GroupNormalization-18/21: X [N, C, ...] normalized over each group of C /
+// num_groups channels (with everything after them), then scale and bias per
+// channel (21) or per group (18: repeated over the group's channels):
+// Reshape to [N, G, -1] -> InstanceNormalization (unit scale, zero bias) ->
+// Reshape back -> Mul, Add.
+void group_normalization(Graph& g, NodeDraft& d) {
+  Value* x = d.input(0);
+  const Attribute* ng = d.attr("num_groups");
+  if (!ng) fail(ErrorCode::kInvalidModel, d.describe() + ": attribute num_groups is required");
+  const int64_t groups = ng->i;
+  const Attribute* ep = d.attr("epsilon");
+  const float eps = ep ? ep->f : 1e-5f;
+  const int64_t r = rank_of(d, x, "GroupNormalization");
+  if (r < 2 || !x->type.dims[1].is_static()) unsupported(d, "an input without a static channel dim");
+  const int64_t c = x->type.dims[1].value;
+  if (groups < 1 || c % groups != 0)
+    fail(ErrorCode::kInvalidModel, d.describe() + ": " + std::to_string(c) + " channels do not split into " +
+                                       std::to_string(groups) + " groups");
+  const bool per_group = d.since_version < 21;
+  std::vector<float> scale = const_floats(d, d.input(1), "scale"), bias = const_floats(d, d.input(2), "bias");
+  const size_t want = static_cast<size_t>(per_group ? groups : c);
+  if (scale.size() != want || bias.size() != want)
+    fail(ErrorCode::kInvalidModel, d.describe() + ": scale and bias must have " + std::to_string(want) + " values");
+  if (per_group) {
+    std::vector<float> s2, b2;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      s2.push_back(scale[static_cast<size_t>(ch / (c / groups))]);
+      b2.push_back(bias[static_cast<size_t>(ch / (c / groups))]);
+    }
+    scale = s2;
+    bias = b2;
+  }
+  if (x->type.dtype != DType::kUndefined && x->type.dtype != DType::kFloat32) unsupported(d, "a non-float32 input");
+  Shape bshape(static_cast<size_t>(r - 1), 1);
+  bshape[0] = c;
+  const std::string p = d.name + "/";
+  TensorType ft;
+  ft.dtype = DType::kFloat32;
+  Value* grouped = g.add_value(p + "grouped", ft);
+  emit_node(g, "Reshape", {x, const_i64(g, p + "group_shape", {0, groups, -1})}, {grouped}, p + "to_groups");
+  Value* normed = g.add_value(p + "normalized", ft);
+  emit_node(g, "InstanceNormalization",
+            {grouped, const_f32(g, p + "ones", {groups}, std::vector<float>(static_cast<size_t>(groups), 1.f)),
+             const_f32(g, p + "zeros", {groups}, std::vector<float>(static_cast<size_t>(groups), 0.f))},
+            {normed}, p + "normalize", {Attribute::Float("epsilon", eps)});
+  Value* shape = g.add_value(p + "shape", TensorType::of(DType::kInt64, {r}));
+  emit_node(g, "Shape", {x}, {shape}, p + "input_shape");
+  Value* back = g.add_value(p + "ungrouped", ft);
+  emit_node(g, "Reshape", {normed, shape}, {back}, p + "from_groups");
+  Value* scaled = g.add_value(p + "scaled", ft);
+  emit_node(g, "Mul", {back, const_f32(g, p + "scale", bshape, scale)}, {scaled}, p + "scale_mul");
+  emit_node(g, "Add", {scaled, const_f32(g, p + "bias", bshape, bias)}, {d.outputs.at(0)}, d.name);
+}
+
+// RMSNormalization-23: Y = X / sqrt(mean(X^2 over axes axis..r-1) + epsilon) * scale.
+void rms_normalization(Graph& g, NodeDraft& d) {
+  Value* x = d.input(0);
+  Value* scale = d.input(1);
+  if (!scale) fail(ErrorCode::kInvalidModel, d.describe() + ": input scale is required");
+  const int64_t r = rank_of(d, x, "RMSNormalization");
+  const Attribute* ax = d.attr("axis");
+  const int64_t axis = norm_axis(d, ax ? ax->i : -1, r);
+  const Attribute* ep = d.attr("epsilon");
+  const float eps = ep ? ep->f : 1e-5f;
+  if (x->type.dtype != DType::kUndefined && x->type.dtype != DType::kFloat32) unsupported(d, "a non-float32 input");
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < r; ++i) axes.push_back(i);
+  const std::string p = d.name + "/";
+  TensorType ft;
+  ft.dtype = DType::kFloat32;
+  auto value = [&](const std::string& n) { return g.add_value(p + n, ft); };
+  Value* sq = value("square");
+  emit_node(g, "Mul", {x, x}, {sq}, p + "square_mul");
+  Value* mean = value("mean_square");
+  emit_node(g, "ReduceMean", {sq, const_i64(g, p + "axes", axes)}, {mean}, p + "mean", {Attribute::Int("keepdims", 1)});
+  Value* shifted = value("plus_epsilon");
+  emit_node(g, "Add", {mean, const_f32(g, p + "epsilon", {}, {eps})}, {shifted}, p + "add_epsilon");
+  Value* rms = value("rms");
+  emit_node(g, "Sqrt", {shifted}, {rms}, p + "sqrt");
+  Value* normed = value("normalized");
+  emit_node(g, "Div", {x, rms}, {normed}, p + "divide");
+  emit_node(g, "Mul", {normed, scale}, {d.outputs.at(0)}, d.name);
+}
+
+// A rule applies to `op` when the op's since-version is in [from, below).
+// Rules that only move attributes fall through to the next rule of the op,
+// then to emit_plain().
 struct Rule {
   const char* op;
   int below;
   void (*fn)(Graph&, NodeDraft&);
   bool emits;  // the rule appends the nodes itself
+  int from = 0;
 };
 
 constexpr int kAll = 1000;
 
 const Rule kRules[] = {
+    // opsets 18..23 first: the kAll rules below emit
+    {"Split", kAll, split_num_outputs, false, 18},
+    {"Resize", kAll, resize_18, false, 18},  // before resize_empty_inputs
+    {"Cast", kAll, drop_saturate, false, 19},
+    {"CastLike", kAll, drop_saturate, false, 19},
+    {"QuantizeLinear", kAll, quantize_19, false, 19},
+    {"DequantizeLinear", kAll, quantize_19, false, 19},
+    {"DFT", kAll, dft_20, false, 20},
+    {"Gelu", kAll, gelu_20, false, 20},
+    {"GridSample", kAll, gridsample_20, false, 20},
+    {"GroupNormalization", kAll, group_normalization, true, 18},
+    {"RMSNormalization", kAll, rms_normalization, true, 23},
     {"Add", 7, legacy_broadcast, false},
     {"Sub", 7, legacy_broadcast, false},
     {"Mul", 7, legacy_broadcast, false},
@@ -427,10 +731,9 @@ void emit_canonical(Graph& g, NodeDraft& d) {
   if (d.output_used.size() < d.outputs.size()) d.output_used.resize(d.outputs.size(), true);
   if (d.domain.empty() && d.since_version > 0) {
     for (const Rule& r : kRules) {
-      if (d.op_type != r.op || d.since_version >= r.below) continue;
+      if (d.op_type != r.op || d.since_version >= r.below || d.since_version < r.from) continue;
       r.fn(g, d);
       if (r.emits) return;
-      break;
     }
   }
   emit_plain(g, d);

@@ -2,9 +2,13 @@
 //
 // Steps, in order (each names the file or node when it fails):
 //  1. parse the ModelProto;
-//  2. opset check (ai.onnx 1..17) before the checker, so that a too-new model
+//  2. opset check (ai.onnx 1..23) before the checker, so that a too-new model
 //     is reported as unsupported rather than as malformed;
-//  3. onnx::checker with the model folder (external data files must exist);
+//  3. onnx::checker with the model folder (external data files must exist).
+//     libonnx 1.12 knows opsets <= 17: for a newer model the checker and
+//     shape inference (5.) see a copy in which the nodes they cannot judge
+//     (opset_changes.h) are set aside in a placeholder domain, and the
+//     shapes they infer are copied back;
 //  4. ImportOptions::input_shapes written into the graph inputs;
 //  5. window attributes (strides, dilations, kernel_shape, pads) checked,
 //     since libonnx's shape inference divides by them unchecked; then
@@ -21,12 +25,14 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "frontend/onnx/canonicalize.h"
 #include "frontend/onnx/function_inline.h"
+#include "frontend/onnx/opset_changes.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "frontend/onnx/type_proto.h"
 #include "ops/domain.h"
@@ -51,7 +57,6 @@ namespace gec::frontend {
 namespace {
 
 constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 17;
 // Below this opset a model is accepted node by node (old_form_check()).
 constexpr int64_t kFirstCanonicalOpset = 7;
 
@@ -170,6 +175,57 @@ void run_checker(const onnx::ModelProto& m, const std::string& model_dir, const 
     onnx::checker::check_model(m, ctx);
   } catch (const std::exception& e) {
     fail(ErrorCode::kInvalidModel, where + ": rejected by the ONNX checker: " + one_line(e.what()));
+  }
+}
+
+void infer_shapes(onnx::ModelProto& m);
+
+// The domain that hides, from libonnx's checker and shape inference, the
+// nodes of an opset > 17 model they cannot judge.
+constexpr const char* kUncheckedDomain = "com.graphengine.unchecked";
+
+std::vector<onnx::GraphProto*> all_graphs(onnx::GraphProto& main) {
+  std::vector<onnx::GraphProto*> gs;
+  walk_graphs(main, [&](onnx::GraphProto& gp) { gs.push_back(&gp); });
+  return gs;
+}
+
+// Opsets 18..23: libonnx's checker and shape inference run on a copy where
+// every ai.onnx node libonnx_can_check() refuses is in kUncheckedDomain (the
+// checker accepts unknown ops of a declared custom domain; shape inference
+// leaves their outputs unknown, for the IR's infer functions). The shapes
+// inferred on the copy go back into `m`: value_info and the graph outputs'
+// missing types, graph by graph (the copy has the same graphs in the same
+// order). Our own checks cover the nodes set aside: every input defined
+// before use (import_node), attribute and arity checks by each op's infer.
+void check_and_infer_new_opset(onnx::ModelProto& m, const std::string& model_dir, const std::string& where,
+                               int64_t opset) {
+  onnx::ModelProto old = m;
+  // IR 9..11 (opsets 19..23) added types the IR checks itself (float8,
+  // int4, float4: refused as unsupported dtypes).
+  if (old.ir_version() > onnx::IR_VERSION) old.set_ir_version(onnx::IR_VERSION);
+  bool hid = false;
+  walk_graphs(*old.mutable_graph(), [&](onnx::GraphProto& gp) {
+    for (auto& n : *gp.mutable_node())
+      if (canonical_domain(n.domain()).empty() && !libonnx_can_check(n, opset)) {
+        n.set_domain(kUncheckedDomain);
+        hid = true;
+      }
+  });
+  if (hid) {
+    auto* imp = old.add_opset_import();
+    imp->set_domain(kUncheckedDomain);
+    imp->set_version(1);
+  }
+  run_checker(old, model_dir, where);
+  infer_shapes(old);
+  const std::vector<onnx::GraphProto*> from = all_graphs(*old.mutable_graph()), to = all_graphs(*m.mutable_graph());
+  if (from.size() != to.size()) fail(ErrorCode::kInternal, where + ": graph count changed in the checker's copy");
+  for (size_t i = 0; i < from.size(); ++i) {
+    *to[i]->mutable_value_info() = from[i]->value_info();
+    for (int k = 0; k < to[i]->output_size() && k < from[i]->output_size(); ++k)
+      if (!to[i]->output(k).has_type() && from[i]->output(k).has_type())
+        *to[i]->mutable_output(k)->mutable_type() = from[i]->output(k).type();
   }
 }
 
@@ -386,6 +442,9 @@ std::string GraphImporter::node_name(const onnx::NodeProto& n) {
 int GraphImporter::since_version(const std::string& op, const std::string& domain) const {
   auto it = opsets_.find(domain);
   if (it == opsets_.end()) return 0;
+  if (domain.empty() && it->second > kLibonnxMaxOpset) {
+    if (const int v = post17_since_version(op, it->second)) return v;
+  }
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, static_cast<int>(it->second), domain);
   return s ? s->SinceVersion() : 0;
 }
@@ -528,25 +587,52 @@ ir::Attribute GraphImporter::convert_attr(onnx::AttributeProto& a, const NodeDra
 
 // ---- after import -----------------------------------------------------------------
 
+// Every op of the model that has no schema or kernel here, in one error: the
+// first node of each (domain, op) with its inputs, and how many nodes use it.
 void check_support(Graph& main, const std::unordered_map<std::string, int64_t>& opsets) {
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, int>> seen;  // first message, nodes
   ir::for_each_graph(main, [&](Graph& g) {
     for (const auto& n : g.nodes()) {
       if (ops::find_schema(n->domain, n->op_type) && kernels::find_kernel(n->domain, n->op_type)) continue;
-      auto it = opsets.find(n->domain);
-      fail(ErrorCode::kUnsupported, unsupported_message(n->name, n->op_type, n->domain,
-                                                        it == opsets.end() ? 0 : it->second, n->inputs()));
+      const auto key = std::make_pair(n->domain, n->op_type);
+      auto it = seen.find(key);
+      if (it != seen.end()) {
+        ++it->second.second;
+        continue;
+      }
+      auto op = opsets.find(n->domain);
+      seen[key] = {unsupported_message(n->name, n->op_type, n->domain, op == opsets.end() ? 0 : op->second,
+                                       n->inputs()),
+                   1};
+      order.push_back(key);
     }
   });
+  if (order.empty()) return;
+  std::string msg;
+  if (order.size() > 1) msg = std::to_string(order.size()) + " ops are not supported: ";
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& [first, count] = seen.at(order[i]);
+    msg += (i ? "; " : "") + first;
+    if (count > 1) msg += " (and " + std::to_string(count - 1) + " more node" + (count > 2 ? "s" : "") + ")";
+  }
+  fail(ErrorCode::kUnsupported, msg);
 }
 
 ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, const std::string& where,
                           const ImportOptions& options) {
   ImportResult r;
   r.opset = check_opset(m, where);
-  run_checker(m, model_dir, where);
-  apply_input_shapes(*m.mutable_graph(), options.input_shapes);
-  check_window_attrs(m, where);
-  infer_shapes(m);
+  if (r.opset <= kLibonnxMaxOpset) {
+    run_checker(m, model_dir, where);
+    apply_input_shapes(*m.mutable_graph(), options.input_shapes);
+    check_window_attrs(m, where);
+    infer_shapes(m);
+  } else {
+    apply_input_shapes(*m.mutable_graph(), options.input_shapes);
+    check_window_attrs(m, where);
+    check_and_infer_new_opset(m, model_dir, where, r.opset);
+  }
   r.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
   std::unordered_map<std::string, int64_t> opsets;
   for (const auto& imp : m.opset_import()) opsets[canonical_domain(imp.domain())] = imp.version();

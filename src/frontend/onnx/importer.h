@@ -46,11 +46,13 @@ struct ImportResult {
 ///  - kIo: the file cannot be read;
 ///  - kInvalidModel: "<path>: not a valid ONNX model (...)" when it does not
 ///    parse, or the ONNX checker's message when the checker rejects it;
-///  - kUnsupported: ai.onnx opset outside 1..17, a node of an opset-1..6 model
-///    whose op changed at opset 7 (other than by consumed_inputs), an op without a GraphEngine
-///    schema or kernel ("unsupported op: node 'n' op Foo (domain ai.onnx,
-///    opset 13), inputs float32[1,3], int64[2]"), or an old form with no
-///    inference meaning;
+///  - kUnsupported: ai.onnx opset outside 1..23, a node of an opset-1..6 model
+///    whose op changed at opset 7 (other than by consumed_inputs), ops
+///    without a GraphEngine schema or kernel (all of them in one message,
+///    each once: "unsupported op: node 'n' op Foo (domain ai.onnx, opset
+///    13), inputs float32[1,3], int64[2] (and 2 more nodes); ..."), or an
+///    old or new form with no inference meaning or not implemented (e.g.
+///    Resize-18 antialias);
 ///  - kInvalidArgument: ImportOptions::input_shapes names an unknown input or
 ///    conflicts with the declared shape.
 ImportResult import_onnx_file(const std::string& path, const ImportOptions& options = {});

@@ -35,7 +35,7 @@ double float_input(const TensorView& v, int64_t k, const std::string& who) {
 }
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 struct Tap {
@@ -65,6 +65,7 @@ class ResizeKernel final : public Kernel {
     else fail(ErrorCode::kUnsupported, desc_ + ": Resize mode '" + m + "' is not supported");
     const std::string c = n.get_string("coordinate_transformation_mode", "half_pixel");
     if (c == "half_pixel") coord_ = Coord::kHalfPixel;
+    else if (c == "half_pixel_symmetric") coord_ = Coord::kHalfPixelSymmetric;  // Resize-19
     else if (c == "pytorch_half_pixel") coord_ = Coord::kPytorchHalfPixel;
     else if (c == "align_corners") coord_ = Coord::kAlignCorners;
     else if (c == "asymmetric") coord_ = Coord::kAsymmetric;
@@ -229,11 +230,19 @@ class ResizeKernel final : public Kernel {
     }
   }
 
-  /// ONNX Resize-13 coordinate_transformation_mode: output index -> input coordinate.
+  /// ONNX Resize-13/19 coordinate_transformation_mode: output index -> input coordinate.
   float source_coord(int64_t o, int64_t in, int64_t out, float scale, float start, float end) const {
     const float x = static_cast<float>(o);
     switch (coord_) {
       case Coord::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
+      case Coord::kHalfPixelSymmetric: {
+        // Resize-19: shift by what rounding the resized length took off,
+        // split evenly between both ends.
+        const double width = static_cast<double>(in) * static_cast<double>(scale);
+        const double adjustment = static_cast<double>(out) / width;
+        const double offset = static_cast<double>(in) / 2.0 * (1.0 - adjustment);
+        return static_cast<float>(offset + (static_cast<double>(x) + 0.5) / static_cast<double>(scale) - 0.5);
+      }
       case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
       case Coord::kAlignCorners: {
         // The reference divides by (in * scale - 1), the unrounded resized

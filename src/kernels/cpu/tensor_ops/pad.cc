@@ -1,4 +1,4 @@
-// Pad-18 modes constant, reflect and edge (pads may be negative: cropping).
+// Pad-18/19 modes constant, reflect, edge and wrap (pads may be negative: cropping).
 // The output is produced row by row (a row = the last axis): each output
 // row maps to one input row (or, in constant mode, to none: all padding);
 // within a row the middle part is one contiguous copy and only the pad
@@ -13,13 +13,14 @@
 namespace gec::kernels::cpu {
 namespace {
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 /// Input index for output position i - pad_begin = `i` on an axis of size d
 /// (d > 0); -1 when constant mode has no source.
 inline int64_t source_index(int64_t i, int64_t d, PadMode m) {
   if (i >= 0 && i < d) return i;
   if (m == PadMode::kConstant) return -1;
+  if (m == PadMode::kWrap) return ((i % d) + d) % d;  // Pad-19: the axis repeats
   if (m == PadMode::kEdge || d == 1) return std::clamp<int64_t>(i, 0, d - 1);
   const int64_t period = 2 * (d - 1);  // numpy 'reflect': mirror without repeating the edge
   int64_t j = i % period;
@@ -41,6 +42,7 @@ class PadKernel final : public Kernel {
     if (m == "constant") mode_ = PadMode::kConstant;
     else if (m == "reflect") mode_ = PadMode::kReflect;
     else if (m == "edge") mode_ = PadMode::kEdge;
+    else if (m == "wrap") mode_ = PadMode::kWrap;
     else fail(ErrorCode::kUnsupported, what_ + ": mode '" + m + "' is not supported");
   }
 
