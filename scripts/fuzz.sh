@@ -6,7 +6,7 @@
 # coverage). The corpus lives in build-fuzz/corpus/TARGET, seeded from
 # tests/fuzz_regressions/TARGET and from ../shared (the models' and cases'
 # model.onnx files, their test-data .pb files, and .gom files compiled from
-# the cases at -O0 and -O3). Findings (crash-*, leak-*, timeout-*) go to
+# the cases at -O0 and -O3) and tests/new_opsets (opsets 18..23). Findings (crash-*, leak-*, timeout-*) go to
 # build-fuzz/findings/TARGET/; a fixed finding belongs in
 # tests/fuzz_regressions/TARGET/, which CTest replays.
 set -euo pipefail
@@ -29,11 +29,11 @@ if [ -z "$(ls -A "$corpus")" ]; then
   cp tests/fuzz_regressions/"$t"/* "$corpus"/
   case "$t" in
     onnx_import)
-      for m in "$shared"/cases/*/model.onnx "$shared"/models/*/model.onnx; do
+      for m in "$shared"/cases/*/model.onnx "$shared"/models/*/model.onnx tests/new_opsets/*/model.onnx; do
         [ -f "$m" ] && [ "$(stat -c %s "$m")" -lt 8000000 ] && cp "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
       done ;;
     gom_load)
-      for m in "$shared"/cases/*/model.onnx; do
+      for m in "$shared"/cases/*/model.onnx tests/new_opsets/*/model.onnx; do
         n=$(basename "$(dirname "$m")")
         for o in 0 3; do build-fuzz/gec compile "$m" -o "$corpus/$n.O$o.gom" -O "$o" >/dev/null 2>&1 || true; done
       done ;;

@@ -2,6 +2,8 @@
 // opset canonicalization (structure checked against the operator changelog),
 // error reporting, and TensorProto file I/O.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -12,6 +14,8 @@
 #include <sstream>
 
 #include "frontend/onnx/importer.h"
+#include "gec/compiler.h"
+#include "gec/runtime.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "onnx/onnx_pb.h"
 #include "ops/op_schema.h"
@@ -488,6 +492,21 @@ TEST(FrontendErrors, NewOpsetNodesAreCheckedByUs) {
   attr_i(n, "antialias", 1);
   add_output(rg, "y", kFloat, "1,1,2,2");
   expect_error([&] { import(r); }, ErrorCode::kUnsupported, "node 'shrink' (Resize-18): antialias = 1");
+}
+
+// Found by fuzzing onnx_import: names and strings of a model are bytes;
+// one that is not UTF-8 made the compile report's JSON throw (terminate).
+// The report replaces it with U+FFFD.
+TEST(FrontendErrors, NonUtf8NamesReachTheReportReplaced) {
+  onnx::ModelProto m = conv_relu_model();
+  m.set_producer_name(std::string("gec-t\xaf\xff", 7));
+  m.mutable_graph()->mutable_node(0)->set_name(std::string("conv\xc3", 5));
+  const std::string bytes = m.SerializeAsString();
+  CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const std::string gom(cm.gom->begin(), cm.gom->end());  // METADATA holds the producer
+  EXPECT_NE(gom.find("gec-t\xef\xbf\xbd\xef\xbf\xbd"), std::string::npos);
+  EXPECT_NO_THROW(nlohmann::json::parse(cm.report_json));
+  EXPECT_GT(Session::load_from_bytes(cm.gom)->node_count(), 0u);
 }
 
 // Every unsupported op of a model in one error, each once with its first

@@ -79,6 +79,12 @@ CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOpt
 }
 
 namespace {
+
+// Names and strings from the model (producer, node and value names) are
+// bytes, not necessarily UTF-8; JSON output replaces invalid sequences with
+// U+FFFD instead of throwing.
+constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
 CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& path,
                             const CompileOptions& opts) {
   nlohmann::json report;
@@ -170,12 +176,13 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   if (opts.on_stage) opts.on_stage("serialize", 5, 6);
   meta["report"] = report;
   CompiledModel out;
-  auto gom = model::write_gom(g, ids, plan, exec_plan, static_cast<int32_t>(imported.opset), meta.dump());
+  auto gom = model::write_gom(g, ids, plan, exec_plan, static_cast<int32_t>(imported.opset),
+                             meta.dump(-1, ' ', false, kReplaceInvalidUtf8));
   stages["serialize"] = ms_since(t);
   report["stages"] = stages;
   report["gom_bytes"] = gom.size();
   out.gom = std::make_shared<const std::vector<uint8_t>>(std::move(gom));
-  out.report_json = report.dump(2);
+  out.report_json = report.dump(2, ' ', false, kReplaceInvalidUtf8);
   return out;
 }
 }  // namespace

@@ -122,7 +122,7 @@ std::string BenchResult::json() const {
                       {"warmup", warmup},
                       {"iterations", iterations},
                       {"throughput_per_s", throughput_per_s}};
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const ProfileOptions& opts) {
@@ -181,7 +181,7 @@ std::string ProfileResult::json() const {
     ops.push_back({{"op_type", o.op_type}, {"nodes", o.nodes}, {"mean_ms", o.mean_ms}, {"share", o.share}});
   return nlohmann::json{{"iterations", iterations}, {"threads", threads}, {"total_ms", total_ms},
                         {"nodes", ns},            {"op_types", ops}}
-      .dump();
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ProfileResult::trace_json() const {
@@ -193,7 +193,7 @@ std::string ProfileResult::trace_json() const {
                       {"pid", 1}, {"tid", 0}, {"args", {{"kernel", pn.node.kernel}}}});
     ts += dur;
   }
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace gec
