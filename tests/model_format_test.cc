@@ -480,6 +480,29 @@ TEST(ModelFormat, SharedConstantDataIsStoredOnce) {
   EXPECT_EQ(entry_of(bytes, 2).size, 64u);
 }
 
+// Equal bytes in separate storage (two initializers an exporter wrote out
+// twice, a weight folded into a copy) are stored once too; different bytes
+// of the same size are not merged.
+TEST(ModelFormat, EqualConstantDataIsStoredOnce) {
+  Graph g;
+  Value* a = g.add_constant("a", patterned(DType::kFloat32, {16}, 1));
+  Value* b = g.add_constant("b", patterned(DType::kFloat32, {16}, 1));  // a copy
+  Value* c = g.add_constant("c", patterned(DType::kFloat32, {16}, 2));  // other bytes
+  ASSERT_NE(a->constant->data(), b->constant->data());
+  Node* ab = g.add_node("Add", {a, b}, {"ab"});
+  Node* abc = g.add_node("Add", {ab->output(0), c}, {"y"});
+  g.outputs().push_back(abc->output(0));
+  const std::vector<uint8_t> bytes = write_plain(g, 17, "{}");
+  const gom::Model m = model_def_of(bytes);
+  EXPECT_EQ(m.values(0).data_offset(), m.values(1).data_offset());
+  EXPECT_NE(m.values(0).data_offset(), m.values(2).data_offset());
+  EXPECT_EQ(entry_of(bytes, 2).size, 128u);
+  auto shared = std::make_shared<std::vector<uint8_t>>(bytes);
+  LoadedModel lm = read_gom_bytes(shared);
+  EXPECT_EQ(std::memcmp(lm.graph->find_value("b")->constant->data(), b->constant->data(), 64), 0);
+  EXPECT_EQ(std::memcmp(lm.graph->find_value("c")->constant->data(), c->constant->data(), 64), 0);
+}
+
 TEST(ModelFormat, EmptyGraphRoundTrips) {
   Graph g;
   g.name = "empty";

@@ -41,15 +41,28 @@ void put_inline_tensor(const Tensor& t, gom::InlineTensor* out) {
 // straight into the file image.
 class WeightsBuilder {
  public:
-  // Returns the offset of `t`'s bytes; tensors already placed (same storage,
-  // same size) are not placed twice.
+  // Returns the offset of `t`'s bytes. Bytes already placed are not placed
+  // twice: the same storage, or the same content (xxh64, then compared byte
+  // by byte), e.g. a weight that constant folding copied for two nodes, or
+  // two initializers an exporter wrote out twice.
   uint64_t place(const Tensor& t) {
     auto key = std::make_pair(t.data(), t.bytes());
     auto it = placed_.find(key);
     if (it != placed_.end()) return it->second;
+    const auto* bytes = static_cast<const uint8_t*>(t.data());
+    const uint64_t hash = XXH64(bytes, t.bytes(), 0);
+    auto [first, last] = by_content_.equal_range(hash);
+    for (auto c = first; c != last; ++c) {
+      const Piece& p = pieces_[c->second];
+      if (p.bytes == t.bytes() && (p.bytes == 0 || std::memcmp(p.data, bytes, p.bytes) == 0)) {
+        placed_.emplace(key, p.offset);
+        return p.offset;
+      }
+    }
     const uint64_t off = align_up(size_, kWeightAlign);
     size_ = off + t.bytes();
-    pieces_.push_back({static_cast<const uint8_t*>(t.data()), t.bytes(), off});
+    by_content_.emplace(hash, pieces_.size());
+    pieces_.push_back({bytes, t.bytes(), off});
     placed_.emplace(key, off);
     return off;
   }
@@ -77,6 +90,7 @@ class WeightsBuilder {
   uint64_t size_ = 0;
   std::vector<Piece> pieces_;
   std::unordered_map<std::pair<void*, size_t>, uint64_t, KeyHash> placed_;
+  std::unordered_multimap<uint64_t, size_t> by_content_;  // xxh64 -> index in pieces_
 };
 
 void put_value(const ir::Value& v, int32_t graph_index, memory::Storage storage, WeightsBuilder& weights,
