@@ -370,6 +370,18 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
     EXPECT_TRUE(j[k].is_number()) << k;
   EXPECT_EQ(j["iterations"], 3);
   EXPECT_EQ(j["threads"], 1);
+  EXPECT_EQ(j["batch"], 1);  // x is [1,4]
+  EXPECT_DOUBLE_EQ(j["runs_per_s"].get<double>(), 1000.0 / j["median_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(j["samples_per_s"].get<double>(), j["runs_per_s"].get<double>());
+  // Compile flags do not apply to an offline model: refused, not ignored.
+  for (const char* flag : {"--input-shape x:1,4", "-O 3", "--disable-pass cse"}) {
+    r = gec("bench " + p("m.gom") + " --iterations 1 " + flag);
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.out.find("applies when compiling a .onnx model"), std::string::npos) << r.out;
+  }
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m3.gom") + " -O 3 --input-shape x:1,4").status, 0);
+  r = gec("inspect " + p("m3.gom"));
+  EXPECT_NE(r.out.find("compile options: -O3 --input-shape x:1,4"), std::string::npos) << r.out;
   EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
   EXPECT_LE(j["median_ms"].get<double>(), j["max_ms"].get<double>());
   r = gec("bench " + p("m.gom") + " --iterations 2 --input-dir " + p("case/test_data_set_0"));

@@ -49,8 +49,14 @@ struct BenchResult {
   /// How idle OpenMP threads wait (gec::openmp_wait_policy()).
   std::string openmp_wait_policy;
   int warmup = 0, iterations = 0;
-  /// 1000 / median_ms.
-  double throughput_per_s = 0;
+  /// Runs per second: 1000 / median_ms (throughput_per_s is the same figure,
+  /// under its older name).
+  double runs_per_s = 0, throughput_per_s = 0;
+  /// The batch: the leading dim of the inputs when every tensor input of
+  /// rank >= 1 has the same one, else 1.
+  int64_t batch = 1;
+  /// runs_per_s x batch.
+  double samples_per_s = 0;
   /// Every timed run, in order.
   std::vector<double> run_ms;
   /// One JSON object with the fields above except run_ms (the keys are the

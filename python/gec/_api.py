@@ -246,9 +246,13 @@ def bench(model, inputs=None, *, warmup=10, iterations=50, threads=0, **compile_
     Returns:
         dict with, in milliseconds, "min_ms", "median_ms", "p90_ms",
         "p99_ms", "max_ms" (per Session::run call, C++ steady clock),
-        "first_run_ms", "load_ms"; "throughput_per_s" (1000 / median),
-        "peak_rss_bytes" (of this whole process, interpreter included),
-        "threads", "warmup", "iterations".
+        "first_run_ms", "load_ms"; "runs_per_s" (1000 / median, also as
+        "throughput_per_s"), "batch" (the inputs' common leading dim, else
+        1), "samples_per_s" (runs_per_s x batch); "peak_rss_bytes" (of this
+        whole process, interpreter included); "threads",
+        "min_run_threads" / "max_run_threads" (fewer while other processes
+        keep the CPUs busy), "os_threads", "openmp_wait_policy", "warmup",
+        "iterations".
 
     Raises:
         gec.InvalidArgument for bad inputs or counts; what gec.Session and

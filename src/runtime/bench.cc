@@ -101,7 +101,15 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   r.openmp_wait_policy = openmp_wait_policy();
   r.warmup = opts.warmup;
   r.iterations = opts.iterations;
-  r.throughput_per_s = r.median_ms > 0 ? 1000.0 / r.median_ms : 0;
+  r.runs_per_s = r.throughput_per_s = r.median_ms > 0 ? 1000.0 / r.median_ms : 0;
+  int64_t lead = -1;
+  for (const TensorView& v : inputs) {
+    if (v.shape.empty()) continue;
+    if (lead == -1) lead = v.shape[0];
+    else if (lead != v.shape[0]) lead = -2;
+  }
+  r.batch = lead > 0 ? lead : 1;
+  r.samples_per_s = r.runs_per_s * static_cast<double>(r.batch);
   return r;
 }
 
@@ -121,7 +129,10 @@ std::string BenchResult::json() const {
                       {"openmp_wait_policy", openmp_wait_policy},
                       {"warmup", warmup},
                       {"iterations", iterations},
-                      {"throughput_per_s", throughput_per_s}};
+                      {"throughput_per_s", throughput_per_s},
+                      {"runs_per_s", runs_per_s},
+                      {"batch", batch},
+                      {"samples_per_s", samples_per_s}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -36,6 +36,9 @@ struct CompileFlags {
   std::vector<std::string> input_shapes;  // "name:1,3,224,224"
   std::vector<std::string> disable_passes;
   int64_t max_weights_bytes = 0, max_arena_bytes = 0;
+  /// The options that only mean something when compiling (-O,
+  /// --input-shape, --disable-pass): open_model refuses them for a .gom.
+  std::vector<CLI::Option*> compile_only;
   void add_to(CLI::App* app);
   CompileOptions to_options() const;
 };

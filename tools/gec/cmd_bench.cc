@@ -100,7 +100,8 @@ Command add_bench(CLI::App& root) {
                         a->threads ? std::to_string(a->threads).c_str() : "all-core");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
-            std::printf("  throughput: %.1f inferences/s\n", r.throughput_per_s);
+            std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)\n",
+                        r.runs_per_s, r.samples_per_s, static_cast<long long>(r.batch));
             std::printf("  threads per run: %d to %d of %d; %d OS threads; idle threads: %s\n", r.min_run_threads,
                         r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
             std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB\n", r.load_ms, r.first_run_ms,

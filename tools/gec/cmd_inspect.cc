@@ -83,6 +83,21 @@ void print_metadata(const std::string& text) {
   std::printf("compiled by %s %s from %s (sha256 %s)\n", text_at(meta, "compiler").c_str(),
               text_at(meta, "compiler_version").c_str(), text_at(meta, "source_model").c_str(),
               text_at(meta, "source_sha256").c_str());
+  const nlohmann::json& o = object_at(meta, "options");
+  if (!o.empty()) {
+    std::string line = "compile options: -O" + (o.contains("opt_level") ? o["opt_level"].dump() : std::string("?"));
+    if (o.contains("input_shapes") && o["input_shapes"].is_object())
+      for (const auto& [name, dims] : o["input_shapes"].items()) {
+        std::string d;
+        if (dims.is_array())
+          for (const auto& v : dims) d += (d.empty() ? "" : ",") + v.dump();
+        line += " --input-shape " + name + ":" + d;
+      }
+    if (o.contains("disabled_passes") && o["disabled_passes"].is_array())
+      for (const auto& p : o["disabled_passes"])
+        if (p.is_string()) line += " --disable-pass " + p.get<std::string>();
+    std::printf("%s\n", line.c_str());
+  }
   const nlohmann::json& m = object_at(object_at(meta, "report"), "memory");
   if (m.empty()) return;
   std::printf("memory plan: no reuse %.0f bytes, arena %.0f, lower bound %.0f, weights %.0f, reuse rate %.1f%%\n",

@@ -14,11 +14,14 @@ namespace fs = std::filesystem;
 namespace gec::cli {
 
 void CompileFlags::add_to(CLI::App* app) {
-  app->add_option("-O", opt_level, "optimization level 0..3 (-O0 none, -O1 cleanup, -O2 fusion, -O3 all)")
-      ->check(CLI::Range(0, 3))
-      ->capture_default_str();
-  app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)");
-  app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)");
+  compile_only.push_back(
+      app->add_option("-O", opt_level, "optimization level 0..3 (-O0 none, -O1 cleanup, -O2 fusion, -O3 all)")
+          ->check(CLI::Range(0, 3))
+          ->capture_default_str());
+  compile_only.push_back(
+      app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
+  compile_only.push_back(
+      app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)"));
   app->add_option("--max-weights-bytes", max_weights_bytes, "refuse a model with more bytes of weights (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--max-arena-bytes", max_arena_bytes,
@@ -67,6 +70,11 @@ std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags&
   so.max_arena_bytes = flags.max_arena_bytes;
   so.max_weights_bytes = flags.max_weights_bytes;
   if (ends_with(path, ".onnx")) return Session::load_from_bytes(compile_onnx_file(path, flags.to_options()).gom, so);
+  for (const CLI::Option* o : flags.compile_only)
+    if (o->count() > 0)
+      fail(ErrorCode::kInvalidArgument, o->get_name() + " applies when compiling a .onnx model; " + path +
+                                            " is an offline model, compiled with its own options (gec inspect shows "
+                                            "them): recompile it with gec compile, or give the .onnx");
   return Session::load(path, so);
 }
 
