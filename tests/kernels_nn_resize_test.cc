@@ -26,6 +26,25 @@ TEST(NnResize, NearestAsymmetricUpsample) {
   expect_close(values<float>(ceil[0]), {1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4});
 }
 
+// Found by fuzzing gom_load: a scale of 1e30 overflowed the float -> int64
+// conversion of the output dim (undefined behaviour). Now an error.
+TEST(NnResize, HugeScalesAreAnError) {
+  auto x = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  expect_error([&] { run_op("Resize", with_scales(x, {1, 1, 1e30f, 1}), {}); }, ErrorCode::kInvalidModel,
+               "too large");
+}
+
+// Resize-19 half_pixel_symmetric: the rounding of 4 x 0.6 = 2.4 -> 2 is
+// shared by both ends: offset = 2 * (1 - 2 / 2.4) = 1/3, then half_pixel.
+TEST(NnResize, HalfPixelSymmetricShiftsByTheRounding) {
+  auto x = make<float>({1, 1, 1, 4}, {0, 10, 20, 30});
+  auto out = run_op("Resize", with_scales(x, {1, 1, 1, 0.6f}),
+                    {as("mode", "linear"), as("coordinate_transformation_mode", "half_pixel_symmetric")});
+  ASSERT_EQ(out[0].shape(), (Shape{1, 1, 1, 2}));
+  // x_ori = 1/3 + (o + 0.5) / 0.6 - 0.5: 0.6667 and 2.3333 -> 6.667, 23.333.
+  expect_close(values<float>(out[0]), {6.6666667f, 23.333333f}, 1e-4f);
+}
+
 TEST(NnResize, NearestFloorAndCeilModes1D) {
   // asymmetric, scale 1.5 on 2 -> 3: x_orig = 0, .667, 1.333.
   auto x = make<float>({2}, {10, 20});

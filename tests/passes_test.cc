@@ -97,6 +97,24 @@ TEST(ConstantFolding, DoesNotGrowTheModel) {
   EXPECT_EQ(g.nodes().size(), 2u) << "a 4 MiB ConstantOfShape must stay a node";
 }
 
+// Found by fuzzing onnx_import: a ConstantOfShape of [2^20, 2^20] made
+// folding allocate 4 TiB before its size check (out of memory). The limit is
+// checked before anything is allocated.
+TEST(ConstantFolding, RefusesHugeOutputsBeforeAllocating) {
+  ir::Graph g;
+  ir::Value* shape = g.add_constant("shape", make<int64_t>({2}, {1 << 20, 1 << 20}));
+  ir::Node* cos = g.add_node("ConstantOfShape", {shape}, {"huge"});
+  g.outputs().push_back(cos->output(0));
+  const TensorView sv = shape->constant->view();
+  testing::expect_error([&] { kernels::evaluate_node(*cos, {&sv}, 1, nullptr, {}, 1 << 20); },
+                        ErrorCode::kUnsupported, "outputs would take more than 1048576 bytes");
+  ir::Value* x = input(g, "x", {1});
+  ir::Node* add = g.add_node("Add", {x, cos->output(0)}, {"y"});
+  g.outputs() = {add->output(0)};
+  make_constant_folding()->run(g);
+  EXPECT_EQ(g.nodes().size(), 2u) << "the ConstantOfShape stays a node";
+}
+
 TEST(ShapeInference, MakesUnprovableShapesDynamic) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {2, 3});

@@ -169,9 +169,11 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node, KernelConfig config 
 /// Runs one node outside any session: infers output shapes from the inputs,
 /// allocates, creates the kernel, reshapes and runs it. Used by constant
 /// folding and by kernel tests. `inputs` has one entry per node input (null =
-/// omitted).
+/// omitted). With `max_output_bytes` > 0, outputs that would take more
+/// bytes together are not allocated: gec::Error(kUnsupported) instead
+/// (constant folding's size limit, checked before the memory is taken).
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
                                   int num_threads = 1, SubgraphRunner* subgraphs = nullptr,
-                                  const KernelConfig& config = {});
+                                  const KernelConfig& config = {}, int64_t max_output_bytes = 0);
 
 }  // namespace gec::kernels

@@ -1,4 +1,6 @@
 // Kernel registry and evaluate_node(): run a single node outside a session.
+#include <algorithm>
+#include <climits>
 #include <map>
 #include <sstream>
 
@@ -125,8 +127,31 @@ AnyValue convert_value_kind(const AnyValue& v, ValueKind want, const std::string
        what + ": a " + std::string(value_kind_name(v.kind)) + " where a " + value_kind_name(want) + " is needed");
 }
 
+namespace {
+/// Bytes of a tensor of `dt` and `shape`; INT64_MAX when that overflows.
+int64_t bytes_of(DType dt, const Shape& shape) {
+  int64_t n = std::max<int64_t>(1, static_cast<int64_t>(dtype_size(dt)));
+  for (int64_t d : shape) {
+    if (d < 0) return INT64_MAX;
+    if (d > 0 && n > INT64_MAX / d) return INT64_MAX;
+    n *= d;
+  }
+  return n;
+}
+}  // namespace
+
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const TensorView*>& inputs,
-                                  int num_threads, SubgraphRunner* subgraphs, const KernelConfig& config) {
+                                  int num_threads, SubgraphRunner* subgraphs, const KernelConfig& config,
+                                  int64_t max_output_bytes) {
+  int64_t taken = 0;
+  auto take = [&](DType dt, const Shape& s) {
+    if (max_output_bytes <= 0) return;
+    const int64_t b = bytes_of(dt, s);
+    taken = b > INT64_MAX - taken ? INT64_MAX : taken + b;
+    if (taken > max_output_bytes)
+      fail(ErrorCode::kUnsupported, node.describe() + ": outputs would take more than " +
+                                        std::to_string(max_output_bytes) + " bytes");
+  };
   const ops::OpSchema* schema = ops::find_schema(node.domain, node.op_type);
   if (!schema) fail(ErrorCode::kUnsupported, "no schema for " + node.describe());
   std::vector<Tensor> outs(node.outputs().size());
@@ -142,12 +167,14 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const 
     ic.inputs = inputs;
     schema->infer(ic);
     GEC_CHECK(ic.out_shapes.size() >= outs.size(), node.describe() + ": infer set too few outputs");
+    for (size_t i = 0; i < outs.size(); ++i) take(ic.out_dtypes[i], ic.out_shapes[i]);
     for (size_t i = 0; i < outs.size(); ++i) {
       outs[i] = Tensor(ic.out_dtypes[i], ic.out_shapes[i]);
       out_views[i] = outs[i].view();
     }
   }
   ctx.allocate_output = [&](size_t i, DType dt, const Shape& s) -> TensorView* {
+    take(dt, s);
     outs[i] = Tensor(dt, s);
     out_views[i] = outs[i].view();
     return &out_views[i];

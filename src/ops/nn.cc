@@ -157,7 +157,9 @@ void infer_resize(InferContext& ctx) {
     for (size_t i = 0; i < x.size(); ++i) {
       const float sc = sv.as<float>()[i];
       if (!(sc > 0)) ctx.error("scales must be positive");
-      out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * sc));
+      const double d = std::floor(static_cast<double>(x[i]) * sc);
+      if (!(d < 9.0e15)) ctx.error("scales give an output dim of " + std::to_string(d) + ", too large");
+      out[i] = static_cast<int64_t>(d);
     }
   } else {
     ctx.error("one of scales and sizes is required");

@@ -54,7 +54,9 @@ int64_t fold(ir::Graph& g) {
     }
     std::vector<Tensor> outs;
     try {
-      outs = kernels::evaluate_node(*n, ptrs);
+      // Too large to fold: more than kMaxFoldedBytes and more than the
+      // inputs (refused before anything is allocated).
+      outs = kernels::evaluate_node(*n, ptrs, 1, nullptr, {}, std::max<int64_t>(kMaxFoldedBytes, in_bytes));
     } catch (const Error&) {
       continue;  // leave it to run time, where the error (if any) names the inputs
     } catch (const ops::NeedsValue&) {
@@ -62,7 +64,7 @@ int64_t fold(ir::Graph& g) {
     }
     int64_t out_bytes = 0;
     for (const Tensor& t : outs) out_bytes += static_cast<int64_t>(t.bytes());
-    if (out_bytes > kMaxFoldedBytes && out_bytes > in_bytes) continue;
+    if (out_bytes > kMaxFoldedBytes && out_bytes > in_bytes) continue;  // (evaluate_node refused it already)
     for (size_t i = 0; i < outs.size(); ++i) {
       ir::Value* old = n->output(i);
       ir::Value* c = g.add_constant(g.unique_name(old->name()), std::move(outs[i]));
