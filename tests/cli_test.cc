@@ -453,6 +453,41 @@ TEST_F(Cli, ThreadCountAndWaitPolicy) {
   EXPECT_EQ(run_clean(bench + " --spin sometimes").status, 2);
 }
 
+// Accuracy debugging: --extra-outputs, run --dump-tensors, and compare
+// naming the first value that differs from stored tensors (one of them
+// altered here: the injected divergence).
+TEST_F(Cli, DumpTensorsAndCompareFindAnInjectedDivergence) {
+  const std::string model = p("case/model.onnx"), in = " --input-dir " + p("case/test_data_set_0");
+  ASSERT_EQ(gec("compile " + model + " -o " + p("x.gom") + " --extra-outputs s").status, 0);
+  Result r = gec("inspect " + p("x.gom"));
+  EXPECT_NE(r.out.find("  s: float32[1,4]"), std::string::npos) << r.out;
+  EXPECT_EQ(gec("compile " + model + " -o " + p("x.gom") + " --extra-outputs nope").status, 2);
+
+  r = gec("run " + model + in + " -O 0 --dump-tensors " + p("dump"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("dumped 2 tensors"), std::string::npos) << r.out;
+  auto index = nlohmann::json::parse(std::ifstream(p("dump/index.json")));
+  ASSERT_EQ(index.size(), 2u);
+  std::string got_name;
+  Tensor s = frontend::read_tensor_proto_file(p("dump/s.pb"), &got_name);
+  EXPECT_EQ(got_name, "s");
+  EXPECT_EQ(testing::values<float>(s), (std::vector<float>{1.5f, -0.5f, -1.f, 1.f}));  // x + b
+  EXPECT_EQ(gec("run " + p("x.gom") + in + " --dump-tensors " + p("dump2")).status, 2) << "needs the .onnx";
+
+  r = gec("compare " + model + in + " -O 3");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("0 differ"), std::string::npos) << r.out;
+  r = gec("compare " + model + in + " -O 0 --reference " + p("dump"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  // Alter the stored s: compare names it, its node and op, and the error.
+  frontend::write_tensor_proto_file(p("dump/s.pb"), testing::make<float>({1, 4}, {1.5f, -0.5f, -1.f, 3.f}).view(), "s");
+  r = gec("compare " + model + in + " -O 0 --reference " + p("dump"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("first difference: value 's' (node 'add0', op Add): 1 of 4 elements differ, max abs error 2"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(Cli, TestCommandCountsAndExpectations) {
   Result r = gec("test " + p("case") + " -O 0 -O 3");
   EXPECT_EQ(r.status, 0) << r.out;

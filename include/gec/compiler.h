@@ -31,6 +31,14 @@ struct CompileOptions {
   /// kUnsupported naming the figure and the limit.
   int64_t max_weights_bytes = 0;
   int64_t max_arena_bytes = 0;
+  /// Values of the main graph to make model outputs too, after the model's
+  /// own (accuracy debugging: their tensors come out of every run). Names
+  /// are marked before the passes, which then keep them (that can keep a
+  /// fusion from happening); a name no main-graph node computes is
+  /// kInvalidArgument naming it. "*" = every tensor the optimized main graph
+  /// computes, marked after the passes (values fused away are not there: -O0
+  /// has them all).
+  std::vector<std::string> extra_outputs;
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
   /// Called as each stage starts (parse, optimize, schedule, memory, lower,

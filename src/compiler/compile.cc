@@ -3,10 +3,12 @@
 // compile report, which is also stored in the .gom METADATA partition.
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "frontend/onnx/importer.h"
 #include "gec/compiler.h"
@@ -85,6 +87,33 @@ namespace {
 // U+FFFD instead of throwing.
 constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
+// CompileOptions::extra_outputs: the named (or, for "*", every) tensor a
+// main-graph node computes becomes a graph output, in node order, after the
+// model's own outputs. Names are marked right after import (the passes keep
+// them); "*" after the passes (the values of the optimized graph).
+void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
+  std::unordered_set<const ir::Value*> out(g.outputs().begin(), g.outputs().end());
+  auto add = [&](ir::Value* v) {
+    if (out.insert(v).second) g.outputs().push_back(v);
+  };
+  const bool all = std::find(names.begin(), names.end(), "*") != names.end();
+  if (all) {
+    for (const auto& n : g.nodes())
+      for (ir::Value* v : n->outputs())
+        if (v && v->type.is_tensor() && !v->name().empty()) add(v);
+    return;
+  }
+  for (const std::string& name : names) {
+    ir::Value* v = g.find_value(name);
+    if (!v || !v->producer() || v->owner() != &g)
+      fail(ErrorCode::kInvalidArgument, "extra output '" + name + "': no node of the main graph computes a value of "
+                                        "that name");
+    if (!v->type.is_tensor())
+      fail(ErrorCode::kInvalidArgument, "extra output '" + name + "' is a " + v->type.str() + ", not a tensor");
+    add(v);
+  }
+}
+
 CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& path,
                             const CompileOptions& opts) {
   nlohmann::json report;
@@ -96,6 +125,9 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   io.source_name = path;
   frontend::ImportResult imported = frontend::import_onnx_bytes(data, size, model_dir, io);
   ir::Graph& g = *imported.graph;
+  const bool every_value =
+      std::find(opts.extra_outputs.begin(), opts.extra_outputs.end(), "*") != opts.extra_outputs.end();
+  if (!opts.extra_outputs.empty() && !every_value) add_extra_outputs(g, opts.extra_outputs);
   stages["parse"] = ms_since(t);
 
   t = Clock::now();
@@ -110,6 +142,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     if (!s.rules.empty()) report["passes"].back()["rules"] = s.rules;
     for (const auto& [rule, count] : s.rules) report["rules"][rule] = report["rules"].value(rule, 0) + count;
   }
+  if (every_value) add_extra_outputs(g, {"*"});  // what the optimized graph computes
   report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
 
   // Schedule: layouts (with the Reorders they need), then the order.
@@ -170,6 +203,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   meta["source_opset"] = imported.opset;
   meta["source_producer"] = imported.producer;
   meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes}};
+  if (!opts.extra_outputs.empty()) meta["options"]["extra_outputs"] = opts.extra_outputs;
   for (const auto& [name, shape] : opts.input_shapes) meta["options"]["input_shapes"][name] = shape;
 
   t = Clock::now();

@@ -83,8 +83,20 @@ struct GraphRewriter {
     ir::Node* made = to->producer();
     const bool ours = made && (!alive.count(made) ||
                                std::find(m.nodes.begin(), m.nodes.end(), made) != m.nodes.end());
-    if (ours) made->fused_from = names;
-    else made = nullptr;
+    if (ours) {
+      made->fused_from = names;
+      // The value computes what the pattern's last value did: it takes that
+      // name (a FusedConv of Conv + Relu outputs the Relu's value, not the
+      // Conv's), so that dumps and `gec compare` match values by meaning.
+      if (from->owner() == &g && to->owner() == &g && !g.is_graph_output(to) && !from->name().empty() &&
+          to->name() != from->name()) {
+        const std::string name = from->name();
+        g.rename_value(from, g.unique_name(name));
+        g.rename_value(to, name);
+      }
+    } else {
+      made = nullptr;
+    }
     // Remove from the last node up: each removal may free its producers.
     std::vector<ir::Node*> order = m.nodes;
     std::stable_sort(order.begin(), order.end(), [&](ir::Node* a, ir::Node* b) { return a == m.last && b != m.last; });

@@ -27,6 +27,7 @@ Command add_inspect(CLI::App& root);
 Command add_test(CLI::App& root);
 Command add_bench(CLI::App& root);
 Command add_profile(CLI::App& root);
+Command add_compare(CLI::App& root);
 
 /// Options shared by commands that compile: -O, --input-shape, --disable-pass,
 /// and the size limits --max-weights-bytes / --max-arena-bytes (also applied
@@ -35,6 +36,7 @@ struct CompileFlags {
   int opt_level = 2;
   std::vector<std::string> input_shapes;  // "name:1,3,224,224"
   std::vector<std::string> disable_passes;
+  std::vector<std::string> extra_outputs;  // NAME,... or *
   int64_t max_weights_bytes = 0, max_arena_bytes = 0;
   /// The options that only mean something when compiling (-O,
   /// --input-shape, --disable-pass): open_model refuses them for a .gom.

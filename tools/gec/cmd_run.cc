@@ -1,7 +1,12 @@
 // gec run MODEL.gom|MODEL.onnx --input-dir DIR | --input NAME=FILE ... [--output-dir OUT] [--format pb|npy]
 #include <chrono>
 #include <cstdio>
+#include <cctype>
+#include <climits>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "frontend/onnx/tensor_proto.h"
 #include "support/compare.h"
@@ -14,7 +19,7 @@ namespace gec::cli {
 
 namespace {
 struct RunArgs {
-  std::string model, input_dir, output_dir, format = "pb";
+  std::string model, input_dir, output_dir, format = "pb", dump_dir;
   std::vector<std::string> inputs;
   int threads = 0;
   CompileFlags flags;
@@ -49,6 +54,45 @@ void write_output(const std::string& dir, const std::string& format, size_t k, c
   for (size_t j = 0; j < v.elements.size(); ++j) write_npy(stem + "_" + std::to_string(j) + ".npy", v.elements[j].view());
 }
 
+/// A file name for value `name`: letters, digits, '.', '-' and '_' kept,
+/// anything else '_', then "_K" when an earlier name mapped to the same.
+std::string file_stem(const std::string& name, std::map<std::string, int>& used) {
+  std::string s;
+  for (unsigned char c : name) s += (std::isalnum(c) || c == '.' || c == '-' || c == '_') ? static_cast<char>(c) : '_';
+  if (s.empty() || s[0] == '.') s = "_" + s;
+  if (s.size() > 200) s.resize(200);
+  const int k = used[s]++;
+  return k ? s + "_" + std::to_string(k) : s;
+}
+
+/// --dump-tensors: every tensor output as DIR/<name>.pb (a TensorProto
+/// carrying the value's name) and DIR/index.json listing name, file, dtype,
+/// shape and min / max / mean.
+void dump_tensors(const std::string& dir, const Session& s, const std::vector<AnyValue>& outs) {
+  nlohmann::json index = nlohmann::json::array();
+  std::map<std::string, int> used;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (outs[k].kind != ValueKind::kTensor) continue;
+    const std::string& name = s.outputs()[k].name;
+    const std::string file = file_stem(name, used) + ".pb";
+    frontend::write_tensor_proto_file((fs::path(dir) / file).string(), outs[k].tensor.view(), name);
+    const TensorStats st = summarize(outs[k].tensor.view());
+    index.push_back({{"name", name}, {"file", file}, {"dtype", dtype_name(outs[k].tensor.dtype())},
+                     {"shape", outs[k].tensor.shape()}, {"min", st.min}, {"max", st.max}, {"mean", st.mean},
+                     {"nan", st.nan_count}});
+  }
+  std::ofstream(fs::path(dir) / "index.json") << index.dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                              << "\n";
+  std::printf("dumped %zu tensors to %s (index.json lists them)\n", index.size(), dir.c_str());
+}
+
+void make_dir(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    fail(ErrorCode::kIo, flag + " " + dir + ": cannot create the folder" + (ec ? ": " + ec.message() : std::string()));
+}
+
 }  // namespace
 
 Command add_run(CLI::App& root) {
@@ -59,26 +103,38 @@ Command add_run(CLI::App& root) {
   app->add_option("--input", a->inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--output-dir", a->output_dir, "write output_K.pb (or .npy) files here");
   app->add_option("--format", a->format, "output file format")->check(CLI::IsMember({"pb", "npy"}));
+  app->add_option("--dump-tensors", a->dump_dir,
+                  "write every value the model computes (or those of --extra-outputs) to DIR as NAME.pb (.onnx only)");
   app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
   add_spin_option(app);
   a->flags.add_to(app);
   return {app, [a]() {
             SessionOptions so;
             so.num_threads = a->threads;
+            const size_t declared_outputs = [&]() -> size_t {
+              if (a->dump_dir.empty()) return SIZE_MAX;
+              if (a->model.size() < 5 || a->model.compare(a->model.size() - 5, 5, ".onnx") != 0)
+                fail(ErrorCode::kInvalidArgument, "--dump-tensors needs the .onnx model (it recompiles it with "
+                                                  "every value as an output), not " + a->model);
+              // The model's own outputs come first; count them without extras.
+              CompileFlags plain = a->flags;
+              plain.extra_outputs.clear();
+              plain.opt_level = 0;
+              return Session::load_from_bytes(compile_onnx_file(a->model, plain.to_options()).gom)->outputs().size();
+            }();
+            if (!a->dump_dir.empty() && a->flags.extra_outputs.empty()) a->flags.extra_outputs = {"*"};
             auto session = open_model(a->model, a->flags, so);
             std::vector<AnyValue> inputs = read_inputs(*session, a->input_dir, a->inputs);
             auto t0 = std::chrono::steady_clock::now();
             std::vector<AnyValue> outs = session->run_values(inputs);
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            if (!a->output_dir.empty()) {
-              std::error_code ec;
-              fs::create_directories(a->output_dir, ec);
-              if (ec || !fs::is_directory(a->output_dir))
-                fail(ErrorCode::kIo, "--output-dir " + a->output_dir + ": cannot create the folder" +
-                                         (ec ? ": " + ec.message() : std::string()));
-            }
+            if (!a->output_dir.empty()) make_dir("--output-dir", a->output_dir);
             std::printf("ran %s in %.2f ms (first run)\n", a->model.c_str(), ms);
-            for (size_t k = 0; k < outs.size(); ++k) {
+            if (!a->dump_dir.empty()) {
+              make_dir("--dump-tensors", a->dump_dir);
+              dump_tensors(a->dump_dir, *session, outs);
+            }
+            for (size_t k = 0; k < outs.size() && k < declared_outputs; ++k) {
               const auto& io = session->outputs()[k];
               print_output(io.name, outs[k]);
               if (!a->output_dir.empty()) write_output(a->output_dir, a->format, k, io.name, outs[k]);

@@ -22,6 +22,9 @@ void CompileFlags::add_to(CLI::App* app) {
       app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
   compile_only.push_back(
       app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)"));
+  compile_only.push_back(app->add_option("--extra-outputs", extra_outputs,
+                                         "also output these values (NAME,NAME,...; * = every value a node computes)")
+                             ->delimiter(','));
   app->add_option("--max-weights-bytes", max_weights_bytes, "refuse a model with more bytes of weights (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--max-arena-bytes", max_arena_bytes,
@@ -33,6 +36,7 @@ CompileOptions CompileFlags::to_options() const {
   CompileOptions o;
   o.opt_level = opt_level;
   o.disabled_passes = disable_passes;
+  o.extra_outputs = extra_outputs;
   o.max_weights_bytes = max_weights_bytes;
   o.max_arena_bytes = max_arena_bytes;
   for (const auto& spec : input_shapes) {

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<gec::cli::Command> cmds = {gec::cli::add_compile(app), gec::cli::add_run(app),
                                          gec::cli::add_inspect(app), gec::cli::add_test(app),
-                                         gec::cli::add_bench(app), gec::cli::add_profile(app)};
+                                         gec::cli::add_bench(app), gec::cli::add_profile(app),
+                                         gec::cli::add_compare(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
