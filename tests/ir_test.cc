@@ -53,6 +53,29 @@ TEST(IrGraph, VerifyRejectsDoubleDefinitionAndRemovingUsedNode) {
   EXPECT_THROW(g.remove_node(a), gec::Error);
 }
 
+// Found by fuzzing onnx_import: removing an If whose branches read an outer
+// value left the branch nodes in that value's use list after they were
+// freed (use after free in verify()).
+TEST(IrGraph, RemovingANodeDropsItsSubgraphsUsesOfOuterValues) {
+  Graph g;
+  Value* x = g.add_value("x", TensorType::of(DType::kFloat32, {2}));
+  Value* c = g.add_value("c", TensorType::of(DType::kBool, {}));
+  g.inputs() = {x, c};
+  Node* relu = g.add_node("Relu", {x}, {"a"});
+  Value* a = relu->output(0);
+  auto branch = std::make_shared<Graph>();
+  branch->parent = &g;
+  Node* neg = branch->add_node("Neg", {a}, {"t"});
+  branch->outputs().push_back(neg->output(0));
+  Node* iff = g.add_node("If", {c}, {"y"});
+  iff->attrs.push_back(Attribute::GraphAttr("then_branch", branch));
+  ASSERT_EQ(a->uses().size(), 1u);
+  g.remove_node(iff);
+  EXPECT_TRUE(a->uses().empty());
+  g.remove_node(relu);  // now unused
+  g.verify();
+}
+
 TEST(IrTensorType, StaticnessAndPrinting) {
   TensorType t = TensorType::of(DType::kFloat32, {1, 3});
   EXPECT_TRUE(t.is_static());

@@ -1,5 +1,7 @@
 // Tests of MaxPool with Indices / native dtypes, MaxUnpool, GridSample and
 // RoiAlign. Expected values are hand-computed from the ONNX operator text.
+#include <limits>
+
 #include "kernels_nn_util.h"
 
 namespace gec {
@@ -54,6 +56,17 @@ TEST(NnSampling, GridSampleBilinearPadding) {
   EXPECT_NEAR(grid_sample(-1, -1, {ai("align_corners", 1)}), 1.f, 1e-6f);  // exactly pixel (0,0)
   // x = -1 reflects about -0.5 to 0; y = .5: (1 + 3) / 2.
   EXPECT_NEAR(grid_sample(-1.5f, 0, {as("padding_mode", "reflection")}), 2.f, 1e-6f);
+}
+
+// A NaN or infinite grid point samples zero in every mode and padding (its
+// cast to a pixel index would be undefined).
+TEST(NnSampling, GridSampleNonFiniteGridIsZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* pad : {"zeros", "border", "reflection"}) {
+      EXPECT_EQ(grid_sample(nan, 0, {as("mode", mode), as("padding_mode", pad)}), 0.f) << mode << " " << pad;
+      EXPECT_EQ(grid_sample(0, inf, {as("mode", mode), as("padding_mode", pad)}), 0.f) << mode << " " << pad;
+    }
 }
 
 TEST(NnSampling, GridSampleNearestBicubic) {

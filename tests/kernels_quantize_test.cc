@@ -1,6 +1,8 @@
 // Tests of the quantization kernels (QuantizeLinear, DequantizeLinear,
 // DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
 // QLinearConv). Expected values are hand-computed from the ONNX operator text.
+#include <limits>
+
 #include "kernels_nn_util.h"
 
 namespace gec::testing {
@@ -17,6 +19,19 @@ TEST(KernelsQuantize, QuantizeLinearPerTensor) {
   // No zero point: uint8 with zp 0; negatives clamp to 0.
   y = run_op("QuantizeLinear", {make<float>({2}, {-1, 7}), make<float>({}, {1}), Tensor()});
   EXPECT_EQ(values<uint8_t>(y[0]), (std::vector<uint8_t>{0, 7}));
+}
+
+// Found by fuzzing gom_load: a NaN input made the cast to int8 undefined.
+// NaN quantizes to the zero point.
+TEST(KernelsQuantize, NanQuantizesToTheZeroPoint) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto y = run_op("QuantizeLinear", {make<float>({2}, {nan, 4}), make<float>({}, {2}), make<int8_t>({}, {-3})});
+  EXPECT_EQ(values<int8_t>(y[0]), (std::vector<int8_t>{-3, -1}));
+  auto d = run_op("DynamicQuantizeLinear", {make<float>({3}, {-1, nan, 1})}, {}, 3);
+  ASSERT_EQ(d.size(), 3u);
+  // Range [-1, 1]: scale 2/255, zero point rint(127.49...) = 127; 1 -> 127.5 + 127 -> 254.
+  EXPECT_EQ(values<uint8_t>(d[2])[0], 127);
+  EXPECT_EQ(values<uint8_t>(d[0]), (std::vector<uint8_t>{0, 127, 254}));
 }
 
 TEST(KernelsQuantize, QuantizeDequantizePerAxis) {

@@ -200,6 +200,19 @@ void Graph::remove_node(Node* n) {
     o->producer_ = nullptr;
   }
   for (size_t i = 0; i < n->inputs_.size(); ++i) n->set_input(i, nullptr);
+  // Nodes of its subgraphs (If branches, Loop bodies) may read values of
+  // enclosing graphs: those uses go with them (found by fuzzing: an If whose
+  // branches read an outer value left dangling uses on it).
+  std::function<void(Graph&)> drop_outer_uses = [&](Graph& sub) {
+    for (auto& sn : sub.nodes_) {
+      for (size_t i = 0; i < sn->inputs_.size(); ++i)
+        if (sn->inputs_[i] && sn->inputs_[i]->owner() != &sub) sn->set_input(i, nullptr);
+      for (auto& a : sn->attrs)
+        if (a.kind == Attribute::Kind::kGraph && a.g) drop_outer_uses(*a.g);
+    }
+  };
+  for (auto& a : n->attrs)
+    if (a.kind == Attribute::Kind::kGraph && a.g) drop_outer_uses(*a.g);
   for (auto it = nodes_.begin(); it != nodes_.end(); ++it)
     if (it->get() == n) { nodes_.erase(it); return; }
   GEC_CHECK(false, "remove_node: node not in graph");

@@ -37,9 +37,10 @@ float float_at(const TensorView& t, int64_t i) {
   return t.dtype == DType::kFloat64 ? static_cast<float>(t.as<double>()[i]) : t.as<float>()[i];
 }
 
-/// Rounds half to even, adds zp and saturates to the range of `out` dtype.
+/// Rounds half to even, adds zp and saturates to the range of `out` dtype;
+/// NaN becomes the zero point (found by fuzzing: its cast was undefined).
 inline void store_q(TensorView& out, int64_t i, double real, int32_t zp) {
-  const double q = std::nearbyint(real) + zp;
+  const double q = std::isnan(real) ? static_cast<double>(zp) : std::nearbyint(real) + zp;
   if (out.dtype == DType::kUInt8) out.as<uint8_t>()[i] = static_cast<uint8_t>(std::clamp(q, 0.0, 255.0));
   else out.as<int8_t>()[i] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
 }
@@ -126,7 +127,8 @@ class DynamicQuantizeKernel final : public Kernel {
     const auto zp = static_cast<uint8_t>(zpf);
     uint8_t* y = ctx.out(0).as<uint8_t>();
     for (int64_t i = 0; i < x.numel(); ++i) {
-      const float q = scale == 0.f ? zpf : std::nearbyint(px[i] / scale) + zpf;
+      float q = scale == 0.f ? zpf : std::nearbyint(px[i] / scale) + zpf;
+      if (std::isnan(q)) q = zpf;  // a NaN input: its cast would be undefined
       y[i] = static_cast<uint8_t>(std::clamp(q, 0.f, 255.f));
     }
     if (ctx.outputs.size() > 1 && ctx.outputs[1]) ctx.out(1).as<float>()[0] = scale;

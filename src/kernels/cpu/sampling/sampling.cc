@@ -172,6 +172,9 @@ class GridSampleKernel final : public Kernel {
       x = std::nearbyint(x);
       yy = std::nearbyint(yy);
     }
+    // A NaN or infinite grid point samples nothing (zero), whatever the
+    // padding mode: it has no pixel to clamp or reflect to.
+    if (!std::isfinite(x) || !std::isfinite(yy)) return 0.0;
     if (x < xmin(W) || x > xmax(W) || yy < xmin(H) || yy > xmax(H)) {
       if (pad_ == GsPad::kBorder) {
         x = std::clamp(x, 0.0, static_cast<double>(W - 1));
