@@ -34,6 +34,16 @@ TEST(NnResize, HugeScalesAreAnError) {
                "too large");
 }
 
+// Found by fuzzing gom_load: sizes that resize a leading dim (C 2 -> 1)
+// took the per-plane fast path, which wrote two planes into one. Linear over
+// C averages the two constant channels (half_pixel: c = 0.5).
+TEST(NnResize, ResizingALeadingDimTakesTheGeneralPath) {
+  auto x = make<float>({1, 2, 4, 1}, {1, 1, 1, 1, 3, 3, 3, 3});
+  auto out = run_op("Resize", with_sizes(x, {1, 1, 5, 8}), {as("mode", "linear")});
+  ASSERT_EQ(out[0].shape(), (Shape{1, 1, 5, 8}));
+  expect_close(values<float>(out[0]), std::vector<float>(40, 2.f));
+}
+
 // Resize-19 half_pixel_symmetric: the rounding of 4 x 0.6 = 2.4 -> 2 is
 // shared by both ends: offset = 2 * (1 - 2 / 2.4) = 1/3, then half_pixel.
 TEST(NnResize, HalfPixelSymmetricShiftsByTheRounding) {

@@ -71,15 +71,19 @@ struct BenchResult {
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts = {});
 
 struct ProfileOptions {
-  /// Profiled runs, after one untimed warm-up run; at least 1.
+  /// Untimed runs first (kernel set-up, caches); at least 1.
+  int warmup = 1;
+  /// Profiled runs; at least 1.
   int iterations = 20;
 };
 
 /// One node of a profile, in main-graph order.
 struct ProfiledNode {
   NodeProfile node;
-  /// total_ms / iterations.
+  /// total_ms / iterations (per run: a node in a loop body counts every call).
   double mean_ms = 0;
+  /// Median and 90th percentile over the node's calls (ms).
+  double median_ms = 0, p90_ms = 0;
   /// Fraction (0..1) of the summed node time.
   double share = 0;
 };

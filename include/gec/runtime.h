@@ -63,6 +63,11 @@ struct NodeProfile {
   double total_ms = 0;
   int64_t calls = 0;
   int64_t bytes_accessed = 0;  // input + output bytes of the last call
+  /// Every call since the last reset: its start (ms on the steady clock,
+  /// from the Session's first run) and duration (ms), and the OS thread id
+  /// of the thread that ran it.
+  std::vector<double> call_start_ms, call_ms;
+  std::vector<int> call_tid;
 };
 
 inline constexpr int kMaxThreadsPerCore = 4;

@@ -142,7 +142,10 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
          "profile: the session was not loaded with profiling on (SessionOptions::profile)");
   if (opts.iterations < 1)
     fail(ErrorCode::kInvalidArgument, "profile: iterations must be at least 1, got " + std::to_string(opts.iterations));
-  s.run(inputs);  // warm-up: primitive creation is not per-run cost
+  if (opts.warmup < 1)
+    fail(ErrorCode::kInvalidArgument, "profile: warmup must be at least 1, got " + std::to_string(opts.warmup));
+  // Warm-up: primitive creation and first touches are not per-run cost.
+  for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
   s.reset_profile();
   for (int i = 0; i < opts.iterations; ++i) s.run(inputs);
   ProfileResult r;
@@ -154,6 +157,8 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
     sum += p.total_ms;
     ProfiledNode pn;
     pn.mean_ms = p.total_ms / n;
+    pn.median_ms = percentile(p.call_ms, 0.5);
+    pn.p90_ms = percentile(p.call_ms, 0.9);
     pn.node = std::move(p);
     r.nodes.push_back(std::move(pn));
   }
@@ -183,6 +188,8 @@ std::string ProfileResult::json() const {
                   {"fused_from", p.fused_from},
                   {"input_shapes", p.input_shapes},
                   {"mean_ms", pn.mean_ms},
+                  {"median_ms", pn.median_ms},
+                  {"p90_ms", pn.p90_ms},
                   {"share", pn.share},
                   {"bytes_accessed", p.bytes_accessed},
                   {"calls", p.calls}});
@@ -196,15 +203,24 @@ std::string ProfileResult::json() const {
 }
 
 std::string ProfileResult::trace_json() const {
+  // One complete ("X") event per node call, at its real start, on the
+  // thread that ran it (Chrome trace-event format, microseconds).
   nlohmann::json events = nlohmann::json::array();
-  double ts = 0;
+  double t0 = -1;
+  for (const ProfiledNode& pn : nodes)
+    for (double st : pn.node.call_start_ms) t0 = t0 < 0 ? st : std::min(t0, st);
   for (const ProfiledNode& pn : nodes) {
-    const double dur = pn.mean_ms * 1000.0;  // microseconds, mean per run
-    events.push_back({{"name", pn.node.name}, {"cat", pn.node.op_type}, {"ph", "X"}, {"ts", ts}, {"dur", dur},
-                      {"pid", 1}, {"tid", 0}, {"args", {{"kernel", pn.node.kernel}}}});
-    ts += dur;
+    const NodeProfile& p = pn.node;
+    for (size_t k = 0; k < p.call_ms.size(); ++k) {
+      nlohmann::json args = {{"kernel", p.kernel}};
+      if (!p.fused_from.empty()) args["fused_from"] = p.fused_from;
+      events.push_back({{"name", p.name}, {"cat", p.op_type}, {"ph", "X"},
+                        {"ts", (p.call_start_ms[k] - t0) * 1000.0}, {"dur", p.call_ms[k] * 1000.0},
+                        {"pid", 1}, {"tid", k < p.call_tid.size() ? p.call_tid[k] : 0}, {"args", args}});
+    }
   }
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace gec

@@ -1,6 +1,8 @@
 // Executor: see executor.h.
 #include "runtime/executor.h"
 
+#include <unistd.h>
+
 #include <omp.h>
 
 #include <algorithm>
@@ -231,8 +233,12 @@ void Executor::run_graph(GraphPlan& plan) {
     auto t0 = std::chrono::steady_clock::now();
     run_step(s);
     auto t1 = std::chrono::steady_clock::now();
-    s.prof.total_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    s.prof.total_ms += ms;
     s.prof.calls += 1;
+    s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
+    s.prof.call_ms.push_back(ms);
+    s.prof.call_tid.push_back(static_cast<int>(::gettid()));
     s.prof.input_shapes.clear();
     int64_t bytes = 0;
     for (const TensorView* in : s.ctx.inputs) {
@@ -323,6 +329,9 @@ void Executor::reset_profile() {
     for (Step& s : plan.steps) {
       s.prof.total_ms = 0;
       s.prof.calls = 0;
+      s.prof.call_start_ms.clear();
+      s.prof.call_ms.clear();
+      s.prof.call_tid.clear();
     }
 }
 

@@ -121,6 +121,7 @@ class Executor final : public kernels::SubgraphRunner {
   int num_threads_;
   int run_threads_;  // the threads of the current / last run (steps' ctx.num_threads)
   bool profile_;
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // profile timestamps
   int64_t max_dynamic_bytes_;
 };
 

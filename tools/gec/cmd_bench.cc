@@ -1,5 +1,5 @@
 // gec bench MODEL [--warmup N] [--iterations N] [--threads N] [--json]
-// gec profile MODEL [--iterations N] [--top N] [--trace trace.json] [--json]
+// gec profile MODEL [--iterations N] [--warmup N] [--top N] [--wide] [--trace trace.json] [--json]
 // The loops and the numbers are the library's (gec/bench.h); this file reads
 // the flags and prints.
 #include "gec/bench.h"
@@ -21,7 +21,7 @@ struct BenchArgs {
   std::string model, input_dir, trace;
   std::vector<std::string> inputs;
   int warmup = 10, iterations = 50, threads = 0, top = 25;
-  bool json = false;
+  bool json = false, wide = false;
   std::string adapt_threads = "on";
   CompileFlags flags;
 };
@@ -115,13 +115,18 @@ Command add_profile(CLI::App& root) {
   a->iterations = 20;
   CLI::App* app = root.add_subcommand("profile", "time every node and show where the time goes");
   add_common(app, *a);
+  a->warmup = 1;
   app->add_option("--top", a->top, "rows to show (0 = all)")->capture_default_str();
-  app->add_option("--trace", a->trace, "write Chrome trace-event JSON (open in Perfetto)");
+  app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_flag("--wide", a->wide, "full node, op and kernel names (default: cut to the column)");
+  app->add_option("--trace", a->trace,
+                  "write Chrome trace-event JSON: one event per node call (open in Perfetto)");
   app->add_flag("--json", a->json, "print one JSON object (per-node and per-op-type times) instead of the tables");
   return {app, [a]() {
             Loaded l = load(*a, true);
             ProfileOptions po;
             po.iterations = a->iterations;
+            po.warmup = a->warmup;
             ProfileResult r = l.with_hint([&] { return profile(*l.session, l.views, po); });
             if (!a->trace.empty()) {
               std::ofstream f(a->trace);
@@ -136,17 +141,36 @@ Command add_profile(CLI::App& root) {
             for (size_t i = 0; i < order.size(); ++i) order[i] = i;
             std::stable_sort(order.begin(), order.end(),
                              [&](size_t x, size_t y) { return r.nodes[x].mean_ms > r.nodes[y].mean_ms; });
-            std::printf("%-36s %-18s %-22s %10s %7s %12s  %s\n", "node", "op", "kernel", "mean ms", "%", "bytes",
-                        "input shapes");
+            // Names are cut to their column unless --wide; a cut one ends in '~'.
+            auto col = [&](const std::string& t, size_t w) {
+              if (a->wide || t.size() <= w) return t;
+              return t.substr(0, w - 1) + "~";
+            };
+            size_t wn = 36, wo = 18, wk = 22;
+            if (a->wide)
+              for (const ProfiledNode& pn : r.nodes) {
+                wn = std::max(wn, pn.node.name.size());
+                wo = std::max(wo, pn.node.op_type.size());
+                wk = std::max(wk, pn.node.kernel.size());
+              }
+            std::printf("%-*s %-*s %-*s %10s %10s %10s %7s %12s  %s\n", int(wn), "node", int(wo), "op", int(wk),
+                        "kernel", "mean ms", "median ms", "p90 ms", "%", "bytes", "input shapes [fused from]");
             size_t shown = 0;
             for (size_t i : order) {
               if (a->top > 0 && shown++ >= static_cast<size_t>(a->top)) break;
-              const NodeProfile& p = r.nodes[i].node;
+              const ProfiledNode& pn = r.nodes[i];
+              const NodeProfile& p = pn.node;
               std::string shapes;
               for (auto& s : p.input_shapes) shapes += (shapes.empty() ? "" : " ") + shape_str(s);
-              std::printf("%-36.36s %-18.18s %-22.22s %10.4f %6.1f%% %12lld  %s\n", p.name.c_str(), p.op_type.c_str(),
-                          p.kernel.c_str(), r.nodes[i].mean_ms, 100 * r.nodes[i].share,
-                          static_cast<long long>(p.bytes_accessed), shapes.c_str());
+              if (!p.fused_from.empty()) {
+                std::string from;
+                for (const auto& f : p.fused_from) from += (from.empty() ? "" : ", ") + f;
+                shapes += "  [" + from + "]";
+              }
+              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld  %s\n", int(wn), col(p.name, wn).c_str(),
+                          int(wo), col(p.op_type, wo).c_str(), int(wk), col(p.kernel, wk).c_str(), pn.mean_ms,
+                          pn.median_ms, pn.p90_ms, 100 * pn.share, static_cast<long long>(p.bytes_accessed),
+                          shapes.c_str());
             }
             std::printf("\n%-24s %6s %10s %7s\n", "op type", "nodes", "mean ms", "%");
             for (const ProfiledOpType& o : r.op_types)

@@ -494,8 +494,11 @@ void resize_18(Graph& g, NodeDraft& d) {
       }
       std::vector<float> scales(static_cast<size_t>(r), 1.f);
       for (int64_t a : axes) {  // round_int: halfway cases up
-        full[static_cast<size_t>(a)] =
-            static_cast<int64_t>(std::floor(scale * static_cast<double>(in[static_cast<size_t>(a)]) + 0.5));
+        const double size = std::floor(scale * static_cast<double>(in[static_cast<size_t>(a)]) + 0.5);
+        if (!(size >= 1 && size < 9.0e15))  // (found by fuzzing: sizes of 1e19 overflowed the cast)
+          fail(ErrorCode::kInvalidModel, d.describe() + ": sizes with keep_aspect_ratio_policy give an output dim of " +
+                                             std::to_string(size));
+        full[static_cast<size_t>(a)] = static_cast<int64_t>(size);
         scales[static_cast<size_t>(a)] = static_cast<float>(scale);
       }
       // The coordinates use the one scale (as ONNX's reference and ONNX

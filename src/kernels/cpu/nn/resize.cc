@@ -125,7 +125,10 @@ class ResizeKernel final : public Kernel {
   void plan_fast_path(const Shape& in, const Shape& out) {
     const size_t r = in.size();
     fast_ = r >= 2;
-    for (size_t d = 0; fast_ && d + 2 < r; ++d) fast_ = is_identity(dims_[d], out[d]);
+    // Leading dims must be copied as they are: the same size (found by
+    // fuzzing: sizes that shrank C 2 -> 1 passed the tap test and the plane
+    // loop wrote two planes into one) and each output reading its input.
+    for (size_t d = 0; fast_ && d + 2 < r; ++d) fast_ = in[d] == out[d] && is_identity(dims_[d], out[d]);
     for (size_t d = r - 2; fast_ && d < r; ++d)
       for (uint8_t o : dims_[d].outside) fast_ = fast_ && !o;
     if (!fast_) return;
@@ -225,7 +228,10 @@ class ResizeKernel final : public Kernel {
     }
     dims_.resize(r);
     for (size_t d = 0; d < r; ++d) {
-      const float scale = has_scales ? ctx.in(2).as<float>()[d] : static_cast<float>(out[d]) / static_cast<float>(in[d]);
+      float scale = has_scales ? ctx.in(2).as<float>()[d] : static_cast<float>(out[d]) / static_cast<float>(in[d]);
+      // With sizes and scales both given (the importer's Resize-18
+      // keep_aspect_ratio_policy form) nothing upstream checked the scale.
+      if (!(scale > 0) || !std::isfinite(scale)) scale = static_cast<float>(out[d]) / static_cast<float>(in[d]);
       dim_taps(dims_[d], in[d], out[d], scale, roi[d], roi[r + d]);
     }
   }
@@ -277,6 +283,7 @@ class ResizeKernel final : public Kernel {
     auto clampi = [in](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
     for (int64_t o = 0; o < out; ++o) {
       float c = source_coord(o, in, out, scale, start, end);
+      if (!std::isfinite(c)) c = 0.f;  // (found by fuzzing: a NaN coordinate indexed outside the input)
       if (coord_ == Coord::kTfCropAndResize && (c < 0 || c > static_cast<float>(in - 1))) dt.outside[o] = 1;
       if (mode_ == Mode::kNearest) {
         dt.taps.push_back({clampi(nearest_index(c)), 1.f});
