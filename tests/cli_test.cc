@@ -488,6 +488,22 @@ TEST_F(Cli, DumpTensorsAndCompareFindAnInjectedDivergence) {
       << r.out;
 }
 
+// gec ops: every op with a kernel, its domain and the opsets it imports from.
+TEST_F(Cli, OpsListsDomainsAndOpsets) {
+  Result r = gec("ops");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* line : {"ai.onnx            Conv                         opsets 1-23",
+                           "ai.onnx            BitwiseAnd                   opsets 18-23",
+                           "com.graphengine    FusedConv                    internal",
+                           "ai.onnx            GroupNormalization           opsets 18-23 (rewritten"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line;
+  r = gec("ops --json --domain com.graphengine");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j.empty());
+  for (const auto& op : j) EXPECT_EQ(op["domain"], "com.graphengine");
+}
+
 TEST_F(Cli, TestCommandCountsAndExpectations) {
   Result r = gec("test " + p("case") + " -O 0 -O 3");
   EXPECT_EQ(r.status, 0) << r.out;

@@ -28,6 +28,7 @@ Command add_test(CLI::App& root);
 Command add_bench(CLI::App& root);
 Command add_profile(CLI::App& root);
 Command add_compare(CLI::App& root);
+Command add_ops(CLI::App& root);
 
 /// Options shared by commands that compile: -O, --input-shape, --disable-pass,
 /// and the size limits --max-weights-bytes / --max-arena-bytes (also applied

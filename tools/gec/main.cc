@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   std::vector<gec::cli::Command> cmds = {gec::cli::add_compile(app), gec::cli::add_run(app),
                                          gec::cli::add_inspect(app), gec::cli::add_test(app),
                                          gec::cli::add_bench(app), gec::cli::add_profile(app),
-                                         gec::cli::add_compare(app)};
+                                         gec::cli::add_compare(app), gec::cli::add_ops(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -730,6 +730,11 @@ const Rule kRules[] = {
 
 }  // namespace
 
+std::vector<std::string> ops_rewritten_on_import() {
+  // The rules above that turn an op into other ops (or another domain's).
+  return {"GroupNormalization", "RMSNormalization", "Gelu", "Upsample", "Scatter"};
+}
+
 void emit_canonical(Graph& g, NodeDraft& d) {
   if (d.output_used.size() < d.outputs.size()) d.output_used.resize(d.outputs.size(), true);
   if (d.domain.empty() && d.since_version > 0) {

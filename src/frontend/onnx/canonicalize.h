@@ -52,4 +52,9 @@ struct NodeDraft {
 /// the node.
 void emit_canonical(ir::Graph& g, NodeDraft& d);
 
+/// ai.onnx ops that have no IR op of their own: the importer rewrites them
+/// into others (GroupNormalization, RMSNormalization, Gelu-20, Upsample,
+/// Scatter), for `gec ops`.
+std::vector<std::string> ops_rewritten_on_import();
+
 }  // namespace gec::frontend

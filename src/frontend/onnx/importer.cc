@@ -675,4 +675,13 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& mode
   return import_onnx_bytes(bytes.data(), bytes.size(), model_dir, options);
 }
 
+std::pair<int64_t, int64_t> onnx_opset_range(const std::string& op_type) {
+  for (int64_t v = 1; v <= kLibonnxMaxOpset; ++v)
+    if (const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(v), ""))
+      return {s->SinceVersion(), kMaxOpset};
+  for (int64_t v = kLibonnxMaxOpset + 1; v <= kMaxOpset; ++v)
+    if (post17_since_version(op_type, v) == v && new_after_17(op_type)) return {v, kMaxOpset};
+  return {0, 0};
+}
+
 }  // namespace gec::frontend

@@ -1,0 +1,65 @@
+// gec ops [--domain D] [--json]: the ops this build compiles and runs, with
+// their domain and, for ai.onnx, the opsets it imports them from.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "frontend/onnx/canonicalize.h"
+#include "frontend/onnx/importer.h"
+#include "kernels/kernel.h"
+#include "ops/domain.h"
+#include "ops/op_schema.h"
+#include "tools/gec/cli.h"
+
+namespace gec::cli {
+
+Command add_ops(CLI::App& root) {
+  auto domain = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* app = root.add_subcommand("ops", "list the supported ops: domain, op type, ONNX opsets");
+  app->add_option("--domain", *domain, "only this domain (\"\" or ai.onnx for the default one)");
+  app->add_flag("--json", *json, "print a JSON array");
+  return {app, [domain, json]() {
+            nlohmann::json out = nlohmann::json::array();
+            const std::string want = ops::canonical_domain(*domain);
+            const bool filter = !domain->empty();
+            size_t n = 0;
+            for (const auto& [dom, op] : ops::registered_ops()) {
+              if (!kernels::find_kernel(dom, op)) continue;  // a schema the compiler rewrites away
+              if (filter && dom != want) continue;
+              std::string versions = "internal (made by the compiler)";
+              nlohmann::json j = {{"domain", dom.empty() ? "ai.onnx" : dom}, {"op_type", op}};
+              if (dom.empty()) {
+                const auto [from, to] = frontend::onnx_opset_range(op);
+                if (from > 0) {
+                  versions = "opsets " + std::to_string(from) + "-" + std::to_string(to);
+                  j["opsets"] = {from, to};
+                }
+              } else if (dom != ops::kGecDomain) {
+                versions = "custom domain";
+              }
+              if (*json) {
+                out.push_back(j);
+              } else {
+                std::printf("%-18s %-28s %s\n", dom.empty() ? "ai.onnx" : dom.c_str(), op.c_str(), versions.c_str());
+              }
+              ++n;
+            }
+            if (want.empty())
+              for (const std::string& op : frontend::ops_rewritten_on_import()) {
+                const auto [from, to] = frontend::onnx_opset_range(op);
+                if (from == 0) continue;
+                const std::string versions = "opsets " + std::to_string(from) + "-" + std::to_string(to);
+                if (*json)
+                  out.push_back({{"domain", "ai.onnx"}, {"op_type", op}, {"opsets", {from, to}}, {"rewritten", true}});
+                else
+                  std::printf("%-18s %-28s %s (rewritten into other ops on import)\n", "ai.onnx", op.c_str(),
+                              versions.c_str());
+                ++n;
+              }
+            if (*json) std::printf("%s\n", out.dump().c_str());
+            else std::printf("%zu ops\n", n);
+            return 0;
+          }};
+}
+
+}  // namespace gec::cli
