@@ -34,6 +34,22 @@ TEST(KernelsQuantize, NanQuantizesToTheZeroPoint) {
   EXPECT_EQ(values<uint8_t>(d[0]), (std::vector<uint8_t>{0, 127, 254}));
 }
 
+// Found by fuzzing gom_load: a per-axis scale shorter than the axis was read
+// past its end. Params that do not fit x are refused: by shape inference
+// (the kInvalidModel cases; a .gom whose plan skips it reaches the kernel's
+// own check, replayed in tests/fuzz_regressions/gom_load) and by the kernel.
+TEST(KernelsQuantize, ParamsThatDoNotFitAreRefused) {
+  const Tensor x = make<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_error([&] { run_op("QuantizeLinear", {x, make<float>({2}, {1, 1}), make<uint8_t>({2}, {0, 0})}); },
+               ErrorCode::kInvalidModel, "input 1 [2] is neither a scalar nor 1-D of size 3");
+  expect_error([&] { run_op("QuantizeLinear", {x, make<float>({3}, {1, 1, 1}), make<uint8_t>({1}, {0})}); },
+               ErrorCode::kInvalidArgument, "the zero point has 1 elements, the scale 3");
+  expect_error([&] { run_op("DequantizeLinear", {make<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({0}, {})}); },
+               ErrorCode::kInvalidModel, "input 1 [0] is neither a scalar nor 1-D");
+  expect_error([&] { run_op("QuantizeLinear", {x, make<float>({3}, {1, 1, 1})}, {ai("axis", 5)}); },
+               ErrorCode::kInvalidModel, "axis 5 is out of range");
+}
+
 TEST(KernelsQuantize, QuantizeDequantizePerAxis) {
   auto y = run_op("QuantizeLinear", {make<float>({1, 2, 2}, {1, 2, 10, 20}), make<float>({2}, {1, 10}), make<uint8_t>({2}, {0, 5})});
   EXPECT_EQ(values<uint8_t>(y[0]), (std::vector<uint8_t>{1, 2, 6, 7}));

@@ -587,6 +587,7 @@ void gridsample_20(Graph&, NodeDraft& d) {
 // Reshape to [N, G, -1] -> InstanceNormalization (unit scale, zero bias) ->
 // Reshape back -> Mul, Add.
 void group_normalization(Graph& g, NodeDraft& d) {
+  if (d.outputs.empty() || !d.outputs[0]) fail(ErrorCode::kInvalidModel, d.describe() + ": output Y is required");
   Value* x = d.input(0);
   const Attribute* ng = d.attr("num_groups");
   if (!ng) fail(ErrorCode::kInvalidModel, d.describe() + ": attribute num_groups is required");
@@ -637,6 +638,7 @@ void group_normalization(Graph& g, NodeDraft& d) {
 
 // RMSNormalization-23: Y = X / sqrt(mean(X^2 over axes axis..r-1) + epsilon) * scale.
 void rms_normalization(Graph& g, NodeDraft& d) {
+  if (d.outputs.empty() || !d.outputs[0]) fail(ErrorCode::kInvalidModel, d.describe() + ": output Y is required");
   Value* x = d.input(0);
   Value* scale = d.input(1);
   if (!scale) fail(ErrorCode::kInvalidModel, d.describe() + ": input scale is required");

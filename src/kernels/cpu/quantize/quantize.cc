@@ -46,17 +46,29 @@ inline void store_q(TensorView& out, int64_t i, double real, int32_t zp) {
 }
 
 /// Which scale / zero-point entry element i uses: 0 for per-tensor params,
-/// else its index along the quantization axis.
+/// else its index along the quantization axis. Throws kInvalidArgument
+/// (naming `who`) when the params do not fit x: no element, an axis out of
+/// range, a per-axis count that is not x's dim on the axis, or a zero point
+/// whose count differs from the scale's (`zp_numel` < 0: none given).
+/// (Found by fuzzing: a short scale was read past its end.)
 struct AxisIndexer {
   int64_t dim = 1, inner = 1;
   bool per_axis = false;
-  AxisIndexer(const Shape& x, int64_t axis, int64_t param_numel) {
+  AxisIndexer(const Shape& x, int64_t axis, int64_t param_numel, int64_t zp_numel, const std::string& who) {
+    auto bad = [&](const std::string& m) { fail(ErrorCode::kInvalidArgument, who + ": " + m); };
+    if (param_numel < 1) bad("the scale has no element");
+    if (zp_numel >= 0 && zp_numel != param_numel)
+      bad("the zero point has " + std::to_string(zp_numel) + " elements, the scale " + std::to_string(param_numel));
     const int64_t r = static_cast<int64_t>(x.size());
-    if (param_numel <= 1 || r == 0) return;
+    if (param_numel == 1) return;
+    if (r == 0) bad("a per-axis scale for a scalar input");
+    if (axis < -r || axis >= r) bad("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
     if (axis < 0) axis += r;
     per_axis = true;
-    dim = x[axis];
-    for (int64_t d = axis + 1; d < r; ++d) inner *= x[d];
+    dim = x[static_cast<size_t>(axis)];
+    if (dim != param_numel)
+      bad("a per-axis scale of " + std::to_string(param_numel) + " elements for a dim of " + std::to_string(dim));
+    for (int64_t d = axis + 1; d < r; ++d) inner *= x[static_cast<size_t>(d)];
   }
   int64_t operator()(int64_t i) const { return per_axis ? (i / inner) % dim : 0; }
 };
@@ -74,7 +86,8 @@ class QuantizeKernel final : public Kernel {
     TensorView& y = ctx.out(0);
     if (x.dtype != DType::kFloat32 && x.dtype != DType::kInt32)
       fail(ErrorCode::kUnsupported, what_ + ": x dtype " + dtype_name(x.dtype) + " is not supported");
-    const AxisIndexer ix(x.shape, axis_, s.numel());
+    if (s.dtype != DType::kFloat32) fail(ErrorCode::kUnsupported, what_ + ": y_scale must be float32");
+    const AxisIndexer ix(x.shape, axis_, s.numel(), zp ? zp->numel() : -1, what_);
     for (int64_t i = 0; i < x.numel(); ++i) {
       const int64_t k = ix(i);
       const float v = x.dtype == DType::kFloat32 ? x.as<float>()[i] : static_cast<float>(x.as<int32_t>()[i]);
@@ -97,7 +110,7 @@ class DequantizeKernel final : public Kernel {
     const TensorView* zp = ctx.has_input(2) ? ctx.inputs[2] : nullptr;
     require_int_dtype(what_, x, true);
     if (s.dtype != DType::kFloat32) fail(ErrorCode::kUnsupported, what_ + ": x_scale must be float32");
-    const AxisIndexer ix(x.shape, axis_, s.numel());
+    const AxisIndexer ix(x.shape, axis_, s.numel(), zp ? zp->numel() : -1, what_);
     float* y = ctx.out(0).as<float>();
     for (int64_t i = 0; i < x.numel(); ++i) {
       const int64_t k = ix(i);
