@@ -471,6 +471,14 @@ TEST(FrontendErrors, OpsetAboveTwentyThree) {
   expect_error([&] { import(m); }, ErrorCode::kUnsupported, "model uses ai.onnx opset 24; supported 1..23");
 }
 
+// Found by fuzzing onnx_import: ai.onnx imported twice (14 and 23) crashed
+// libonnx's shape inference. A domain listed twice is an invalid model.
+TEST(FrontendErrors, DomainImportedTwiceIsInvalid) {
+  onnx::ModelProto m = conv_relu_model();
+  m.add_opset_import()->set_version(23);
+  expect_error([&] { import(m); }, ErrorCode::kInvalidModel, "opset_import lists domain ai.onnx twice");
+}
+
 // libonnx 1.12 does not know an opset-18 node that uses the new signature;
 // the checker skips it, and our own checks still catch what is malformed
 // around it.

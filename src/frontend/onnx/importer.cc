@@ -147,6 +147,18 @@ onnx::ModelProto parse_model(const void* data, size_t size, const std::string& w
 // Returns the ai.onnx opset; kUnsupported outside kMinOpset..kMaxOpset.
 int64_t check_opset(const onnx::ModelProto& m, const std::string& where) {
   int64_t opset = -1;
+  // One version per domain (ONNX IR: opset_import lists each domain once).
+  // Found by fuzzing: a model importing ai.onnx twice (14 and 23) made
+  // libonnx 1.12's shape inference crash.
+  std::map<std::string, int64_t> seen;
+  for (const auto& imp : m.opset_import()) {
+    const std::string dom = canonical_domain(imp.domain());
+    auto [it, fresh] = seen.emplace(dom, imp.version());
+    if (!fresh)
+      fail(ErrorCode::kInvalidModel, where + ": opset_import lists domain " + (dom.empty() ? "ai.onnx" : dom) +
+                                         " twice (versions " + std::to_string(it->second) + " and " +
+                                         std::to_string(imp.version()) + ")");
+  }
   for (const auto& imp : m.opset_import())
     if (canonical_domain(imp.domain()).empty()) opset = imp.version();
   if (opset < 0) fail(ErrorCode::kInvalidModel, where + ": not a valid ONNX model (no opset_import for ai.onnx)");

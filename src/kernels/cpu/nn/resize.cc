@@ -18,6 +18,7 @@
 // (plane, row). The taps are the same ones the general path uses, built once
 // per (shapes, scales, roi); only the float rounding order differs (float
 // sums, H first, instead of one double sum), and nearest is an exact copy.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/common/dtype_dispatch.h"
@@ -283,7 +284,10 @@ class ResizeKernel final : public Kernel {
     auto clampi = [in](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
     for (int64_t o = 0; o < out; ++o) {
       float c = source_coord(o, in, out, scale, start, end);
-      if (!std::isfinite(c)) c = 0.f;  // (found by fuzzing: a NaN coordinate indexed outside the input)
+      // Found by fuzzing: a NaN or huge coordinate overflowed the index cast.
+      // Two pixels past either edge every mode clamps to the edge anyway.
+      if (!std::isfinite(c)) c = 0.f;
+      c = std::clamp(c, -2.f, static_cast<float>(in + 1));
       if (coord_ == Coord::kTfCropAndResize && (c < 0 || c > static_cast<float>(in - 1))) dt.outside[o] = 1;
       if (mode_ == Mode::kNearest) {
         dt.taps.push_back({clampi(nearest_index(c)), 1.f});
