@@ -396,8 +396,13 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
   EXPECT_EQ(r.out.find("act0") == std::string::npos, r.out.find("add0") != std::string::npos) << "--top 1 shows one node";
   auto t = nlohmann::json::parse(std::ifstream(p("t.json")));
   ASSERT_TRUE(t["traceEvents"].is_array());
-  EXPECT_EQ(t["traceEvents"].size(), 2u);
-  EXPECT_EQ(t["traceEvents"][0]["ph"], "X");
+  // One event per node call, in start order: add0, act0 of each of the 2 runs.
+  ASSERT_EQ(t["traceEvents"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(t["traceEvents"][i]["ph"], "X");
+    EXPECT_EQ(t["traceEvents"][i]["name"], i % 2 ? "act0" : "add0") << i;
+    if (i) EXPECT_GE(t["traceEvents"][i]["ts"].get<double>(), t["traceEvents"][i - 1]["ts"].get<double>());
+  }
   r = gec("profile " + p("m.gom") + " --iterations 2 --json");
   ASSERT_EQ(r.status, 0) << r.out;
   auto pj = nlohmann::json::parse(r.out);
@@ -479,10 +484,13 @@ TEST_F(Cli, DumpTensorsAndCompareFindAnInjectedDivergence) {
   EXPECT_NE(r.out.find("0 differ"), std::string::npos) << r.out;
   r = gec("compare " + model + in + " -O 0 --reference " + p("dump"));
   EXPECT_EQ(r.status, 0) << r.out;
-  // Alter the stored s: compare names it, its node and op, and the error.
+  // Alter the stored s and y: compare names s (its node comes first, though
+  // the model output y is the session's first output), its op and the error.
   frontend::write_tensor_proto_file(p("dump/s.pb"), testing::make<float>({1, 4}, {1.5f, -0.5f, -1.f, 3.f}).view(), "s");
+  frontend::write_tensor_proto_file(p("dump/y.pb"), testing::make<float>({1, 4}, {9.f, 9.f, 9.f, 9.f}).view(), "y");
   r = gec("compare " + model + in + " -O 0 --reference " + p("dump"));
   EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("2 values compared (atol 0.0001, rtol 0.001), 2 differ"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first difference: value 's' (node 'add0', op Add): 1 of 4 elements differ, max abs error 2"),
             std::string::npos)
       << r.out;

@@ -106,16 +106,18 @@ struct ProfileResult {
   /// Sorted by time, largest first.
   std::vector<ProfiledOpType> op_types;
   /// {"iterations", "threads", "total_ms", "nodes": [{"name", "op_type",
-  /// "kernel", "fused_from", "input_shapes", "mean_ms", "share",
-  /// "bytes_accessed", "calls"}], "op_types": [{"op_type", "nodes",
-  /// "mean_ms", "share"}]}.
+  /// "kernel", "fused_from", "input_shapes", "mean_ms", "median_ms",
+  /// "p90_ms", "share", "bytes_accessed", "calls"}], "op_types":
+  /// [{"op_type", "nodes", "mean_ms", "share"}]} (docs/reports.md).
   std::string json() const;
   /// Chrome trace-event JSON (Perfetto, chrome://tracing): one complete
-  /// event per node, its mean duration in microseconds, laid end to end.
+  /// event per node call, in start order: "ts" its start and "dur" its
+  /// duration in microseconds, "tid" the OS thread that ran it, "args" the
+  /// kernel and fused-from names.
   std::string trace_json() const;
 };
 
-/// Runs `s` once (warm-up), resets its profile, runs opts.iterations times
+/// Runs `s` opts.warmup times, resets its profile, runs opts.iterations times
 /// and collects per-node times. `s` must have been loaded with
 /// SessionOptions::profile, else gec::Error(kInvalidArgument); also
 /// kInvalidArgument for iterations < 1, and whatever Session::run throws.

@@ -219,6 +219,9 @@ std::string ProfileResult::trace_json() const {
                         {"pid", 1}, {"tid", k < p.call_tid.size() ? p.call_tid[k] : 0}, {"args", args}});
     }
   }
+  std::stable_sort(events.begin(), events.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["ts"].get<double>() < b["ts"].get<double>();
+  });
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -96,8 +96,19 @@ Command add_compare(CLI::App& root) {
             const std::map<std::string, Tensor> base =
                 vs_ref ? read_reference(a->reference) : run_all_values(*a, a->baseline_level, nullptr);
             const std::string label = vs_ref ? a->reference : "-O" + std::to_string(a->baseline_level);
-            // Producers by value name, from the model as imported (before any pass).
+            // Producers by value name, from the model as imported (before any
+            // pass); the values are compared in their producers' order (the
+            // model's own outputs come first among the session's outputs).
             frontend::ImportResult imported = frontend::import_onnx_file(a->model);
+            std::map<const ir::Node*, size_t> position;
+            for (const auto& n : imported.graph->nodes()) position.emplace(n.get(), position.size());
+            auto rank = [&](const std::string& name) {
+              const ir::Value* v = imported.graph->find_value(name);
+              auto it = v && v->producer() ? position.find(v->producer()) : position.end();
+              return it == position.end() ? position.size() : it->second;
+            };
+            std::stable_sort(order.begin(), order.end(),
+                             [&](const std::string& x, const std::string& y) { return rank(x) < rank(y); });
             size_t compared = 0, differ = 0;
             std::string first;
             for (const std::string& name : order) {

@@ -16,12 +16,12 @@ Command add_ops(CLI::App& root) {
   auto domain = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* app = root.add_subcommand("ops", "list the supported ops: domain, op type, ONNX opsets");
-  app->add_option("--domain", *domain, "only this domain (\"\" or ai.onnx for the default one)");
+  CLI::Option* dom_opt = app->add_option("--domain", *domain, "only this domain (\"\" or ai.onnx for the default one)");
   app->add_flag("--json", *json, "print a JSON array");
-  return {app, [domain, json]() {
+  return {app, [domain, json, dom_opt]() {
             nlohmann::json out = nlohmann::json::array();
             const std::string want = ops::canonical_domain(*domain);
-            const bool filter = !domain->empty();
+            const bool filter = dom_opt->count() > 0;
             size_t n = 0;
             for (const auto& [dom, op] : ops::registered_ops()) {
               if (!kernels::find_kernel(dom, op)) continue;  // a schema the compiler rewrites away
@@ -44,7 +44,7 @@ Command add_ops(CLI::App& root) {
               }
               ++n;
             }
-            if (want.empty())
+            if (!filter || want.empty())
               for (const std::string& op : frontend::ops_rewritten_on_import()) {
                 const auto [from, to] = frontend::onnx_opset_range(op);
                 if (from == 0) continue;
