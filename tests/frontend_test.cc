@@ -491,6 +491,18 @@ TEST(FrontendErrors, NewOpsetNodesAreCheckedByUs) {
   add_node(g, "Relu", {"ghost"}, {"y"}, "relu");
   add_output(g, "y", kFloat, "2,1");
   expect_error([&] { import(m); }, ErrorCode::kInvalidModel, "ghost");
+  // A removed attribute the older schema would accept: refused, not ignored.
+  onnx::ModelProto ra = new_model(18);
+  add_input(ra.mutable_graph(), "x", kFloat, "2,3");
+  attr_ints(add_node(ra.mutable_graph(), "ReduceMean", {"x"}, {"y"}, "mean"), "axes", {1});
+  add_output(ra.mutable_graph(), "y", kFloat, "2,1");
+  expect_error([&] { import(ra); }, ErrorCode::kInvalidModel, "attribute axes was removed at opset 18");
+  // A new op with the wrong arity (libonnx has no schema to check it by).
+  onnx::ModelProto ge = new_model(20);
+  add_input(ge.mutable_graph(), "x", kFloat, "2");
+  add_node(ge.mutable_graph(), "Gelu", {"x", "x"}, {"y"}, "gelu");
+  add_output(ge.mutable_graph(), "y", kFloat, "2");
+  expect_error([&] { import(ge); }, ErrorCode::kInvalidModel, "node 'gelu' (Gelu-20): takes 1 inputs, not 2");
   // Resize-18 antialias is a form we do not implement: said so, by node.
   onnx::ModelProto r = new_model(18);
   auto* rg = r.mutable_graph();

@@ -63,14 +63,17 @@ struct NodeProfile {
   double total_ms = 0;
   int64_t calls = 0;
   int64_t bytes_accessed = 0;  // input + output bytes of the last call
-  /// Every call since the last reset: its start (ms on the steady clock,
-  /// from the Session's first run) and duration (ms), and the OS thread id
-  /// of the thread that ran it.
+  /// Each call since the last reset (the first kMaxProfiledCalls of them:
+  /// total_ms and calls count every call): its start (ms on the steady
+  /// clock, from the Session's creation) and duration (ms), and the OS
+  /// thread id of the thread that ran it.
   std::vector<double> call_start_ms, call_ms;
   std::vector<int> call_tid;
 };
 
 inline constexpr int kMaxThreadsPerCore = 4;
+/// Calls per node whose start and duration a profile keeps (NodeProfile).
+inline constexpr size_t kMaxProfiledCalls = 100000;
 
 /// One loaded model. A Session owns one arena and one set of kernels, so
 /// run() calls on the same Session must not overlap (use one Session per

@@ -65,8 +65,9 @@ int CpuMonitor::threads_for_next_run(int max_threads) {
   if (last_machine_ >= 0 && now - last_ < interval_) return threads_ > 0 ? std::min(threads_, max_threads) : max_threads;
   double machine = 0, self = 0;
   if (!sample(&machine, &self)) return max_threads;
+  const double wall = std::chrono::duration<double>(now - last_).count();
+  if (last_machine_ >= 0 && wall < 1e-3) return threads_ > 0 ? std::min(threads_, max_threads) : max_threads;
   if (last_machine_ >= 0) {
-    const double wall = std::chrono::duration<double>(now - last_).count();
     // Other processes' cores: the machine's busy time less ours, per second.
     const double others = ((machine - last_machine_) - (self - last_self_)) / wall;
     const int t = threads_left(others, static_cast<int>(cpus_.size()), max_threads);

@@ -236,9 +236,11 @@ void Executor::run_graph(GraphPlan& plan) {
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.prof.total_ms += ms;
     s.prof.calls += 1;
-    s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
-    s.prof.call_ms.push_back(ms);
-    s.prof.call_tid.push_back(static_cast<int>(::gettid()));
+    if (s.prof.call_ms.size() < kMaxProfiledCalls) {  // bounded; total_ms and calls stay exact
+      s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
+      s.prof.call_ms.push_back(ms);
+      s.prof.call_tid.push_back(static_cast<int>(::gettid()));
+    }
     s.prof.input_shapes.clear();
     int64_t bytes = 0;
     for (const TensorView* in : s.ctx.inputs) {

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
+#include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/compare.h"
 #include "support/npy.h"
@@ -55,14 +57,16 @@ void write_output(const std::string& dir, const std::string& format, size_t k, c
 }
 
 /// A file name for value `name`: letters, digits, '.', '-' and '_' kept,
-/// anything else '_', then "_K" when an earlier name mapped to the same.
-std::string file_stem(const std::string& name, std::map<std::string, int>& used) {
+/// anything else '_', then "_K" (the first K free) when an earlier value
+/// took that name.
+std::string file_stem(const std::string& name, std::set<std::string>& used) {
   std::string s;
   for (unsigned char c : name) s += (std::isalnum(c) || c == '.' || c == '-' || c == '_') ? static_cast<char>(c) : '_';
   if (s.empty() || s[0] == '.') s = "_" + s;
   if (s.size() > 200) s.resize(200);
-  const int k = used[s]++;
-  return k ? s + "_" + std::to_string(k) : s;
+  std::string stem = s;
+  for (int k = 1; !used.insert(stem).second; ++k) stem = s + "_" + std::to_string(k);  // names taken stay taken
+  return stem;
 }
 
 /// --dump-tensors: every tensor output as DIR/<name>.pb (a TensorProto
@@ -70,7 +74,7 @@ std::string file_stem(const std::string& name, std::map<std::string, int>& used)
 /// shape and min / max / mean.
 void dump_tensors(const std::string& dir, const Session& s, const std::vector<AnyValue>& outs) {
   nlohmann::json index = nlohmann::json::array();
-  std::map<std::string, int> used;
+  std::set<std::string> used;
   for (size_t k = 0; k < outs.size(); ++k) {
     if (outs[k].kind != ValueKind::kTensor) continue;
     const std::string& name = s.outputs()[k].name;
@@ -116,11 +120,9 @@ Command add_run(CLI::App& root) {
               if (a->model.size() < 5 || a->model.compare(a->model.size() - 5, 5, ".onnx") != 0)
                 fail(ErrorCode::kInvalidArgument, "--dump-tensors needs the .onnx model (it recompiles it with "
                                                   "every value as an output), not " + a->model);
-              // The model's own outputs come first; count them without extras.
-              CompileFlags plain = a->flags;
-              plain.extra_outputs.clear();
-              plain.opt_level = 0;
-              return Session::load_from_bytes(compile_onnx_file(a->model, plain.to_options()).gom)->outputs().size();
+              // The model's own outputs come first: count them in the import.
+              frontend::ImportOptions io;
+              return frontend::import_onnx_file(a->model, io).graph->outputs().size();
             }();
             if (!a->dump_dir.empty() && a->flags.extra_outputs.empty()) a->flags.extra_outputs = {"*"};
             auto session = open_model(a->model, a->flags, so);

@@ -20,7 +20,10 @@ void restart_with_openmp_policy(int argc, char** argv) {
     if ((std::strcmp(argv[i], "--spin") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "off") == 0) ||
         std::strcmp(argv[i], "--spin=off") == 0)
       policy = gec::SpinPolicy::kOff;
-  if (gec::prepare_openmp_environment(policy)) ::execv("/proc/self/exe", argv);
+  if (gec::prepare_openmp_environment(policy)) {
+    ::execv("/proc/self/exe", argv);
+    ::unsetenv("OMP_WAIT_POLICY");  // the restart failed: say what libgomp really runs with
+  }
 }
 }  // namespace
 

@@ -468,7 +468,7 @@ void resize_18(Graph& g, NodeDraft& d) {
   }
   auto given = [&](size_t i) { return d.input(i) && !is_empty_constant(d.input(i)); };
   if (given(2)) {  // scales
-    if (policy != "stretch") fail(ErrorCode::kInvalidModel, d.describe() + ": keep_aspect_ratio_policy needs sizes, not scales");
+    // keep_aspect_ratio_policy "is not applicable when the scales input is used" (Resize-18): ignored.
     const std::vector<float> sc = const_floats(d, d.input(2), "scales with axes");
     if (sc.size() != axes.size()) fail(ErrorCode::kInvalidModel, d.describe() + ": scales and axes differ in length");
     std::vector<float> full(static_cast<size_t>(r), 1.f);
@@ -523,6 +523,14 @@ void resize_18(Graph& g, NodeDraft& d) {
   d.drop_attr("keep_aspect_ratio_policy");
 }
 
+// Reduce*-18: `axes` is input 1; the attribute of the older versions is no
+// longer part of the op. libonnx checks such a node against the older schema,
+// which accepts it, so it is refused here (it would be ignored otherwise).
+void reduce_18_no_axes_attr(Graph&, NodeDraft& d) {
+  if (d.attr("axes"))
+    fail(ErrorCode::kInvalidModel, d.describe() + ": attribute axes was removed at opset 18 (axes is input 1)");
+}
+
 // Cast-19 / CastLike-19: `saturate` only concerns float8 targets, which
 // are not supported (the dtype check says so).
 void drop_saturate(Graph&, NodeDraft& d) { d.drop_attr("saturate"); }
@@ -553,6 +561,8 @@ void quantize_19(Graph& g, NodeDraft& d) {
 
 // DFT-20: `axis` is input 2 (default -2) instead of an attribute.
 void dft_20(Graph&, NodeDraft& d) {
+  if (d.attr("axis"))
+    fail(ErrorCode::kInvalidModel, d.describe() + ": attribute axis was removed at opset 20 (axis is input 2)");
   int64_t axis = -2;
   if (d.input(2)) {
     const std::vector<int64_t> a = const_ints(d, d.input(2), "axis (DFT-20 input 2)");
@@ -683,6 +693,15 @@ constexpr int kAll = 1000;
 const Rule kRules[] = {
     // opsets 18..23 first: the kAll rules below emit
     {"Split", kAll, split_num_outputs, false, 18},
+    {"ReduceMean", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceMax", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceMin", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceProd", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceL1", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceL2", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceLogSum", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceLogSumExp", kAll, reduce_18_no_axes_attr, false, 18},
+    {"ReduceSumSquare", kAll, reduce_18_no_axes_attr, false, 18},
     {"Resize", kAll, resize_18, false, 18},  // before resize_empty_inputs
     {"Cast", kAll, drop_saturate, false, 19},
     {"CastLike", kAll, drop_saturate, false, 19},

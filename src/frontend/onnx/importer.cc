@@ -209,7 +209,9 @@ std::vector<onnx::GraphProto*> all_graphs(onnx::GraphProto& main) {
 // inferred on the copy go back into `m`: value_info and the graph outputs'
 // missing types, graph by graph (the copy has the same graphs in the same
 // order). Our own checks cover the nodes set aside: every input defined
-// before use (import_node), attribute and arity checks by each op's infer.
+// before use (import_node), the arity of the new ops we import
+// (check_new_op_arity), removed attributes refused by their canonicalize
+// rules, dtypes and attribute values by each op's infer function.
 void check_and_infer_new_opset(onnx::ModelProto& m, const std::string& model_dir, const std::string& where,
                                int64_t opset) {
   onnx::ModelProto old = m;
@@ -475,6 +477,10 @@ void GraphImporter::import_node(onnx::NodeProto& n, Graph& g, Scope& scope,
       fail(ErrorCode::kInvalidModel, d.describe() + ": input '" + in + "' is not defined before the node");
     d.inputs.push_back(v);
   }
+  if (d.domain.empty() && d.opset > kLibonnxMaxOpset) {
+    const std::string wrong = check_new_op_arity(n);
+    if (!wrong.empty()) fail(ErrorCode::kInvalidModel, d.describe() + ": " + wrong);
+  }
   if (!known_domains_.count(d.domain))
     fail(ErrorCode::kUnsupported, unsupported_message(d.name, d.op_type, d.domain, d.opset, d.inputs) +
                                       "; GraphEngine has no ops in this domain");
@@ -689,8 +695,15 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& mode
 
 std::pair<int64_t, int64_t> onnx_opset_range(const std::string& op_type) {
   for (int64_t v = 1; v <= kLibonnxMaxOpset; ++v)
-    if (const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(v), ""))
+    if (const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(v), "")) {
+      // A deprecated version (Upsample-10, Scatter-11) ends the range: the
+      // checker refuses the op from there on.
+      for (int64_t w = v; w <= kLibonnxMaxOpset; ++w) {
+        const onnx::OpSchema* at = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(w), "");
+        if (at && at->Deprecated()) return {s->SinceVersion(), at->SinceVersion() - 1};
+      }
       return {s->SinceVersion(), kMaxOpset};
+    }
   for (int64_t v = kLibonnxMaxOpset + 1; v <= kMaxOpset; ++v)
     if (post17_since_version(op_type, v) == v && new_after_17(op_type)) return {v, kMaxOpset};
   return {0, 0};

@@ -68,7 +68,8 @@ ImportResult import_onnx_bytes(const void* data, size_t size, const std::string&
 
 /// The ai.onnx opsets in which op `op_type` imports: from its first ONNX
 /// version (libonnx's schemas, and opset_changes.cc for ops new after 17)
-/// to the newest opset accepted (23); {0, 0} when ONNX has no such op.
+/// to the newest opset accepted (23), or to the last before ONNX deprecated
+/// it; {0, 0} when ONNX has no such op.
 std::pair<int64_t, int64_t> onnx_opset_range(const std::string& op_type);
 
 }  // namespace gec::frontend

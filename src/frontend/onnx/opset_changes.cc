@@ -82,7 +82,7 @@ bool uses_post17_signature(const onnx::NodeProto& n) {
   if (op == "Resize")
     return has_attr(n, "antialias") || has_attr(n, "axes") || has_attr(n, "keep_aspect_ratio_policy") ||
            string_attr(n, "coordinate_transformation_mode") == "half_pixel_symmetric";
-  if (op == "LpPool") return has_attr(n, "ceil_mode");
+  if (op == "LpPool") return has_attr(n, "ceil_mode") || has_attr(n, "dilations");
   if (op == "AveragePool") return has_attr(n, "dilations");
   if (op == "Cast" || op == "CastLike") return has_attr(n, "saturate");
   if (op == "QuantizeLinear" || op == "DequantizeLinear")
@@ -118,6 +118,26 @@ bool libonnx_can_check(const onnx::NodeProto& n, int64_t opset) {
     if (v.change == Change::kSignature && uses_post17_signature(n)) return false;
   }
   return true;
+}
+
+std::string check_new_op_arity(const onnx::NodeProto& n) {
+  struct Arity {
+    int min_in, max_in, outs;
+  };
+  static const std::map<std::string, Arity> kArity = {
+      {"BitwiseAnd", {2, 2, 1}}, {"BitwiseOr", {2, 2, 1}},         {"BitwiseXor", {2, 2, 1}},
+      {"BitwiseNot", {1, 1, 1}}, {"Mish", {1, 1, 1}},              {"Gelu", {1, 1, 1}},
+      {"GroupNormalization", {3, 3, 1}}, {"RMSNormalization", {2, 2, 1}}};
+  auto it = kArity.find(n.op_type());
+  if (it == kArity.end()) return "";
+  const Arity& a = it->second;
+  if (n.input_size() < a.min_in || n.input_size() > a.max_in)
+    return "takes " + (a.min_in == a.max_in ? std::to_string(a.min_in) : std::to_string(a.min_in) + " to " +
+                                                                              std::to_string(a.max_in)) +
+           " inputs, not " + std::to_string(n.input_size());
+  if (n.output_size() != a.outs)
+    return "has " + std::to_string(a.outs) + " output(s), not " + std::to_string(n.output_size());
+  return "";
 }
 
 }  // namespace gec::frontend

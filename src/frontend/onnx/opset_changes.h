@@ -36,4 +36,10 @@ bool new_after_17(const std::string& op);
 /// for DFT-20 (axis became an input with another default).
 bool libonnx_can_check(const onnx::NodeProto& n, int64_t opset);
 
+/// For ops new after 17 that GraphEngine imports (Bitwise*, Mish, Gelu,
+/// GroupNormalization, RMSNormalization), the checker's arity check that
+/// libonnx cannot make: "" when `n` has as many inputs and outputs as the
+/// op's ONNX text allows, else what is wrong.
+std::string check_new_op_arity(const onnx::NodeProto& n);
+
 }  // namespace gec::frontend

@@ -50,6 +50,9 @@ bool any_empty(const std::vector<Shape>& shapes) {
 }
 
 void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted) {
+  // The same layouts as before (a reshape for another thread count, or an
+  // input shape that does not change the weights): keep the packed copy.
+  if (user_ && user_.get_desc() == user && (plain_ ? user == wanted : packed_ && packed_.get_desc() == wanted)) return;
   plain_ = user == wanted;
   user_ = unbound_memory(user);
   packed_from_ = nullptr;

@@ -40,13 +40,33 @@ inline T init_value() {
   else return T(0);
 }
 
+/// The type integer sums and products are computed in: unsigned, at least
+/// as wide as unsigned int, so that they wrap around (two's complement, as
+/// numpy and ONNX Runtime give) instead of overflowing, which is undefined
+/// for signed types (found by fuzzing: a ReduceSumSquare of large int64s).
+template <typename T, bool = std::is_integral_v<T>>
+struct AccOf {
+  using type = T;
+};
+template <typename T>
+struct AccOf<T, true> {
+  using type = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+};
+template <typename T>
+using Acc = typename AccOf<T>::type;
+
+template <typename T>
+inline T wrap_mul(T a, T b) {
+  return static_cast<T>(static_cast<Acc<T>>(a) * static_cast<Acc<T>>(b));
+}
+
 /// What each input contributes (`shift` is the row max for LogSumExp).
 template <R op, typename T>
 inline T map_value(T x, T shift) {
-  if constexpr (op == R::kSumSquare || op == R::kL2) return static_cast<T>(x * x);
+  if constexpr (op == R::kSumSquare || op == R::kL2) return wrap_mul(x, x);
   else if constexpr (op == R::kL1) {
     if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? static_cast<T>(-x) : x;
+    else return x < T(0) ? static_cast<T>(Acc<T>(0) - static_cast<Acc<T>>(x)) : x;
   } else if constexpr (op == R::kLogSumExp) return std::exp(x - shift);
   else return x;
 }
@@ -55,8 +75,8 @@ template <R op, typename T>
 inline T combine(T acc, T v) {
   if constexpr (op == R::kMax) return (v > acc || v != v) ? v : acc;  // NaN is sticky
   else if constexpr (op == R::kMin) return (v < acc || v != v) ? v : acc;
-  else if constexpr (op == R::kProd) return static_cast<T>(acc * v);
-  else return static_cast<T>(acc + v);
+  else if constexpr (op == R::kProd) return wrap_mul(acc, v);
+  else return static_cast<T>(static_cast<Acc<T>>(acc) + static_cast<Acc<T>>(v));
 }
 
 template <R op, typename T>
@@ -79,15 +99,15 @@ inline T finish(T acc, int64_t count, T shift) {
 template <R op, typename T>
 inline T reduce_run(const T* x, int64_t n, T acc, T shift) {
   if constexpr (additive(op)) {
-    T s = T(0);
+    Acc<T> s = Acc<T>(0);
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += map_value<op, T>(x[i], shift);
-    return static_cast<T>(acc + s);
+    for (int64_t i = 0; i < n; ++i) s += static_cast<Acc<T>>(map_value<op, T>(x[i], shift));
+    return static_cast<T>(static_cast<Acc<T>>(acc) + s);
   } else if constexpr (op == R::kProd) {
-    T p = T(1);
+    Acc<T> p = Acc<T>(1);
 #pragma omp simd reduction(* : p)
-    for (int64_t i = 0; i < n; ++i) p *= x[i];
-    return static_cast<T>(acc * p);
+    for (int64_t i = 0; i < n; ++i) p *= static_cast<Acc<T>>(x[i]);
+    return static_cast<T>(static_cast<Acc<T>>(acc) * p);
   } else if constexpr (std::is_floating_point_v<T>) {
     // max/min reductions in SIMD lose NaN, so NaN is tracked on the side.
     if (acc != acc) return acc;
