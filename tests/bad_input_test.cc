@@ -17,6 +17,7 @@
 #include "onnx/onnx_pb.h"
 #include "ops/nn_shape.h"
 #include "ops/op_schema.h"
+#include "onnx_build.h"
 #include "test_util.h"
 
 namespace gec {
@@ -106,6 +107,19 @@ TEST(BadInputWindow, NegativeStridesDilationsKernelPadsAreRefused) {
   expect_window_refused("Conv", "pads", {0, 0, -1, 0});
   expect_window_refused("ConvTranspose", "dilations", {0, 0});
   expect_window_refused("MaxPool", "strides", {int64_t{1} << 40, 1});  // above 2^31-1
+}
+
+// Found by fuzzing onnx_import: a Conv of a rank-2 graph input with 4 pads
+// crashed libonnx's shape inference. Ranks that do not fit are refused first.
+TEST(BadInputWindow, RanksThatDoNotFitAreRefusedBeforeShapeInference) {
+  onnx::ModelProto m = testing::onnx_build::new_model(13);
+  auto* g = m.mutable_graph();
+  testing::onnx_build::add_input(g, "x", testing::onnx_build::kFloat, "40,8");
+  testing::onnx_build::add_float_init(g, "w", {4, 3, 3, 3}, std::vector<float>(108, 0.1f));
+  testing::onnx_build::attr_ints(testing::onnx_build::add_node(g, "Conv", {"x", "w"}, {"y"}, "c"), "pads", {1, 1, 1, 1});
+  testing::onnx_build::add_output(g, "y", testing::onnx_build::kFloat, "");
+  testing::expect_error([&] { frontend::import_onnx_bytes(m.SerializeAsString(), "."); }, ErrorCode::kInvalidModel,
+                        "input X has rank 2, needs N x C x D1");
 }
 
 TEST(BadInputWindow, ValidAttributesStillImport) {

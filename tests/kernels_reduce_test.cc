@@ -1,6 +1,7 @@
 // Reduce* (axes as input 1, keepdims, noop_with_empty_axes) and ArgMax/ArgMin
 // kernels through their infer functions. Expected values are hand-computed
 // or come from a naive reference loop over explicit indices in this file.
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -59,6 +60,17 @@ std::vector<Tensor> reduce(const std::string& op, const Tensor& x, const Tensor&
   return run_op(op, {x, axes},
                 {Attribute::Int("keepdims", keepdims), Attribute::Int("noop_with_empty_axes", noop)});
 }
+
+// Found by fuzzing gom_load: ReduceSumSquare of large int64s overflowed a
+// signed multiply (undefined). Integer reductions wrap around, as numpy.
+TEST(KernelsReduce, IntegerReductionsWrapAround) {
+  const int64_t big = int64_t{1} << 62;
+  auto y = reduce("ReduceSumSquare", make<int64_t>({2}, {big, 3}), make<int64_t>({1}, {0}), 0);
+  EXPECT_EQ(values<int64_t>(y[0]), (std::vector<int64_t>{9})) << "(2^62)^2 wraps to 0";
+  y = reduce("ReduceSum", make<int64_t>({2}, {INT64_MAX, 1}), make<int64_t>({1}, {0}), 0);
+  EXPECT_EQ(values<int64_t>(y[0]), (std::vector<int64_t>{INT64_MIN}));
+}
+
 
 TEST(ReduceKernel, SumMiddleAxisKeepdims) {
   const Shape s{2, 3, 4};

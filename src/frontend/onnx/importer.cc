@@ -305,11 +305,53 @@ void check_window_attrs(const onnx::NodeProto& n, size_t index, const std::strin
   }
 }
 
+// The ranks a window op's X and W must agree with before libonnx's
+// convPoolShapeInference reads them (found by fuzzing: a Conv of a rank-2
+// graph input with 4 pads made it crash): X of rank >= 3, W of X's rank, and
+// pads / strides / dilations / kernel_shape sized for X's spatial dims. Ranks
+// are known here for graph inputs and initializers only.
+void check_window_ranks(const onnx::GraphProto& gp, const std::string& where) {
+  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
+                                                   "MaxPool", "AveragePool", "LpPool"};
+  std::unordered_map<std::string, int64_t> rank;
+  for (const auto& vi : gp.input())
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+      rank[vi.name()] = vi.type().tensor_type().shape().dim_size();
+  for (const auto& t : gp.initializer()) rank[t.name()] = t.dims_size();
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& n = gp.node(i);
+    if (!canonical_domain(n.domain()).empty() || !kWindowOps.count(n.op_type()) || n.input_size() == 0) continue;
+    auto it = rank.find(n.input(0));
+    if (it == rank.end()) continue;
+    const int64_t r = it->second;
+    const std::string who = where + ": " + (n.name().empty() ? "node #" + std::to_string(i) : "node '" + n.name() + "'") +
+                            " (" + n.op_type() + ")";
+    if (r < 3) fail(ErrorCode::kInvalidModel, who + ": input X has rank " + std::to_string(r) + ", needs N x C x D1 ... (rank >= 3)");
+    const size_t w = n.op_type() == "QLinearConv" ? 3 : 1;
+    if (n.op_type().find("Conv") != std::string::npos && n.input_size() > static_cast<int>(w)) {
+      auto wt = rank.find(n.input(static_cast<int>(w)));
+      if (wt != rank.end() && wt->second != r)
+        fail(ErrorCode::kInvalidModel, who + ": W has rank " + std::to_string(wt->second) + ", X rank " + std::to_string(r));
+    }
+    for (const auto& a : n.attribute()) {
+      const int64_t want = a.name() == "pads" ? 2 * (r - 2)
+                           : (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape") ? r - 2
+                                                                                                               : -1;
+      if (want >= 0 && a.ints_size() != want)
+        fail(ErrorCode::kInvalidModel, who + ": attribute " + a.name() + " has " + std::to_string(a.ints_size()) +
+                                           " values, X of rank " + std::to_string(r) + " needs " + std::to_string(want));
+    }
+  }
+}
+
 void check_window_attrs(onnx::ModelProto& m, const std::string& where) {
   auto check_nodes = [&](const auto& nodes) {
     for (int i = 0; i < nodes.size(); ++i) check_window_attrs(nodes.Get(i), static_cast<size_t>(i), where);
   };
-  walk_graphs(*m.mutable_graph(), [&](onnx::GraphProto& gp) { check_nodes(gp.node()); });
+  walk_graphs(*m.mutable_graph(), [&](onnx::GraphProto& gp) {
+    check_nodes(gp.node());
+    check_window_ranks(gp, where);
+  });
   for (auto& fn : *m.mutable_functions()) {
     check_nodes(fn.node());
     for (auto& n : *fn.mutable_node())
