@@ -55,6 +55,21 @@ struct AccOf<T, true> {
 template <typename T>
 using Acc = typename AccOf<T>::type;
 
+/// `v` as T: for integer T, NaN becomes 0 and out-of-range values saturate
+/// (a log or square root of an integer reduction can be either; the plain
+/// conversion would be undefined, found by fuzzing).
+template <typename T>
+inline T from_double(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
 template <typename T>
 inline T wrap_mul(T a, T b) {
   return static_cast<T>(static_cast<Acc<T>>(a) * static_cast<Acc<T>>(b));
@@ -67,8 +82,10 @@ inline T map_value(T x, T shift) {
   else if constexpr (op == R::kL1) {
     if constexpr (std::is_unsigned_v<T>) return x;
     else return x < T(0) ? static_cast<T>(Acc<T>(0) - static_cast<Acc<T>>(x)) : x;
-  } else if constexpr (op == R::kLogSumExp) return std::exp(x - shift);
-  else return x;
+  } else if constexpr (op == R::kLogSumExp) {
+    if constexpr (std::is_integral_v<T>) return from_double<T>(std::exp(static_cast<double>(x) - static_cast<double>(shift)));
+    else return std::exp(x - shift);
+  } else return x;
 }
 
 template <R op, typename T>
@@ -85,11 +102,14 @@ inline T finish(T acc, int64_t count, T shift) {
     if constexpr (std::is_floating_point_v<T>) return acc / static_cast<T>(count);
     else return count == 0 ? T(0) : static_cast<T>(acc / static_cast<T>(count));
   } else if constexpr (op == R::kL2) {
-    return static_cast<T>(std::sqrt(static_cast<double>(acc)));
+    return from_double<T>(std::sqrt(static_cast<double>(static_cast<Acc<T>>(acc))));
   } else if constexpr (op == R::kLogSum) {
-    return std::log(acc);
+    if constexpr (std::is_integral_v<T>) return from_double<T>(std::log(static_cast<double>(acc)));
+    else return std::log(acc);
   } else if constexpr (op == R::kLogSumExp) {
-    return std::isfinite(shift) ? shift + std::log(acc) : shift;  // all -inf, +inf or NaN
+    if constexpr (std::is_integral_v<T>)
+      return from_double<T>(static_cast<double>(shift) + std::log(static_cast<double>(acc)));
+    else return std::isfinite(shift) ? shift + std::log(acc) : shift;  // all -inf, +inf or NaN
   } else {
     return acc;
   }
