@@ -5,6 +5,7 @@
 # scripts/fuzz.sh fuzzes with), then runs under the sanitizers:
 #   - every unit test (gec_tests), the CLI tests included;
 #   - the shared models at -O0 and -O3 and the shared cases at every level;
+#   - the opset 18..23 models (tests/new_opsets) at -O0 and -O3;
 #   - the saved fuzz inputs (tests/fuzz_regressions/).
 # Not run here: the ONNX conformance suite, MemoryModels.* (it compiles and
 # runs every shared model at every level with caller buffers: 215 s without
@@ -31,7 +32,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:suppressions=$PWD/tests/san
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-fuzz
-ctest --output-on-failure -j2 --timeout 900 -R '^([A-Z][A-Za-z0-9]*\.|shared_models$|shared_cases$|fuzz_)' \
+ctest --output-on-failure -j2 --timeout 900 -R '^([A-Z][A-Za-z0-9]*\.|shared_models$|shared_cases$|new_opsets$|fuzz_)' \
   -E '^MemoryModels\.'
 asan_done=$(date +%s)
 cd ..
