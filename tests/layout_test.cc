@@ -266,6 +266,29 @@ TEST(LayoutPropagation, NoBlockedOutputWithoutABenefit) {
   EXPECT_TRUE(reorders(g).empty());
 }
 
+// MobileNet's inverted residual with 24 channels outside: 1x1 conv 24->32
+// (plain: 24 % 16 != 0) -> depthwise 3x3 on 32 channels -> 1x1 conv 32->24
+// (plain). The depthwise conv gains by itself (oneDNN's plain depthwise is
+// im2col + GEMM), so it runs blocked between two Reorders; without the
+// depthwise rule it would be ruled out (no consumer benefits) and stay plain.
+TEST(LayoutPropagation, DepthwiseStaysBlockedBetweenReorders) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 24, 6, 6});
+  ir::Value* expand = conv(g, x, 32, 1, "expand");
+  ir::Value* w = g.add_constant("dw_W", wave({32, 1, 3, 3}, 4));
+  ir::Node* dw = g.add_node("Conv", {expand, w}, {"dw_y"}, "dw");
+  dw->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+  dw->set_attr(ir::Attribute::Int("group", 32));
+  dw->output(0)->type = f32({1, 32, 6, 6});
+  g.outputs().push_back(conv(g, dw->output(0), 24, 1, "project"));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 24, 6, 6}, 2)}});
+  EXPECT_TRUE(output_blocked(a, node(g, "dw")));
+  EXPECT_EQ(in_layouts(a, node(g, "dw"))[0], B);
+  EXPECT_FALSE(has_layouts(a, node(g, "expand")));
+  EXPECT_FALSE(has_layouts(a, node(g, "project")));
+  EXPECT_EQ(reorders(g).size(), 2u);
+}
+
 // ---- the small CNN through -O3 ------------------------------------------------
 
 // x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->
