@@ -30,9 +30,10 @@ struct Result {
   std::string out;  // stdout + stderr
 };
 
-Result gec(const std::string& args) {
+/// Runs `gec args`; `env` (e.g. "env -u X ") goes before the binary.
+Result gec(const std::string& args, const std::string& env = "") {
   Result r;
-  std::string cmd = std::string(GEC_BINARY) + " " + args + " 2>&1";
+  std::string cmd = env + std::string(GEC_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf;
   size_t n;
@@ -440,17 +441,7 @@ TEST_F(Cli, ThreadCountAndWaitPolicy) {
   EXPECT_EQ(json_of(gec(bench + " --threads 1"))["os_threads"], 1);
   EXPECT_EQ(json_of(gec(bench + " --threads 2"))["os_threads"], 2);
   EXPECT_EQ(json_of(gec(bench + " --threads 1"))["openmp_wait_policy"], "passive");
-  const std::string no_env = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ";
-  auto run_clean = [&](const std::string& args) {
-    Result r;
-    FILE* f = popen((no_env + GEC_BINARY + " " + args + " 2>&1").c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(f);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-  };
+  auto run_clean = [](const std::string& args) { return gec(args, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "); };
   EXPECT_EQ(json_of(run_clean(bench))["openmp_wait_policy"], "libgomp default (spin 300000)");
   EXPECT_EQ(json_of(run_clean(bench + " --spin on"))["openmp_wait_policy"], "libgomp default (spin 300000)");
   EXPECT_EQ(json_of(run_clean(bench + " --spin off"))["openmp_wait_policy"], "passive");

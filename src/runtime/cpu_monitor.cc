@@ -61,12 +61,13 @@ bool CpuMonitor::sample(double* machine_busy, double* self_cpu) const {
 }
 
 int CpuMonitor::threads_for_next_run(int max_threads) {
+  auto in_force = [&] { return threads_ > 0 ? std::min(threads_, max_threads) : max_threads; };
   const Clock::time_point now = Clock::now();
-  if (last_machine_ >= 0 && now - last_ < interval_) return threads_ > 0 ? std::min(threads_, max_threads) : max_threads;
+  if (last_machine_ >= 0 && now - last_ < interval_) return in_force();
   double machine = 0, self = 0;
   if (!sample(&machine, &self)) return max_threads;
   const double wall = std::chrono::duration<double>(now - last_).count();
-  if (last_machine_ >= 0 && wall < 1e-3) return threads_ > 0 ? std::min(threads_, max_threads) : max_threads;
+  if (last_machine_ >= 0 && wall < 1e-3) return in_force();
   if (last_machine_ >= 0) {
     // Other processes' cores: the machine's busy time less ours, per second.
     const double others = ((machine - last_machine_) - (self - last_self_)) / wall;
@@ -80,7 +81,7 @@ int CpuMonitor::threads_for_next_run(int max_threads) {
   last_ = now;
   last_machine_ = machine;
   last_self_ = self;
-  return threads_ > 0 ? threads_ : max_threads;
+  return in_force();
 }
 
 }  // namespace gec::runtime

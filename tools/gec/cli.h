@@ -65,6 +65,9 @@ std::vector<Tensor> tensor_inputs(const Session& s, const std::vector<AnyValue>&
 /// for validation and --help.
 void add_spin_option(CLI::App* app);
 
+/// True when `s` ends with `suffix` (".onnx", ".npy").
+bool ends_with(const std::string& s, const std::string& suffix);
+
 /// True when stderr is a terminal (progress bars).
 bool stderr_is_tty();
 

@@ -87,7 +87,7 @@ Command add_compare(CLI::App& root) {
       ->check(CLI::NonNegativeNumber);
   a->flags.add_to(app);
   return {app, [a]() {
-            if (a->model.size() < 5 || a->model.compare(a->model.size() - 5, 5, ".onnx") != 0)
+            if (!ends_with(a->model, ".onnx"))
               fail(ErrorCode::kInvalidArgument, "compare needs the .onnx model (" + a->model +
                                                     "): it recompiles it with every value as an output");
             std::vector<std::string> order;

@@ -117,7 +117,7 @@ Command add_run(CLI::App& root) {
             so.num_threads = a->threads;
             const size_t declared_outputs = [&]() -> size_t {
               if (a->dump_dir.empty()) return SIZE_MAX;
-              if (a->model.size() < 5 || a->model.compare(a->model.size() - 5, 5, ".onnx") != 0)
+              if (!ends_with(a->model, ".onnx"))
                 fail(ErrorCode::kInvalidArgument, "--dump-tensors needs the .onnx model (it recompiles it with "
                                                   "every value as an output), not " + a->model);
               // The model's own outputs come first: count them in the import.

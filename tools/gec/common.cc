@@ -65,7 +65,7 @@ CompileOptions CompileFlags::to_options() const {
   return o;
 }
 
-static bool ends_with(const std::string& s, const std::string& suf) {
+bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
