@@ -277,6 +277,13 @@ void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>
   }
 }
 
+// The sliding-window ops of ai.onnx (strides, dilations, kernel_shape, pads).
+bool is_window_op(const onnx::NodeProto& n) {
+  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
+                                                   "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
+  return canonical_domain(n.domain()).empty() && kWindowOps.count(n.op_type()) > 0;
+}
+
 // libonnx 1.12's shape inference divides by strides and multiplies kernel
 // and dilation values without checking them (a stride of 0 is SIGFPE), so the
 // window attributes of every sliding-window node, subgraphs and model-local
@@ -285,9 +292,7 @@ void apply_input_shapes(onnx::GraphProto& gp, const std::map<std::string, Shape>
 // non-negative); above 2^31-1 no input could be windowed meaningfully and
 // the arithmetic would overflow.
 void check_window_attrs(const onnx::NodeProto& n, size_t index, const std::string& where) {
-  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
-                                                   "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
-  if (!canonical_domain(n.domain()).empty() || !kWindowOps.count(n.op_type())) return;
+  if (!is_window_op(n)) return;
   constexpr int64_t kMaxWindowValue = 2147483647;
   for (const auto& a : n.attribute()) {
     const std::string& an = a.name();
@@ -311,8 +316,6 @@ void check_window_attrs(const onnx::NodeProto& n, size_t index, const std::strin
 // pads / strides / dilations / kernel_shape sized for X's spatial dims. Ranks
 // are known here for graph inputs and initializers only.
 void check_window_ranks(const onnx::GraphProto& gp, const std::string& where) {
-  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
-                                                   "MaxPool", "AveragePool", "LpPool"};
   std::unordered_map<std::string, int64_t> rank;
   for (const auto& vi : gp.input())
     if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
@@ -320,7 +323,7 @@ void check_window_ranks(const onnx::GraphProto& gp, const std::string& where) {
   for (const auto& t : gp.initializer()) rank[t.name()] = t.dims_size();
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
-    if (!canonical_domain(n.domain()).empty() || !kWindowOps.count(n.op_type()) || n.input_size() == 0) continue;
+    if (!is_window_op(n) || n.input_size() == 0) continue;
     auto it = rank.find(n.input(0));
     if (it == rank.end()) continue;
     const int64_t r = it->second;
