@@ -361,6 +361,51 @@ TEST_F(Cli, InputFilesAreMatchedByNameAndOverriddenInitializersRefused) {
   EXPECT_EQ(r.status, 0) << r.out;
 }
 
+// bench/profile --shape: generated inputs of a dynamic model take the given
+// shape (trtexec's --shapes); --duration runs on until the time has passed.
+TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13, 8);
+  ob::add_input(m.mutable_graph(), "x", ob::kFloat, "N,4");
+  ob::add_output(m.mutable_graph(), "y", ob::kFloat, "N,4");
+  ob::add_node(m.mutable_graph(), "Relu", {"x"}, {"y"}, "relu0");
+  std::ofstream(p("dyn.onnx"), std::ios::binary) << m.SerializeAsString();
+  ASSERT_EQ(gec("compile " + p("dyn.onnx") + " -o " + p("dyn.gom")).status, 0);
+  for (const std::string model : {p("dyn.gom"), p("dyn.onnx")}) {
+    Result r = gec("bench " + model + " --shape x:6,4 --warmup 0 --iterations 2 --json");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["batch"], 6) << "the leading dim of the generated input";
+  }
+  Result r = gec("profile " + p("dyn.gom") + " --shape x:3,4 --iterations 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["nodes"][0]["input_shapes"][0], nlohmann::json::parse("[3,4]")) << r.out;
+  struct Bad {
+    const char* flags;
+    const char* says;
+  };
+  for (const Bad& b : {Bad{"--shape x:6,5", "does not fit its type x: float32[N,4]"},
+                       Bad{"--shape x:6", "does not fit"},
+                       Bad{"--shape z:1,4", "'z', which is not an input (inputs: x)"},
+                       Bad{"--shape x:6,4 --shape x:2,4", "--shape given twice for 'x'"},
+                       Bad{"--shape x6", "expected NAME:D1,D2,..."},
+                       Bad{"--shape x:a,4", "'a' is not a dimension"},
+                       Bad{"--duration -1", "--duration"}}) {
+    r = gec("bench " + p("dyn.gom") + " --iterations 1 " + b.flags);
+    EXPECT_EQ(r.status, 2) << b.flags << ": " << r.out;
+    EXPECT_NE(r.out.find(b.says), std::string::npos) << b.flags << ": " << r.out;
+  }
+  frontend::write_tensor_proto_file(p("x.pb"), testing::make<float>({1, 4}, {1, 2, 3, 4}).view(), "x");
+  r = gec("bench " + p("dyn.gom") + " --iterations 1 --shape x:2,4 --input x=" + p("x.pb"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--shape sets the shapes of generated inputs"), std::string::npos) << r.out;
+  // --duration: at least that long and at least --iterations runs.
+  r = gec("bench " + p("dyn.gom") + " --warmup 0 --iterations 1 --duration 0.2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["timed_s"].get<double>(), 0.2);
+  EXPECT_GT(j["iterations"].get<int>(), 1);
+}
+
 TEST_F(Cli, BenchJsonAndProfileTrace) {
   ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
   Result r = gec("bench " + p("m.gom") + " --warmup 1 --iterations 3 --threads 1 --json");

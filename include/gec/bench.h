@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,18 +14,29 @@
 namespace gec {
 
 /// Deterministic inputs from the declared input types, for timing a model
-/// without real data: dynamic dims become 1, float inputs uniform in [0, 1)
-/// (fixed seed), integers 0..9, bool and uint8 alternate 0/1, other dtypes
-/// zero. Throws gec::Error(kInvalidArgument) naming the input when one is a
-/// sequence or optional (only tensors are generated).
-std::vector<Tensor> generate_inputs(const Session& s);
+/// without real data: float inputs uniform in [0, 1) (fixed seed), integers
+/// 0..9, bool and uint8 alternate 0/1, other dtypes zero. An input named in
+/// `shapes` gets that shape (trtexec's --shapes), which must have the
+/// declared rank and agree with every static dim; other dynamic dims become
+/// 1. Throws gec::Error(kInvalidArgument) naming the input when one is a
+/// sequence or optional (only tensors are generated), when a `shapes` entry
+/// names no input (the message lists them) or does not fit its input, or
+/// when a generated input would exceed 2^31 elements.
+std::vector<Tensor> generate_inputs(const Session& s, const std::map<std::string, Shape>& shapes = {});
 
 struct BenchOptions {
   /// Untimed runs after the first run (which is timed on its own).
   int warmup = 10;
-  /// Timed runs; at least 1.
+  /// Timed runs; at least 1. With duration_s, the least number of them.
   int iterations = 50;
+  /// When > 0, go on with timed runs until at least this many seconds of
+  /// them have passed (trtexec's --duration) as well as `iterations` runs,
+  /// up to kMaxBenchRuns runs. At most 86400 (a day).
+  double duration_s = 0;
 };
+
+/// The most timed runs one bench() keeps (8 MB of run times).
+inline constexpr int kMaxBenchRuns = 1000000;
 
 /// What `gec bench --json` prints. Times in milliseconds (steady clock,
 /// around each Session::run call).
@@ -48,7 +60,11 @@ struct BenchResult {
   int os_threads = 0;
   /// How idle OpenMP threads wait (gec::openmp_wait_policy()).
   std::string openmp_wait_policy;
+  /// Untimed and timed runs done (iterations is the count of run_ms, which
+  /// can exceed BenchOptions::iterations under duration_s).
   int warmup = 0, iterations = 0;
+  /// Seconds the timed runs took together (wall clock, steady).
+  double timed_s = 0;
   /// Runs per second: 1000 / median_ms (throughput_per_s is the same figure,
   /// under its older name).
   double runs_per_s = 0, throughput_per_s = 0;
@@ -65,9 +81,10 @@ struct BenchResult {
 };
 
 /// Runs `s` on `inputs` (Session::run order and rules) once, then
-/// opts.warmup times untimed, then opts.iterations times timed. Throws
-/// gec::Error(kInvalidArgument) for iterations < 1 or warmup < 0, and
-/// whatever Session::run throws.
+/// opts.warmup times untimed, then opts.iterations times timed (or longer,
+/// under opts.duration_s). Throws gec::Error(kInvalidArgument) for
+/// iterations < 1, warmup < 0 or duration_s outside 0..86400, and whatever
+/// Session::run throws.
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts = {});
 
 struct ProfileOptions {

@@ -44,7 +44,16 @@ double percentile(std::vector<double> v, double p) {
 }
 }  // namespace
 
-std::vector<Tensor> generate_inputs(const Session& s) {
+std::vector<Tensor> generate_inputs(const Session& s, const std::map<std::string, Shape>& shapes) {
+  for (const auto& [name, shape] : shapes) {
+    bool found = false;
+    for (const auto& io : s.inputs()) found = found || io.name == name;
+    if (!found) {
+      std::string names;
+      for (const auto& io : s.inputs()) names += (names.empty() ? "" : ", ") + io.name;
+      fail(ErrorCode::kInvalidArgument, "shape given for '" + name + "', which is not an input (inputs: " + names + ")");
+    }
+  }
   std::vector<Tensor> r;
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> uf(0.f, 1.f);
@@ -53,7 +62,26 @@ std::vector<Tensor> generate_inputs(const Session& s) {
       fail(ErrorCode::kInvalidArgument,
            "cannot generate input '" + io.str() + "': inputs are generated for tensor inputs only (give the inputs)");
     Shape shape;
-    for (int64_t d : io.dims) shape.push_back(d < 0 ? 1 : d);
+    auto given = shapes.find(io.name);
+    if (given != shapes.end()) {
+      shape = given->second;
+      bool fits = !io.has_shape || shape.size() == io.dims.size();
+      for (size_t d = 0; fits && io.has_shape && d < shape.size(); ++d)
+        fits = shape[d] >= 0 && (io.dims[d] < 0 || io.dims[d] == shape[d]);
+      for (int64_t d : shape) fits = fits && d >= 0;
+      if (!fits)
+        fail(ErrorCode::kInvalidArgument, "shape " + shape_str(shape) + " given for input '" + io.name +
+                                              "' does not fit its type " + io.str());
+    } else {
+      for (int64_t d : io.dims) shape.push_back(d < 0 ? 1 : d);
+    }
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d > 0 && n > (int64_t{1} << 31) / d)
+        fail(ErrorCode::kInvalidArgument, "input '" + io.name + "' of shape " + shape_str(shape) +
+                                              " would have more than 2^31 elements");
+      n *= d;
+    }
     Tensor t(io.dtype, shape);
     for (int64_t i = 0; i < t.numel(); ++i) {
       switch (io.dtype) {
@@ -75,19 +103,25 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
     fail(ErrorCode::kInvalidArgument, "bench: iterations must be at least 1, got " + std::to_string(opts.iterations));
   if (opts.warmup < 0)
     fail(ErrorCode::kInvalidArgument, "bench: warmup must be at least 0, got " + std::to_string(opts.warmup));
+  if (!(opts.duration_s >= 0 && opts.duration_s <= 86400))
+    fail(ErrorCode::kInvalidArgument, "bench: duration must be 0..86400 seconds, got " + std::to_string(opts.duration_s));
   BenchResult r;
   auto t0 = Clock::now();
   s.run(inputs);
   r.first_run_ms = ms_since(t0);
   for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
+  const int max_runs = std::max(opts.iterations, kMaxBenchRuns);
   r.run_ms.reserve(static_cast<size_t>(opts.iterations));
   std::vector<int> used;
-  for (int i = 0; i < opts.iterations; ++i) {
+  const auto start = Clock::now();
+  const double duration_ms = opts.duration_s * 1000.0;
+  for (int i = 0; i < max_runs && (i < opts.iterations || ms_since(start) < duration_ms); ++i) {
     t0 = Clock::now();
     s.run(inputs);
     r.run_ms.push_back(ms_since(t0));
     used.push_back(s.last_run_threads());
   }
+  r.timed_s = ms_since(start) / 1000.0;
   r.median_ms = percentile(r.run_ms, 0.5);
   r.p90_ms = percentile(r.run_ms, 0.9);
   r.p99_ms = percentile(r.run_ms, 0.99);
@@ -100,7 +134,7 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   r.max_run_threads = *std::max_element(used.begin(), used.end());
   r.openmp_wait_policy = openmp_wait_policy();
   r.warmup = opts.warmup;
-  r.iterations = opts.iterations;
+  r.iterations = static_cast<int>(r.run_ms.size());
   r.runs_per_s = r.throughput_per_s = r.median_ms > 0 ? 1000.0 / r.median_ms : 0;
   int64_t lead = -1;
   for (const TensorView& v : inputs) {
@@ -128,6 +162,7 @@ std::string BenchResult::json() const {
                       {"os_threads", os_threads},
                       {"openmp_wait_policy", openmp_wait_policy},
                       {"warmup", warmup},
+                      {"timed_s", timed_s},
                       {"iterations", iterations},
                       {"throughput_per_s", throughput_per_s},
                       {"runs_per_s", runs_per_s},

@@ -46,6 +46,10 @@ struct CompileFlags {
   CompileOptions to_options() const;
 };
 
+/// Parses "NAME:D1,D2,..." (dims >= 0; "NAME:" is a scalar); `flag` names
+/// the option in the kInvalidArgument message.
+std::pair<std::string, Shape> parse_shape_spec(const std::string& spec, const std::string& flag);
+
 /// Loads a .gom, or compiles a .onnx in memory first.
 std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags,
                                     const SessionOptions& so);

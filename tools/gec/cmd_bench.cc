@@ -1,5 +1,5 @@
-// gec bench MODEL [--warmup N] [--iterations N] [--threads N] [--json]
-// gec profile MODEL [--iterations N] [--warmup N] [--top N] [--wide] [--trace trace.json] [--json]
+// gec bench MODEL [--shape NAME:DIMS] [--warmup N] [--iterations N] [--duration S] [--threads N] [--json]
+// gec profile MODEL [--shape NAME:DIMS] [--iterations N] [--warmup N] [--top N] [--wide] [--trace trace.json] [--json]
 // The loops and the numbers are the library's (gec/bench.h); this file reads
 // the flags and prints.
 #include "gec/bench.h"
@@ -19,7 +19,8 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 struct BenchArgs {
   std::string model, input_dir, trace;
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, shapes;
+  double duration_s = 0;
   int warmup = 10, iterations = 50, threads = 0, top = 25;
   bool json = false, wide = false;
   std::string adapt_threads = "on";
@@ -41,8 +42,8 @@ struct Loaded {
     } catch (const Error& e) {
       if (!generated || e.code() == ErrorCode::kInternal) throw;
       throw Error(e.code(), std::string(e.what()) +
-                                " (on generated inputs, every dynamic dim set to 1: give real inputs with "
-                                "--input-dir / --input, or fix the dims with --input-shape)");
+                                " (on generated inputs, dynamic dims not given by --shape set to 1: give real inputs with "
+                                "--input-dir / --input, or their shapes with --shape)");
     }
   }
 };
@@ -57,7 +58,15 @@ Loaded load(const BenchArgs& a, bool profile) {
   l.session = open_model(a.model, a.flags, so);
   l.load_ms = ms_since(t0);
   l.generated = a.input_dir.empty() && a.inputs.empty();
-  l.inputs = l.generated ? generate_inputs(*l.session)
+  if (!l.generated && !a.shapes.empty())
+    fail(ErrorCode::kInvalidArgument, "--shape sets the shapes of generated inputs; the inputs given by --input-dir "
+                                      "/ --input have their own");
+  std::map<std::string, Shape> shapes;
+  for (const auto& spec : a.shapes) {
+    auto [name, shape] = parse_shape_spec(spec, "--shape");
+    if (!shapes.emplace(name, shape).second) fail(ErrorCode::kInvalidArgument, "--shape given twice for '" + name + "'");
+  }
+  l.inputs = l.generated ? generate_inputs(*l.session, shapes)
                          : tensor_inputs(*l.session, read_inputs(*l.session, a.input_dir, a.inputs),
                                          profile ? "profile" : "bench");
   for (auto& t : l.inputs) l.views.push_back(t.view());
@@ -68,6 +77,8 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("model", a.model, "MODEL.gom or MODEL.onnx")->required();
   app->add_option("--input-dir", a.input_dir, "folder with input_K.pb files (default: generated inputs)");
   app->add_option("--input", a.inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
+  app->add_option("--shape", a.shapes,
+                  "shape of a generated input, e.g. x:4,3,224,224 (repeatable; dynamic dims not given are 1)");
   app->add_option("--iterations", a.iterations, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
   add_spin_option(app);
@@ -84,20 +95,24 @@ Command add_bench(CLI::App& root) {
   CLI::App* app = root.add_subcommand("bench", "measure latency, throughput, load time and peak memory");
   add_common(app, *a);
   app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--duration", a->duration_s,
+                  "go on with timed runs for at least this many seconds (and at least --iterations runs)")
+      ->check(CLI::Range(0.0, 86400.0));
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {
             Loaded l = load(*a, false);
             BenchOptions bo;
             bo.warmup = a->warmup;
             bo.iterations = a->iterations;
+            bo.duration_s = a->duration_s;
             BenchResult r = l.with_hint([&] { return bench(*l.session, l.views, bo); });
             r.load_ms = l.load_ms;
             if (a->json) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs after %d warm-up, %s threads\n", a->model.c_str(), a->iterations, a->warmup,
-                        a->threads ? std::to_string(a->threads).c_str() : "all-core");
+            std::printf("%s: %d runs in %.2f s after %d warm-up, %s threads\n", a->model.c_str(), r.iterations,
+                        r.timed_s, a->warmup, a->threads ? std::to_string(a->threads).c_str() : "all-core");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
             std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)\n",

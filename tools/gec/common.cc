@@ -32,6 +32,30 @@ void CompileFlags::add_to(CLI::App* app) {
       ->check(CLI::NonNegativeNumber);
 }
 
+std::pair<std::string, Shape> parse_shape_spec(const std::string& spec, const std::string& flag) {
+  auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    fail(ErrorCode::kInvalidArgument, flag + " '" + spec + "': expected NAME:D1,D2,...");
+  Shape s;
+  std::string dims = spec.substr(colon + 1);
+  size_t pos = 0;
+  while (pos <= dims.size() && !dims.empty()) {
+    size_t comma = dims.find(',', pos);
+    std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(d, &used);
+      if (used != d.size() || v < 0) throw std::invalid_argument(d);
+      s.push_back(v);
+    } catch (const std::exception&) {
+      fail(ErrorCode::kInvalidArgument, flag + " '" + spec + "': '" + d + "' is not a dimension");
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return {spec.substr(0, colon), s};
+}
+
 CompileOptions CompileFlags::to_options() const {
   CompileOptions o;
   o.opt_level = opt_level;
@@ -40,27 +64,8 @@ CompileOptions CompileFlags::to_options() const {
   o.max_weights_bytes = max_weights_bytes;
   o.max_arena_bytes = max_arena_bytes;
   for (const auto& spec : input_shapes) {
-    auto colon = spec.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-      fail(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': expected NAME:D1,D2,...");
-    Shape s;
-    std::string dims = spec.substr(colon + 1);
-    size_t pos = 0;
-    while (pos <= dims.size() && !dims.empty()) {
-      size_t comma = dims.find(',', pos);
-      std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      try {
-        size_t used = 0;
-        long long v = std::stoll(d, &used);
-        if (used != d.size() || v < 0) throw std::invalid_argument(d);
-        s.push_back(v);
-      } catch (const std::exception&) {
-        fail(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': '" + d + "' is not a dimension");
-      }
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    o.input_shapes[spec.substr(0, colon)] = s;
+    auto [name, shape] = parse_shape_spec(spec, "--input-shape");
+    o.input_shapes[name] = shape;
   }
   return o;
 }
