@@ -2,7 +2,7 @@
 // Conv-11, ConvTranspose-11, MatMul-13, Gemm-13, MaxPool-12, AveragePool-11,
 // GlobalAveragePool-1, GlobalMaxPool-1, BatchNormalization-15 (inference
 // form), Softmax-13, LogSoftmax-13, Hardmax-13, Resize-13, LSTM-14, GRU-14, RNN-14,
-// LayerNormalization-17, InstanceNormalization-6, LRN-13.
+// LayerNormalization-17, InstanceNormalization-6, LRN-13, RotaryEmbedding-23.
 // Window geometry lives in nn_shape.cc so the kernels compute the same.
 #include <cmath>
 
@@ -268,6 +268,48 @@ void infer_lrn(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
+/// RotaryEmbedding-23: X [B, S, hidden] (num_heads required) or [B, H, S, D];
+/// cos_cache and sin_cache [max_position, rot/2] with position_ids [B, S],
+/// or [B, S, rot/2] without; rot = rotary_embedding_dim (0: the head size),
+/// even and at most the head size. The output has X's type.
+void infer_rotary_embedding(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t heads_attr = ctx.node->get_int("num_heads", 0);
+  if (x.size() != 3 && x.size() != 4) ctx.error("X must be [B,S,hidden] or [B,H,S,D], got " + shape_str(x));
+  int64_t b = x[0], seq = 0, head = 0;
+  if (x.size() == 3) {
+    if (heads_attr <= 0) ctx.error("num_heads is required (> 0) for a 3-D X");
+    if (x[2] % heads_attr != 0)
+      ctx.error("hidden size " + std::to_string(x[2]) + " is not a multiple of num_heads " + std::to_string(heads_attr));
+    seq = x[1];
+    head = x[2] / heads_attr;
+  } else {
+    if (heads_attr > 0 && heads_attr != x[1])
+      ctx.error("num_heads " + std::to_string(heads_attr) + " differs from X's dim 1 (" + std::to_string(x[1]) + ")");
+    seq = x[2];
+    head = x[3];
+  }
+  int64_t rot = ctx.node->get_int("rotary_embedding_dim", 0);
+  if (rot == 0) rot = head;
+  if (rot < 0 || rot > head || rot % 2 != 0)
+    ctx.error("rotary_embedding_dim " + std::to_string(rot) + " must be even and at most the head size " +
+              std::to_string(head));
+  const Shape& cs = ctx.shape(1);
+  if (ctx.shape(2) != cs) ctx.error("cos_cache " + shape_str(cs) + " and sin_cache " + shape_str(ctx.shape(2)) +
+                                    " differ");
+  if (ctx.dtype(1) != ctx.dtype(0) || ctx.dtype(2) != ctx.dtype(0)) ctx.error("the caches must have X's dtype");
+  if (ctx.has_input(3)) {
+    if (ctx.shape(3) != Shape{b, seq}) ctx.error("position_ids must be [B,S] = " + shape_str({b, seq}) + ", got " +
+                                                 shape_str(ctx.shape(3)));
+    if (cs.size() != 2 || cs[1] != rot / 2)
+      ctx.error("with position_ids the caches must be [max_position, " + std::to_string(rot / 2) + "], got " +
+                shape_str(cs));
+  } else if (cs != Shape{b, seq, rot / 2}) {
+    ctx.error("without position_ids the caches must be " + shape_str({b, seq, rot / 2}) + ", got " + shape_str(cs));
+  }
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
 }  // namespace
 
 GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
@@ -286,6 +328,7 @@ GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize, .trai
 GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "RotaryEmbedding", .infer = infer_rotary_embedding, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "LayerNormalization", .infer = infer_layernorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "InstanceNormalization", .infer = infer_instancenorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "LRN", .infer = infer_lrn, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});

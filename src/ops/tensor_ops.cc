@@ -526,6 +526,29 @@ void infer_space_to_depth(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), {in[0], mul_or(in[1], bb, err_of(ctx), "output channels"), in[2] / b, in[3] / b});
 }
 
+// CenterCropPad-18: the dims on `axes` (default all) become shape's; the
+// rest stay.
+void infer_center_crop_pad(InferContext& ctx) {
+  const Shape& in = ctx.shape(0);
+  const std::vector<int64_t> shape = ctx.ints_value(1);
+  const int64_t r = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes = ctx.node->get_ints("axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  if (shape.size() != axes.size())
+    ctx.error("shape has " + std::to_string(shape.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  Shape out = in;
+  std::vector<bool> seen(in.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalize_axis(ctx, axes[i], r);
+    if (seen[a]) ctx.error("axis " + std::to_string(axes[i]) + " appears twice");
+    seen[a] = true;
+    if (shape[i] < 0) ctx.error("shape " + shape_str(shape) + " has a negative entry");
+    out[a] = shape[i];
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
 }  // namespace
 
 GEC_REGISTER_OP({.domain = "", .op_type = "Reshape", .infer = infer_reshape, .traits = traits(PatternKind::kInjective).aliases_input0()});
@@ -544,6 +567,7 @@ GEC_REGISTER_OP({.domain = "", .op_type = "Expand", .infer = infer_expand, .trai
 GEC_REGISTER_OP({.domain = "", .op_type = "Tile", .infer = infer_tile, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Transpose", .infer = infer_transpose, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Pad", .infer = infer_pad, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "CenterCropPad", .infer = infer_center_crop_pad, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "DepthToSpace", .infer = infer_depth_to_space, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "SpaceToDepth", .infer = infer_space_to_depth, .traits = traits(PatternKind::kInjective)});
 

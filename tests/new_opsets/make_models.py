@@ -311,6 +311,62 @@ def _():
                  [f32("zero", 0.0), numpy_helper.from_array(np.array(True), "t")])
 
 
+# ---- new ops: CenterCropPad-18, Col2Im-18, AffineGrid-20, RotaryEmbedding-23 ---------------------
+@case("centercroppad_axes", 18)
+def _():  # dim 1 cropped 5 -> 3, dim 2 padded 4 -> 7 (odd: one more at the end)
+    return graph([helper.make_node("CenterCropPad", ["x", "s"], ["y"], axes=[1, 2])],
+                 [vi("x", F, [2, 5, 4])], [vi("y", F, [2, 3, 7])], [i64("s", [3, 7])])
+
+
+@case("centercroppad_all_axes", 18)
+def _():  # odd crop 6 -> 5 and even pad 3 -> 5
+    return graph([helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
+                 [vi("x", F, [6, 3])], [vi("y", F, [5, 5])], [i64("s", [5, 5])])
+
+
+@case("col2im_basic", 18)
+def _():  # 2x2 blocks over a 4x5 image: 3 x 4 positions
+    return graph([helper.make_node("Col2Im", ["x", "img", "blk"], ["y"])],
+                 [vi("x", F, [1, 8, 12])], [vi("y", F, [1, 2, 4, 5])], [i64("img", [4, 5]), i64("blk", [2, 2])])
+
+
+@case("col2im_strides_pads_dilations", 18)
+def _():  # 6x7 image, 2x3 block, dilation 2, stride 2, pads 1: ((6+2-2-1)/2+1) x ((7+2-4-1)/2+1) = 3 x 3
+    return graph([helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], dilations=[2, 2], strides=[2, 2],
+                                   pads=[1, 1, 1, 1])],
+                 [vi("x", F, [2, 6, 9])], [vi("y", F, [2, 1, 6, 7])], [i64("img", [6, 7]), i64("blk", [2, 3])])
+
+
+for align in [0, 1]:
+    def build(align=align):
+        return graph([helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=align)],
+                     [vi("theta", F, [2, 2, 3])], [vi("y", F, [2, 4, 5, 2])], [i64("size", [2, 3, 4, 5])])
+    case(f"affinegrid_2d_align{align}", 20)(build)
+
+
+@case("affinegrid_3d", 20)
+def _():
+    return graph([helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=0)],
+                 [vi("theta", F, [1, 3, 4])], [vi("y", F, [1, 2, 3, 4, 3])], [i64("size", [1, 1, 2, 3, 4])])
+
+
+@case("rotaryembedding_4d_position_ids", 23)
+def _():  # X [B, H, S, D] = [2, 2, 3, 8], caches [max_pos 12, 4], position_ids from the inputs (0..9)
+    ang = np.outer(np.arange(12), 1.0 / (100.0 ** (np.arange(4) / 4)))
+    return graph([helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"])],
+                 [vi("x", F, [2, 2, 3, 8]), vi("pos", I64, [2, 3])], [vi("y", F, [2, 2, 3, 8])],
+                 [f32("cos", np.cos(ang), [12, 4]), f32("sin", np.sin(ang), [12, 4])])
+
+
+@case("rotaryembedding_3d_interleaved_partial", 23)
+def _():  # X [B, S, H*D] = [1, 4, 2*6], rotate 4 of each head's 6, caches per (b, s)
+    ang = np.arange(1 * 4 * 2).reshape(1, 4, 2) * 0.37
+    return graph([helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], interleaved=1, num_heads=2,
+                                   rotary_embedding_dim=4)],
+                 [vi("x", F, [1, 4, 12])], [vi("y", F, [1, 4, 12])],
+                 [f32("cos", np.cos(ang), [1, 4, 2]), f32("sin", np.sin(ang), [1, 4, 2])])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ort", default=os.path.join(ROOT, "build", "ort-bench"))

@@ -127,7 +127,8 @@ std::string check_new_op_arity(const onnx::NodeProto& n) {
   static const std::map<std::string, Arity> kArity = {
       {"BitwiseAnd", {2, 2, 1}}, {"BitwiseOr", {2, 2, 1}},         {"BitwiseXor", {2, 2, 1}},
       {"BitwiseNot", {1, 1, 1}}, {"Mish", {1, 1, 1}},              {"Gelu", {1, 1, 1}},
-      {"GroupNormalization", {3, 3, 1}}, {"RMSNormalization", {2, 2, 1}}};
+      {"GroupNormalization", {3, 3, 1}}, {"RMSNormalization", {2, 2, 1}}, {"CenterCropPad", {2, 2, 1}},
+      {"Col2Im", {3, 3, 1}},     {"AffineGrid", {2, 2, 1}},      {"RotaryEmbedding", {3, 4, 1}}};
   auto it = kArity.find(n.op_type());
   if (it == kArity.end()) return "";
   const Arity& a = it->second;

@@ -1,5 +1,5 @@
-// CPU kernels of MaxUnpool-11, GridSample-16 and RoiAlign-16 (float32 and
-// float64; native loops).
+// CPU kernels of MaxUnpool-11, GridSample-16, RoiAlign-16, AffineGrid-20 and
+// Col2Im-18 (float32 and float64; native loops).
 //
 // GridSample follows the ONNX operator text and its reference: grid values
 // in [-1, 1] are denormalized to pixel positions (align_corners picks corner
@@ -306,6 +306,129 @@ class RoiAlignKernel final : public Kernel {
   double scale_;
 };
 
+/// AffineGrid-20 (the ONNX operator text and reference): the base grid holds
+/// normalized coordinates in [-1, 1] per spatial dim, at pixel centres
+/// ((2i + 1) / size - 1) or, with align_corners, at the corners
+/// (-1 + 2i / (size - 1); 0 for a size of 1); each output point is
+/// theta[n] x (x, y[, z], 1), x running along the last (width) dim.
+class AffineGridKernel final : public Kernel {
+ public:
+  explicit AffineGridKernel(const ir::Node& n)
+      : what_(n.describe()), align_corners_(n.get_int("align_corners", 0) != 0) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& theta = ctx.in(0);
+    TensorView& grid = ctx.out(0);
+    dispatch_float(theta.dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t N = grid.shape[0];
+      const int64_t sp = static_cast<int64_t>(grid.shape.size()) - 2;  // 2 or 3
+      const int64_t D = sp == 3 ? grid.shape[1] : 1, H = grid.shape[sp - 1], W = grid.shape[sp];
+      const T* th = theta.as<const T>();
+      T* out = grid.as<T>();
+      const int64_t cols = sp + 1;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* t = th + n * sp * cols;
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w) {
+              const double base[4] = {coord(w, W), coord(h, H), sp == 3 ? coord(d, D) : 1.0, 1.0};
+              T* o = out + (((n * D + d) * H + h) * W + w) * sp;
+              for (int64_t r = 0; r < sp; ++r) {
+                double acc = 0;
+                for (int64_t c = 0; c < cols; ++c) acc += static_cast<double>(t[r * cols + c]) * base[c];
+                o[r] = static_cast<T>(acc);
+              }
+            }
+      }
+    });
+  }
+  std::string impl_name() const override { return "native"; }
+
+ private:
+  double coord(int64_t i, int64_t size) const {
+    if (align_corners_) return size > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(size - 1) : 0.0;
+    return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(size) - 1.0;
+  }
+  std::string what_;
+  bool align_corners_;
+};
+
+/// Col2Im-18: the inverse of im2col. Input [N, C * prod(block), L] holds, for
+/// each of the L block positions (row-major over the spatial dims), the
+/// block's C * prod(block) values (channel-major, then the block's own
+/// row-major order); each is added into the image [N, C, *image_shape] at
+/// position * stride + offset * dilation - pad_begin (values that land in
+/// the padding are dropped). Geometry as in ops/sampling.cc.
+class Col2ImKernel final : public Kernel {
+ public:
+  explicit Col2ImKernel(const ir::Node& n)
+      : what_(n.describe()), dil_(n.get_ints("dilations")), st_(n.get_ints("strides")), pads_(n.get_ints("pads")) {}
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    const std::vector<int64_t> image(y.shape.begin() + 2, y.shape.end());
+    std::vector<int64_t> block;
+    const TensorView& bs = ctx.in(2);
+    for (int64_t i = 0; i < bs.numel(); ++i) block.push_back(index_at(bs, i));
+    const size_t sp = image.size();
+    const std::vector<int64_t> dil = sized(dil_, "dilations", sp, 1), st = sized(st_, "strides", sp, 1),
+                               pads = sized(pads_, "pads", 2 * sp, 0);
+    std::vector<int64_t> npos(sp);
+    int64_t block_size = 1, positions = 1, image_size = 1;
+    for (size_t i = 0; i < sp; ++i) {
+      npos[i] = (image[i] + pads[i] + pads[i + sp] - dil[i] * (block[i] - 1) - 1) / st[i] + 1;
+      block_size *= block[i];
+      positions *= npos[i];
+      image_size *= image[i];
+    }
+    const int64_t N = y.shape[0], C = y.shape[1];
+    dispatch_float(x.dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = x.as<const T>();
+      T* dst = y.as<T>();
+      std::fill_n(dst, y.numel(), T{0});
+      std::vector<int64_t> bi(sp), pi(sp);
+      for (int64_t nc = 0; nc < N * C; ++nc) {
+        T* img = dst + nc * image_size;
+        for (int64_t b = 0; b < block_size; ++b) {
+          unravel(b, block, bi);
+          const T* row = src + (nc * block_size + b) * positions;
+          for (int64_t p = 0; p < positions; ++p) {
+            unravel(p, npos, pi);
+            int64_t off = 0;
+            bool inside = true;
+            for (size_t i = 0; i < sp && inside; ++i) {
+              const int64_t at = pi[i] * st[i] + bi[i] * dil[i] - pads[i];
+              inside = at >= 0 && at < image[i];
+              off = off * image[i] + at;
+            }
+            if (inside) img[off] += row[p];
+          }
+        }
+      }
+    });
+  }
+  std::string impl_name() const override { return "native"; }
+
+ private:
+  static void unravel(int64_t i, const std::vector<int64_t>& dims, std::vector<int64_t>& out) {
+    for (size_t k = dims.size(); k-- > 0;) {
+      out[k] = i % dims[k];
+      i /= dims[k];
+    }
+  }
+  /// The attribute, or n copies of `def` when it is absent.
+  std::vector<int64_t> sized(const std::vector<int64_t>& v, const char* name, size_t n, int64_t def) const {
+    if (v.empty()) return std::vector<int64_t>(n, def);
+    if (v.size() != n) fail(ErrorCode::kInvalidModel, what_ + ": " + name + " has the wrong number of entries");
+    return v;
+  }
+  std::string what_;
+  std::vector<int64_t> dil_, st_, pads_;
+};
+
 const bool kSamplingRegistered = [] {
   register_kernel("", "MaxUnpool", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<MaxUnpoolKernel>(n);
@@ -315,6 +438,12 @@ const bool kSamplingRegistered = [] {
   }, __FILE__);
   register_kernel("", "RoiAlign", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
     return std::make_unique<RoiAlignKernel>(n);
+  }, __FILE__);
+  register_kernel("", "AffineGrid", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
+    return std::make_unique<AffineGridKernel>(n);
+  }, __FILE__);
+  register_kernel("", "Col2Im", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
+    return std::make_unique<Col2ImKernel>(n);
   }, __FILE__);
   return true;
 }();
