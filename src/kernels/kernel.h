@@ -132,6 +132,15 @@ void register_kernel(const std::string& domain, const std::string& op_type, Kern
 /// Null when no kernel is registered for the op ("" and "ai.onnx" are one domain).
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type);
 
+/// The element dtypes the CPU kernel of (domain, op_type) takes for its main
+/// data input (input 0: ONNX's type constraint "T"; for a few ops input 0 is
+/// a shape, a size, a condition or a trip count and the entry says so), as
+/// `gec ops` lists them; null when the op has no kernel. A hand-kept table
+/// (kernels/cpu/dtype_support.cc) that tests/op_dtypes_test.cc checks: every
+/// kernel has an entry, and every ONNX conformance model that passes feeds
+/// its ops only dtypes the table lists.
+const std::vector<DType>* input0_dtypes(const std::string& domain, const std::string& op_type);
+
 struct KernelRegistrar {
   KernelRegistrar(const char* domain, const char* op_type, KernelFactory f, const char* where) {
     register_kernel(domain, op_type, std::move(f), where);

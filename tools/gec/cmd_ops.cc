@@ -1,5 +1,6 @@
 // gec ops [--domain D] [--json]: the ops this build compiles and runs, with
-// their domain and, for ai.onnx, the opsets it imports them from.
+// their domain, for ai.onnx the opsets it imports them from, and the element
+// dtypes their kernel takes for input 0 (kernels::input0_dtypes).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,16 @@
 #include "tools/gec/cli.h"
 
 namespace gec::cli {
+
+namespace {
+/// "float32,float64,int64", or "all" when every dtype is there.
+std::string dtype_list(const std::vector<DType>* dts) {
+  if (!dts) return "?";
+  std::string r;
+  for (DType d : *dts) r += (r.empty() ? "" : ",") + std::string(dtype_name(d));
+  return dts->size() >= 16 ? "all" : r;
+}
+}  // namespace
 
 Command add_ops(CLI::App& root) {
   auto domain = std::make_shared<std::string>();
@@ -28,6 +39,10 @@ Command add_ops(CLI::App& root) {
               if (filter && dom != want) continue;
               std::string versions = "internal (made by the compiler)";
               nlohmann::json j = {{"domain", dom.empty() ? "ai.onnx" : dom}, {"op_type", op}};
+              const std::vector<DType>* dts = kernels::input0_dtypes(dom, op);
+              j["dtypes"] = nlohmann::json::array();
+              if (dts)
+                for (DType d : *dts) j["dtypes"].push_back(dtype_name(d));
               if (dom.empty()) {
                 const auto [from, to] = frontend::onnx_opset_range(op);
                 if (from > 0) {
@@ -40,7 +55,8 @@ Command add_ops(CLI::App& root) {
               if (*json) {
                 out.push_back(j);
               } else {
-                std::printf("%-18s %-28s %s\n", dom.empty() ? "ai.onnx" : dom.c_str(), op.c_str(), versions.c_str());
+                std::printf("%-16s %-27s %-32s %s\n", dom.empty() ? "ai.onnx" : dom.c_str(), op.c_str(),
+                            versions.c_str(), dtype_list(dts).c_str());
               }
               ++n;
             }
@@ -52,12 +68,12 @@ Command add_ops(CLI::App& root) {
                 if (*json)
                   out.push_back({{"domain", "ai.onnx"}, {"op_type", op}, {"opsets", {from, to}}, {"rewritten", true}});
                 else
-                  std::printf("%-18s %-28s %s (rewritten into other ops on import)\n", "ai.onnx", op.c_str(),
+                  std::printf("%-16s %-27s %-32s (rewritten into other ops on import)\n", "ai.onnx", op.c_str(),
                               versions.c_str());
                 ++n;
               }
             if (*json) std::printf("%s\n", out.dump().c_str());
-            else std::printf("%zu ops\n", n);
+            else std::printf("%zu ops (dtypes: of input 0, the op's main data input)\n", n);
             return 0;
           }};
 }
