@@ -532,20 +532,30 @@ TEST_F(Cli, DumpTensorsAndCompareFindAnInjectedDivergence) {
       << r.out;
 }
 
-// gec ops: every op with a kernel, its domain and the opsets it imports from.
+// gec ops: every op with a kernel, its domain, the opsets it imports from and its dtypes.
 TEST_F(Cli, OpsListsDomainsAndOpsets) {
   Result r = gec("ops");
   ASSERT_EQ(r.status, 0) << r.out;
-  for (const char* line : {"ai.onnx            Conv                         opsets 1-23",
-                           "ai.onnx            BitwiseAnd                   opsets 18-23",
-                           "com.graphengine    FusedConv                    internal",
-                           "ai.onnx            GroupNormalization           opsets 18-23 (rewritten"})
-    EXPECT_NE(r.out.find(line), std::string::npos) << line;
+  for (const char* line : {"ai.onnx          Conv                        opsets 1-23                      float32\n",
+                           "ai.onnx          BitwiseAnd                  opsets 18-23                     int8,int16,",
+                           "com.graphengine  FusedConv                   internal (made by the compiler)  float32",
+                           "ai.onnx          Identity                    opsets 1-23                      all\n",
+                           "ai.onnx          GroupNormalization          opsets 18-23                     (rewritten"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out.substr(0, 2000);
   r = gec("ops --json --domain com.graphengine");
   ASSERT_EQ(r.status, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j.empty());
   for (const auto& op : j) EXPECT_EQ(op["domain"], "com.graphengine");
+  r = gec("ops --json");
+  bool saw_add = false;
+  for (const auto& op : nlohmann::json::parse(r.out))
+    if (op["op_type"] == "Add") {
+      saw_add = true;
+      EXPECT_NE(std::find(op["dtypes"].begin(), op["dtypes"].end(), "int64"), op["dtypes"].end()) << op.dump();
+      EXPECT_EQ(std::find(op["dtypes"].begin(), op["dtypes"].end(), "string"), op["dtypes"].end()) << op.dump();
+    }
+  EXPECT_TRUE(saw_add);
 }
 
 TEST_F(Cli, TestCommandCountsAndExpectations) {
