@@ -503,15 +503,16 @@ TEST(FrontendErrors, NewOpsetNodesAreCheckedByUs) {
   add_node(ge.mutable_graph(), "Gelu", {"x", "x"}, {"y"}, "gelu");
   add_output(ge.mutable_graph(), "y", kFloat, "2");
   expect_error([&] { import(ge); }, ErrorCode::kInvalidModel, "node 'gelu' (Gelu-20): takes 1 inputs, not 2");
-  // Resize-18 antialias is a form we do not implement: said so, by node.
+  // Resize-18 antialias is 0 or 1.
   onnx::ModelProto r = new_model(18);
   auto* rg = r.mutable_graph();
   add_input(rg, "x", kFloat, "1,1,4,4");
   add_float_init(rg, "scales", {4}, {1, 1, 0.5f, 0.5f});
   auto* n = add_node(rg, "Resize", {"x", "", "scales"}, {"y"}, "shrink");
-  attr_i(n, "antialias", 1);
+  attr_i(n, "antialias", 2);
+  attr_s(n, "mode", "linear");
   add_output(rg, "y", kFloat, "1,1,2,2");
-  expect_error([&] { import(r); }, ErrorCode::kUnsupported, "node 'shrink' (Resize-18): antialias = 1");
+  expect_error([&] { import(r); }, ErrorCode::kInvalidModel, "node 'shrink' (Resize-18): antialias must be 0 or 1, got 2");
 }
 
 // Found by fuzzing onnx_import: names and strings of a model are bytes;

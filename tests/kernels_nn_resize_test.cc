@@ -122,3 +122,32 @@ TEST(NnResize, TfCropAndResizeExtrapolates) {
 
 }  // namespace
 }  // namespace gec
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+// Resize-18 antialias, linear, shrinking [0,4,8,12] by 0.5 (half_pixel):
+// output 0 sits at c = 0.5; the triangle stretched to +-2 pixels weighs
+// pixels -1 (the edge, 0), 0, 1, 2 by 1,3,3,1 / 8: 0 + 0 + 1.5 + 1 = 2.5
+// (plain linear gives 2). Output 1 at c = 2.5: pixels 1, 2, 3, 4 (edge 12):
+// 0.5 + 3 + 4.5 + 1.5 = 9.5. A growing dim is not filtered.
+TEST(NnResize, AntialiasStretchesTheLinearFilterWhenShrinking) {
+  auto x = make<float>({1, 4}, {0, 4, 8, 12});
+  std::vector<ir::Attribute> linear_aa = {ir::Attribute::String("mode", "linear"), ir::Attribute::Int("antialias", 1)};
+  auto aa = run_op("Resize", {x, Tensor(), make<float>({2}, {1, 0.5f})}, linear_aa);
+  expect_close(values<float>(aa[0]), {2.5f, 9.5f});
+  auto plain = run_op("Resize", {x, Tensor(), make<float>({2}, {1, 0.5f})}, {ir::Attribute::String("mode", "linear")});
+  expect_close(values<float>(plain[0]), {2, 10});
+  auto up_aa = run_op("Resize", {x, Tensor(), make<float>({2}, {1, 2})}, linear_aa);
+  auto up = run_op("Resize", {x, Tensor(), make<float>({2}, {1, 2})}, {ir::Attribute::String("mode", "linear")});
+  EXPECT_EQ(values<float>(up_aa[0]), values<float>(up[0]));
+  // exclude_outside drops the edge tap instead of repeating the edge pixel:
+  // output 1 becomes (4 + 3*8 + 3*12) / 7.
+  linear_aa.push_back(ir::Attribute::Int("exclude_outside", 1));
+  auto ex = run_op("Resize", {x, Tensor(), make<float>({2}, {1, 0.5f})}, linear_aa);
+  expect_close(values<float>(ex[0]), {(3 * 4.f + 8) / 7, (4 + 3 * 8.f + 3 * 12) / 7});
+}
+
+}  // namespace
+}  // namespace gec

@@ -311,6 +311,27 @@ def _():
                  [f32("zero", 0.0), numpy_helper.from_array(np.array(True), "t")])
 
 
+# ---- Resize-18 antialias: linear and cubic filters stretched when shrinking ----------------------
+def resize_aa(mode, scales=None, sizes=None, **attrs):
+    inputs = ["x", "", "scales"] if scales is not None else ["x", "", "", "sizes"]
+    inits = [f32("scales", scales)] if scales is not None else [i64("sizes", sizes)]
+    out = [1, 2, 9, 7] if sizes is None else sizes
+    if scales is not None:
+        out = [int(np.floor(d * s)) for d, s in zip([1, 2, 12, 10], scales)]
+    return graph([helper.make_node("Resize", inputs, ["y"], mode=mode, antialias=1, **attrs)],
+                 [vi("x", F, [1, 2, 12, 10])], [vi("y", F, out)], inits)
+
+
+case("resize_antialias_linear_scales", 18)(lambda: resize_aa("linear", scales=[1, 1, 0.6, 0.45]))
+case("resize_antialias_cubic_sizes", 18)(lambda: resize_aa("cubic", sizes=[1, 2, 5, 4]))
+case("resize_antialias_cubic_exclude_outside", 18)(
+    lambda: resize_aa("cubic", scales=[1, 1, 0.3, 0.5], exclude_outside=1, cubic_coeff_a=-0.5))
+case("resize_antialias_linear_align_corners", 18)(
+    lambda: resize_aa("linear", sizes=[1, 2, 4, 3], coordinate_transformation_mode="align_corners"))
+# Growing dims are not filtered: the plain bilinear result.
+case("resize_antialias_linear_upsample", 18)(lambda: resize_aa("linear", scales=[1, 1, 1.5, 2.0]))
+
+
 # ---- new ops: CenterCropPad-18, Col2Im-18, AffineGrid-20, RotaryEmbedding-23 ---------------------
 @case("centercroppad_axes", 18)
 def _():  # dim 1 cropped 5 -> 3, dim 2 padded 4 -> 7 (odd: one more at the end)

@@ -443,11 +443,16 @@ void split_num_outputs(Graph& g, NodeDraft& d) {
 // Resize-18/19: `axes` (scales / sizes / roi for some axes only) becomes
 // full-rank inputs; keep_aspect_ratio_policy not_larger / not_smaller turns
 // constant sizes on a static input into the sizes it means plus the one
-// scale it implies (both inputs given); antialias is not supported.
+// scale it implies (both inputs given); antialias stays for linear and
+// cubic (the kernel widens its filter when downsampling) and goes otherwise
+// (the operator text: it applies to those two modes only).
 void resize_18(Graph& g, NodeDraft& d) {
-  if (const Attribute* a = d.attr("antialias"); a && a->i != 0)
-    unsupported(d, "antialias = 1 (Resize-18) is not supported");
-  d.drop_attr("antialias");
+  const Attribute* aa = d.attr("antialias");
+  const Attribute* mode = d.attr("mode");
+  const bool filtered = mode && (mode->s == "linear" || mode->s == "cubic");
+  if (aa && (aa->i == 0 || !filtered)) d.drop_attr("antialias");
+  else if (aa && aa->i != 1)
+    fail(ErrorCode::kInvalidModel, d.describe() + ": antialias must be 0 or 1, got " + std::to_string(aa->i));
   const Attribute* pol = d.attr("keep_aspect_ratio_policy");
   const std::string policy = pol ? pol->s : "stretch";
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")

@@ -3,7 +3,9 @@
 // (cubic_coeff_a, exclude_outside); every coordinate_transformation_mode of
 // the operator text incl. tf_crop_and_resize with roi and
 // extrapolation_value. Scales come from `scales`, or out/in when `sizes` is
-// given.
+// given. Resize-18 antialias (linear and cubic, when a dim shrinks): the
+// filter is stretched by 1 / scale and its taps renormalized, as the ONNX
+// reference implementation computes them (below, antialias_taps).
 //
 // The op is separable: for each dim and output index we precompute the input
 // taps (index, weight), then each output element sums over the product of
@@ -58,6 +60,7 @@ class ResizeKernel final : public Kernel {
       : desc_(n.describe()),
         cubic_a_(n.get_float("cubic_coeff_a", -0.75f)),
         exclude_outside_(n.get_int("exclude_outside", 0) != 0),
+        antialias_(n.get_int("antialias", 0) != 0),
         extrapolation_(n.get_float("extrapolation_value", 0.f)) {
     const std::string m = n.get_string("mode", "nearest");
     if (m == "nearest") mode_ = Mode::kNearest;
@@ -289,7 +292,9 @@ class ResizeKernel final : public Kernel {
       if (!std::isfinite(c)) c = 0.f;
       c = std::clamp(c, -2.f, static_cast<float>(in + 1));
       if (coord_ == Coord::kTfCropAndResize && (c < 0 || c > static_cast<float>(in - 1))) dt.outside[o] = 1;
-      if (mode_ == Mode::kNearest) {
+      if (antialias_ && mode_ != Mode::kNearest && scale < 1.f) {
+        antialias_taps(dt, c, in, scale);
+      } else if (mode_ == Mode::kNearest) {
         dt.taps.push_back({clampi(nearest_index(c)), 1.f});
       } else if (mode_ == Mode::kLinear) {
         c = std::min(std::max(c, 0.f), static_cast<float>(in - 1));
@@ -302,6 +307,52 @@ class ResizeKernel final : public Kernel {
       }
       dt.begin.push_back(static_cast<int64_t>(dt.taps.size()));
     }
+  }
+
+  /// Resize-18 antialias for a shrinking dim (scale < 1), per the ONNX
+  /// reference: with x0 = ceil(c) - 1 and r = c - x0 in (0, 1], tap x0 + i
+  /// for i in [start, 2 - start) weighs filter((i - r) * scale), the filter
+  /// being the triangle (linear: start = floor(-1 / scale) + 1) or the
+  /// cubic kernel with A (start = floor(-2 / scale) + 1); weights are
+  /// normalized to sum 1. Taps past an edge read the edge pixel, or
+  /// (exclude_outside) are dropped and the rest renormalized.
+  void antialias_taps(DimTaps& dt, float c, int64_t in, float scale) const {
+    const double s = scale, cd = c;
+    const double x0 = std::ceil(cd) - 1, r = cd - x0;
+    const double support = mode_ == Mode::kLinear ? 1.0 : 2.0;
+    const int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;
+    // The output has at least one element, so scale >= 1 / in and the
+    // window is at most 2 * in + 4 wide; a wider one means a bad scale.
+    if (2 - 2 * start > 4 * in + 8)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": antialias scale " + std::to_string(scale) + " is too small for " +
+                                            "an input dim of " + std::to_string(in));
+    const double A = cubic_a_;
+    auto filter = [&](double x) {
+      x = std::fabs(x);
+      if (mode_ == Mode::kLinear) return std::max(0.0, 1.0 - x);
+      if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+      if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+      return 0.0;
+    };
+    const size_t first = dt.taps.size();
+    std::vector<double> w;
+    double sum = 0;
+    for (int64_t i = start; i < 2 - start; ++i) {
+      const double v = filter((static_cast<double>(i) - r) * s);
+      w.push_back(v);
+      sum += v;
+    }
+    double kept = 0;
+    for (int64_t i = start, k = 0; i < 2 - start; ++i, ++k) {
+      const int64_t idx = static_cast<int64_t>(x0) + i;
+      const bool out = idx < 0 || idx >= in;
+      if (exclude_outside_ && out) continue;
+      const double v = sum != 0 ? w[k] / sum : 0;
+      kept += v;
+      dt.taps.push_back({std::min(std::max<int64_t>(idx, 0), in - 1), static_cast<float>(v)});
+    }
+    if (exclude_outside_ && kept != 0)
+      for (size_t k = first; k < dt.taps.size(); ++k) dt.taps[k].weight = static_cast<float>(dt.taps[k].weight / kept);
   }
 
   static void push_nonzero(DimTaps& dt, int64_t i, float w) {
@@ -377,7 +428,7 @@ class ResizeKernel final : public Kernel {
   Coord coord_ = Coord::kHalfPixel;
   Nearest nearest_ = Nearest::kRoundPreferFloor;
   float cubic_a_;
-  bool exclude_outside_;
+  bool exclude_outside_, antialias_;
   float extrapolation_;
   std::vector<DimTaps> dims_;
   // Cache key of dims_ (shapes, scales, roi) and the fast-path plan.
