@@ -423,7 +423,7 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
   for (const char* flag : {"--input-shape x:1,4", "-O 3", "--disable-pass cse"}) {
     r = gec("bench " + p("m.gom") + " --iterations 1 " + flag);
     EXPECT_EQ(r.status, 2) << flag;
-    EXPECT_NE(r.out.find("applies when compiling a .onnx model"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("applies when compiling a model (.onnx, .pb, model.json)"), std::string::npos) << r.out;
   }
   ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m3.gom") + " -O 3 --input-shape x:1,4").status, 0);
   r = gec("inspect " + p("m3.gom"));

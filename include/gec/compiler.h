@@ -39,6 +39,9 @@ struct CompileOptions {
   /// computes, marked after the passes (values fused away are not there: -O0
   /// has them all).
   std::vector<std::string> extra_outputs;
+  /// TensorFlow models: the tensors to make outputs ("node" or "node:k");
+  /// empty = every node output nobody consumes. kInvalidArgument for ONNX.
+  std::vector<std::string> outputs;
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
   /// Called as each stage starts (parse, optimize, schedule, memory, lower,
@@ -62,6 +65,18 @@ struct CompiledModel {
 /// kInvalidArgument (bad options: an input_shapes entry naming no input or
 /// contradicting its static dims, an unknown pass name, a level outside 0..3).
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});
+
+/// Compiles a model file of any supported format, chosen from its bytes
+/// (src/frontend/model_format.h): ONNX, a frozen TensorFlow GraphDef (.pb),
+/// or a TensorFlow.js graph model (model.json, weight shards beside it).
+/// TensorFlow models: NHWC image ops run on the NCHW kernels, with
+/// transposes only where the graph needs TensorFlow's layout; unknown input
+/// dims become 1 unless opts.input_shapes fixes them (the report's
+/// "warnings" says so). Errors as compile_onnx_file, and for TensorFlow:
+/// kInvalidModel (a GraphDef that does not parse, a cycle, an input naming
+/// no node), kUnsupported (every op without a converter, in one message),
+/// kIo (a missing weight shard).
+CompiledModel compile_file(const std::string& path, const CompileOptions& opts = {});
 
 /// Same, from a serialized ONNX ModelProto in memory (`size` bytes at `data`,
 /// read in place: the caller keeps them alive during the call), e.g. a model

@@ -314,7 +314,7 @@ gec::CompiledModel compile_any(py::handle model, const gec::CompileOptions& opts
   if (is_path(model)) {
     const std::string path = fspath(model);
     py::gil_scoped_release nogil;
-    return gec::compile_onnx_file(path, opts);
+    return gec::compile_file(path, opts);
   }
   if (PyObject_CheckBuffer(model.ptr())) {
     py::buffer_info info = py::reinterpret_borrow<py::buffer>(model).request();

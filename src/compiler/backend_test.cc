@@ -16,6 +16,12 @@ namespace fs = std::filesystem;
 
 namespace gec {
 
+std::string model_file_of(const std::string& dir) {
+  for (const char* name : {"model.onnx", "model.pb", "model.json"})
+    if (fs::exists(fs::path(dir) / name)) return (fs::path(dir) / name).string();
+  return "";
+}
+
 std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
@@ -27,14 +33,15 @@ std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths
     if (!fs::is_directory(p))
       fail(ErrorCode::kInvalidArgument, p + ": not a folder; gec test takes folders in the ONNX backend-test layout "
                                             "(model.onnx + test_data_set_N/) or folders of them");
-    if (fs::exists(fs::path(p) / "model.onnx")) {
+    if (!model_file_of(p).empty()) {
       out.push_back(p);
       continue;
     }
     std::vector<std::string> sub;
     for (const auto& e : fs::directory_iterator(p))
-      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) sub.push_back(e.path().string());
-    if (sub.empty()) fail(ErrorCode::kIo, p + ": holds no test folder (model.onnx + test_data_set_N/)");
+      if (e.is_directory() && !model_file_of(e.path().string()).empty()) sub.push_back(e.path().string());
+    if (sub.empty())
+      fail(ErrorCode::kIo, p + ": holds no test folder (model.onnx, model.pb or model.json + test_data_set_N/)");
     std::sort(sub.begin(), sub.end());
     out.insert(out.end(), sub.begin(), sub.end());
   }
@@ -190,7 +197,7 @@ BackendTestResult run_backend_test(const std::string& dir, const BackendTestOpti
       CompileOptions co;
       co.opt_level = level;
       auto t0 = std::chrono::steady_clock::now();
-      CompiledModel cm = compile_onnx_file((fs::path(dir) / "model.onnx").string(), co);
+      CompiledModel cm = compile_file(model_file_of(dir), co);
       res.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       SessionOptions so;
       so.num_threads = opts.num_threads;
@@ -203,8 +210,22 @@ BackendTestResult run_backend_test(const std::string& dir, const BackendTestOpti
         if (expected.size() != outs.size())
           fail(ErrorCode::kInvalidArgument, "the model has " + std::to_string(outs.size()) + " outputs, the data set " +
                                                 std::to_string(expected.size()));
+        // Outputs by name when every reference file names a model output
+        // (TensorFlow references follow the signature's order, not the
+        // graph's), else by position.
+        std::vector<size_t> ref_of(outs.size());
+        bool by_name = true;
         for (size_t k = 0; k < outs.size(); ++k) {
-          CompareResult c = compare_values(outs[k], expected[k].second, opts);
+          ref_of[k] = k;
+          bool found = false;
+          for (size_t e = 0; e < expected.size(); ++e)
+            if (expected[e].first == session->outputs()[k].name) ref_of[k] = e, found = true;
+          by_name = by_name && found;
+        }
+        if (!by_name)
+          for (size_t k = 0; k < outs.size(); ++k) ref_of[k] = k;
+        for (size_t k = 0; k < outs.size(); ++k) {
+          CompareResult c = compare_values(outs[k], expected[ref_of[k]].second, opts);
           res.max_abs_error = std::max(res.max_abs_error, c.max_abs_error);
           if (!c.ok) {
             std::ostringstream m;

@@ -52,6 +52,10 @@ struct BackendTestResult {
 /// Throws gec::Error(kIo) when a path does not exist or holds no test.
 std::vector<std::string> collect_test_dirs(const std::vector<std::string>& paths);
 
+/// The model of a test folder: model.onnx, model.pb (TensorFlow GraphDef) or
+/// model.json (TensorFlow.js), the first that exists; "" when none does.
+std::string model_file_of(const std::string& dir);
+
 /// Runs one test folder. Never throws for a model problem: errors become a
 /// failed result with the error's message.
 BackendTestResult run_backend_test(const std::string& dir, const BackendTestOptions& opts);

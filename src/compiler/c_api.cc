@@ -60,7 +60,7 @@ gec_status gec_compile_file(const char* onnx_path, const char* gom_path, const g
   return guarded([&] {
     require(onnx_path, "onnx_path");
     require(gom_path, "gom_path");
-    gec::CompiledModel m = gec::compile_onnx_file(onnx_path, options ? options->opts : gec::CompileOptions{});
+    gec::CompiledModel m = gec::compile_file(onnx_path, options ? options->opts : gec::CompileOptions{});
     gec::save_gom(m, gom_path);
     if (report_json) {
       char* s = static_cast<char*>(std::malloc(m.report_json.size() + 1));

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "frontend/model_format.h"
 #include "frontend/onnx/importer.h"
 #include "gec/compiler.h"
 #include "gec/runtime.h"
@@ -61,7 +62,7 @@ void check_options(const CompileOptions& opts) {
 // The pipeline over serialized ModelProto bytes; `source` names the model in
 // messages and in the metadata, `model_dir` is where external data lives.
 CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& source,
-                            const CompileOptions& opts);
+                            const CompileOptions& opts, bool any_format = false);
 
 }  // namespace
 
@@ -70,6 +71,13 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
   if (opts.on_stage) opts.on_stage("parse", 0, 6);
   const auto file = MappedFile::open(path);  // parsed in place, not read into a copy
   return compile_bytes(file->data(), file->size(), dir_of(path), path, opts);
+}
+
+CompiledModel compile_file(const std::string& path, const CompileOptions& opts) {
+  check_options(opts);
+  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  const auto file = MappedFile::open(path);
+  return compile_bytes(file->data(), file->size(), dir_of(path), path, opts, /*any_format=*/true);
 }
 
 CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOptions& opts,
@@ -115,7 +123,7 @@ void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
 }
 
 CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string& model_dir, const std::string& path,
-                            const CompileOptions& opts) {
+                            const CompileOptions& opts, bool any_format) {
   nlohmann::json report;
   auto& stages = report["stages"];
 
@@ -123,7 +131,14 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   frontend::ImportOptions io;
   io.input_shapes = opts.input_shapes;
   io.source_name = path;
-  frontend::ImportResult imported = frontend::import_onnx_bytes(data, size, model_dir, io);
+  io.outputs = opts.outputs;
+  const frontend::ModelFormat format = frontend::detect_format(data, size);
+  if (!any_format && format != frontend::ModelFormat::kOnnx)
+    fail(ErrorCode::kInvalidArgument, path + " is a " + frontend::format_name(format) +
+                                          ", not an ONNX model: compile it with compile_file()");
+  frontend::ImportResult imported = frontend::import_any(data, size, model_dir, io);
+  report["frontend"] = imported.format;
+  if (!imported.warnings.empty()) report["warnings"] = imported.warnings;
   ir::Graph& g = *imported.graph;
   const bool every_value =
       std::find(opts.extra_outputs.begin(), opts.extra_outputs.end(), "*") != opts.extra_outputs.end();

@@ -38,6 +38,7 @@ struct CompileFlags {
   std::vector<std::string> input_shapes;  // "name:1,3,224,224"
   std::vector<std::string> disable_passes;
   std::vector<std::string> extra_outputs;  // NAME,... or *
+  std::vector<std::string> outputs;        // TensorFlow: NODE[:K],...
   int64_t max_weights_bytes = 0, max_arena_bytes = 0;
   /// The options that only mean something when compiling (-O,
   /// --input-shape, --disable-pass): open_model refuses them for a .gom.
@@ -50,7 +51,10 @@ struct CompileFlags {
 /// the option in the kInvalidArgument message.
 std::pair<std::string, Shape> parse_shape_spec(const std::string& spec, const std::string& flag);
 
-/// Loads a .gom, or compiles a .onnx in memory first.
+/// True when the file starts with the .gom magic (kIo when unreadable).
+bool is_gom_file(const std::string& path);
+
+/// Loads a .gom, or compiles a model (ONNX, TensorFlow) in memory first.
 std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags,
                                     const SessionOptions& so);
 

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <map>
 
-#include "frontend/onnx/importer.h"
+#include "frontend/model_format.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/compare.h"
 #include "tools/gec/cli.h"
@@ -40,7 +40,7 @@ std::map<std::string, Tensor> run_all_values(const CompareArgs& a, int level, st
   SessionOptions so;
   so.num_threads = a.threads;
   so.adapt_threads = false;
-  auto s = Session::load_from_bytes(compile_onnx_file(a.model, f.to_options()).gom, so);
+  auto s = Session::load_from_bytes(compile_file(a.model, f.to_options()).gom, so);
   std::vector<AnyValue> outs = s->run_values(read_inputs(*s, a.input_dir, a.inputs));
   std::map<std::string, Tensor> r;
   for (size_t k = 0; k < outs.size(); ++k) {
@@ -99,7 +99,7 @@ Command add_compare(CLI::App& root) {
             // Producers by value name, from the model as imported (before any
             // pass); the values are compared in their producers' order (the
             // model's own outputs come first among the session's outputs).
-            frontend::ImportResult imported = frontend::import_onnx_file(a->model);
+            frontend::ImportResult imported = frontend::import_any_file(a->model);
             std::map<const ir::Node*, size_t> position;
             for (const auto& n : imported.graph->nodes()) position.emplace(n.get(), position.size());
             auto rank = [&](const std::string& name) {

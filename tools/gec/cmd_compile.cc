@@ -1,5 +1,8 @@
-// gec compile MODEL.onnx -o MODEL.gom [-O0..-O3] [--report R.json] [--verbose]
+// gec compile MODEL -o MODEL.gom [-O0..-O3] [--report R.json] [--verbose]
+// MODEL: an ONNX model, a frozen TensorFlow GraphDef (.pb) or a TensorFlow.js
+// model.json; the frontend is chosen from the file's bytes.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +26,7 @@ void print_table(const nlohmann::json& r) {
     std::printf("%-26s %9.2f %8lld %8lld %8lld\n", p["name"].get<std::string>().c_str(), p["ms"].get<double>(),
                 p["nodes_before"].get<long long>(), p["nodes_after"].get<long long>(), p["changes"].get<long long>());
   const auto& m = r["memory"];
-  std::printf("\nnodes: %lld in the ONNX file, %lld after optimization\n", r["nodes"]["onnx"].get<long long>(),
+  std::printf("\nnodes: %lld in the model file, %lld after optimization\n", r["nodes"]["onnx"].get<long long>(),
               r["nodes"]["final"].get<long long>());
   std::printf("memory: arena %lld bytes (lower bound %lld, no reuse %lld, reuse rate %.1f%%), weights %lld bytes\n",
               m["arena_bytes"].get<long long>(), m["lower_bound_bytes"].get<long long>(),
@@ -34,8 +37,9 @@ void print_table(const nlohmann::json& r) {
 
 Command add_compile(CLI::App& root) {
   auto args = std::make_shared<CompileArgs>();
-  CLI::App* app = root.add_subcommand("compile", "compile an ONNX model into an offline model (.gom)");
-  app->add_option("model", args->model, "the ONNX model")->required();
+  CLI::App* app = root.add_subcommand("compile", "compile an ONNX or TensorFlow model into an offline model (.gom)");
+  app->add_option("model", args->model, "the model: .onnx, a frozen TensorFlow GraphDef .pb, or a TensorFlow.js model.json")
+      ->required();
   app->add_option("-o,--output", args->output, "the .gom file to write (default: MODEL with .gom)");
   app->add_option("--report", args->report, "write the compile report (JSON) here");
   app->add_flag("-v,--verbose", args->verbose, "print the compile report as a table");
@@ -45,8 +49,12 @@ Command add_compile(CLI::App& root) {
             std::string out = args->output;
             if (out.empty()) {
               out = args->model;
-              auto dot = out.rfind(".onnx");
-              out = (dot != std::string::npos ? out.substr(0, dot) : out) + ".gom";
+              for (const char* ext : {".onnx", ".pb", ".json"})
+                if (ends_with(out, ext)) {
+                  out = out.substr(0, out.size() - std::strlen(ext));
+                  break;
+                }
+              out += ".gom";
             }
             CompileOptions opts = args->flags.to_options();
             opts.dump_graph_dir = args->dump_graph;
@@ -54,7 +62,7 @@ Command add_compile(CLI::App& root) {
               opts.on_stage = [](const char* stage, int i, int n) {
                 std::fprintf(stderr, "\r[%.*s%*s] %-10s", 2 * (i + 1), "############", 2 * (n - i - 1), "", stage);
               };
-            CompiledModel m = compile_onnx_file(args->model, opts);
+            CompiledModel m = compile_file(args->model, opts);
             if (stderr_is_tty()) std::fprintf(stderr, "\r%40s\r", "");
             save_gom(m, out);
             if (!args->report.empty()) {
@@ -63,6 +71,8 @@ Command add_compile(CLI::App& root) {
               f << m.report_json << "\n";
             }
             auto r = nlohmann::json::parse(m.report_json);
+            if (r.contains("warnings"))
+              for (const auto& w : r["warnings"]) std::fprintf(stderr, "gec: warning: %s\n", w.get<std::string>().c_str());
             if (args->verbose) print_table(r);
             double total = 0;
             for (auto& [k, v] : r["stages"].items()) total += v.get<double>();

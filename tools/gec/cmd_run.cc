@@ -9,7 +9,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "frontend/onnx/importer.h"
+#include "frontend/model_format.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/compare.h"
 #include "support/npy.h"
@@ -108,7 +108,7 @@ Command add_run(CLI::App& root) {
   app->add_option("--output-dir", a->output_dir, "write output_K.pb (or .npy) files here");
   app->add_option("--format", a->format, "output file format")->check(CLI::IsMember({"pb", "npy"}));
   app->add_option("--dump-tensors", a->dump_dir,
-                  "write every value the model computes (or those of --extra-outputs) to DIR as NAME.pb (.onnx only)");
+                  "write every value the model computes (or those of --extra-outputs) to DIR as NAME.pb (not for a .gom)");
   app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
   add_spin_option(app);
   a->flags.add_to(app);
@@ -117,12 +117,14 @@ Command add_run(CLI::App& root) {
             so.num_threads = a->threads;
             const size_t declared_outputs = [&]() -> size_t {
               if (a->dump_dir.empty()) return SIZE_MAX;
-              if (!ends_with(a->model, ".onnx"))
-                fail(ErrorCode::kInvalidArgument, "--dump-tensors needs the .onnx model (it recompiles it with "
-                                                  "every value as an output), not " + a->model);
+              if (is_gom_file(a->model))
+                fail(ErrorCode::kInvalidArgument, "--dump-tensors needs the model itself (it recompiles it with "
+                                                  "every value as an output), not the offline model " + a->model);
               // The model's own outputs come first: count them in the import.
               frontend::ImportOptions io;
-              return frontend::import_onnx_file(a->model, io).graph->outputs().size();
+              io.input_shapes = a->flags.to_options().input_shapes;
+              io.outputs = a->flags.outputs;
+              return frontend::import_any_file(a->model, io).graph->outputs().size();
             }();
             if (!a->dump_dir.empty() && a->flags.extra_outputs.empty()) a->flags.extra_outputs = {"*"};
             auto session = open_model(a->model, a->flags, so);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "frontend/onnx/tensor_proto.h"
 #include "support/npy.h"
@@ -22,6 +23,10 @@ void CompileFlags::add_to(CLI::App* app) {
       app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
   compile_only.push_back(
       app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)"));
+  compile_only.push_back(app->add_option("--outputs", outputs,
+                                         "TensorFlow models: the tensors to output (NODE or NODE:K, comma-separated; "
+                                         "default: every node output nobody reads)")
+                             ->delimiter(','));
   compile_only.push_back(app->add_option("--extra-outputs", extra_outputs,
                                          "also output these values (NAME,NAME,...; * = every value a node computes)")
                              ->delimiter(','));
@@ -61,6 +66,7 @@ CompileOptions CompileFlags::to_options() const {
   o.opt_level = opt_level;
   o.disabled_passes = disable_passes;
   o.extra_outputs = extra_outputs;
+  o.outputs = outputs;
   o.max_weights_bytes = max_weights_bytes;
   o.max_arena_bytes = max_arena_bytes;
   for (const auto& spec : input_shapes) {
@@ -74,16 +80,24 @@ bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
+bool is_gom_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "'");
+  char head[8] = {};
+  f.read(head, sizeof head);
+  return looks_like_gom(head, static_cast<size_t>(f.gcount()));
+}
+
 std::unique_ptr<Session> open_model(const std::string& path, const CompileFlags& flags, const SessionOptions& options) {
   SessionOptions so = options;
   so.max_arena_bytes = flags.max_arena_bytes;
   so.max_weights_bytes = flags.max_weights_bytes;
-  if (ends_with(path, ".onnx")) return Session::load_from_bytes(compile_onnx_file(path, flags.to_options()).gom, so);
+  if (!is_gom_file(path)) return Session::load_from_bytes(compile_file(path, flags.to_options()).gom, so);
   for (const CLI::Option* o : flags.compile_only)
     if (o->count() > 0)
-      fail(ErrorCode::kInvalidArgument, o->get_name() + " applies when compiling a .onnx model; " + path +
-                                            " is an offline model, compiled with its own options (gec inspect shows "
-                                            "them): recompile it with gec compile, or give the .onnx");
+      fail(ErrorCode::kInvalidArgument, o->get_name() + " applies when compiling a model (.onnx, .pb, model.json); " +
+                                            path + " is an offline model, compiled with its own options (gec inspect "
+                                            "shows them): recompile it with gec compile, or give the model");
   return Session::load(path, so);
 }
 

@@ -684,6 +684,9 @@ void check_support(Graph& main, const std::unordered_map<std::string, int64_t>& 
 
 ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, const std::string& where,
                           const ImportOptions& options) {
+  if (!options.outputs.empty())
+    fail(ErrorCode::kInvalidArgument, where + ": choosing outputs (--outputs) applies to TensorFlow models; an ONNX "
+                                              "model names its own (add values with --extra-outputs)");
   ImportResult r;
   r.opset = check_opset(m, where);
   if (r.opset <= kLibonnxMaxOpset) {

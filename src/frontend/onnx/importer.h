@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gec/tensor.h"
 #include "ir/graph.h"
@@ -28,6 +29,10 @@ struct ImportOptions {
   /// model (...)"). Default: the path for import_onnx_file, "model in memory
   /// (folder D)" for import_onnx_bytes.
   std::string source_name;
+  /// TensorFlow models: the tensors ("node" or "node:k") to make the graph
+  /// outputs; empty = every node output nobody consumes (as TensorFlow's
+  /// tools choose). ONNX models name their outputs: kInvalidArgument.
+  std::vector<std::string> outputs;
 };
 
 struct ImportResult {
@@ -37,8 +42,14 @@ struct ImportResult {
   int64_t opset = 0;
   /// producer_name, a space and producer_version ("pytorch 1.13.0").
   std::string producer;
-  /// Nodes in the ONNX file, including those in subgraphs (Constant nodes too).
+  /// Nodes in the ONNX file, including those in subgraphs (Constant nodes too);
+  /// for a TensorFlow model, the GraphDef's nodes.
   size_t onnx_nodes = 0;
+  /// What the import decided for the user that they may want to know (e.g.
+  /// "input 'x': unknown dims set to 1"); the compile report lists them.
+  std::vector<std::string> warnings;
+  /// "onnx", "tensorflow" (GraphDef) or "tfjs" (TensorFlow.js graph model).
+  std::string format = "onnx";
 };
 
 /// Imports a model file; external data resolves relative to its folder.
