@@ -6,6 +6,7 @@
 
 #include "frontend/onnx/canonicalize.h"
 #include "frontend/onnx/importer.h"
+#include "frontend/tensorflow/importer.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
 #include "ops/op_schema.h"
@@ -26,10 +27,22 @@ std::string dtype_list(const std::vector<DType>* dts) {
 Command add_ops(CLI::App& root) {
   auto domain = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto tensorflow = std::make_shared<bool>(false);
   CLI::App* app = root.add_subcommand("ops", "list the supported ops: domain, op type, ONNX opsets");
   CLI::Option* dom_opt = app->add_option("--domain", *domain, "only this domain (\"\" or ai.onnx for the default one)");
   app->add_flag("--json", *json, "print a JSON array");
-  return {app, [domain, json, dom_opt]() {
+  app->add_flag("--tensorflow", *tensorflow, "list the TensorFlow ops the TensorFlow frontend converts instead");
+  return {app, [domain, json, dom_opt, tensorflow]() {
+            if (*tensorflow) {
+              const std::vector<std::string> tf_ops = frontend::tensorflow_ops();
+              if (*json) {
+                std::printf("%s\n", nlohmann::json(tf_ops).dump().c_str());
+              } else {
+                for (const std::string& op : tf_ops) std::printf("TensorFlow       %s\n", op.c_str());
+                std::printf("%zu TensorFlow ops (GraphDef .pb and TensorFlow.js model.json)\n", tf_ops.size());
+              }
+              return 0;
+            }
             nlohmann::json out = nlohmann::json::array();
             const std::string want = ops::canonical_domain(*domain);
             const bool filter = dom_opt->count() > 0;
