@@ -23,6 +23,13 @@ Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--busy]
 With --busy, a `yes` pinned to CPU 0 runs throughout (both engines meet the
 same competitor): how latency degrades on a busy machine.
+
+With --tf, the folders hold TensorFlow models (model.pb, default: every
+folder of ../shared/tf_models, references from TensorFlow.js): gec compiles
+the .pb; ONNX Runtime runs the same model as ONNX, written by gec's own
+exporter from the graph as imported, before any pass (`gec compile -O0
+--dump-graph`: 00_input.onnx), so ONNX Runtime optimizes it itself. The error
+columns then give both engines against the TensorFlow.js reference.
 Default models: every folder of ../shared/models.
 Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
@@ -106,10 +113,50 @@ def input_shapes(model_dir):
         k += 1
 
 
+def model_file(model_dir):
+    for name in ("model.onnx", "model.pb", "model.json"):
+        if os.path.exists(os.path.join(model_dir, name)):
+            return os.path.join(model_dir, name)
+    raise RuntimeError(f"{model_dir}: no model.onnx, model.pb or model.json")
+
+
+def onnx_export(gec, model_dir, tmp):
+    """A backend-test folder for ORT: gec's ONNX export of the imported (not
+    optimized) graph, the inputs, and the reference outputs in the export's
+    output order (references are matched by name)."""
+    import onnx  # Debian's python3-onnx
+    name = os.path.basename(os.path.normpath(model_dir))
+    dump = os.path.join(tmp, name + ".dump")
+    out = subprocess.run([gec, "compile", model_file(model_dir), "-O0", "-o", os.path.join(tmp, name + ".O0.gom"),
+                          "--dump-graph", dump], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError("gec compile --dump-graph failed: " + out.stderr.strip()[-300:])
+    folder = os.path.join(tmp, name + ".onnx")
+    sets = os.path.join(folder, "test_data_set_0")
+    os.makedirs(sets)
+    shutil.copy(os.path.join(dump, "00_input.onnx"), os.path.join(folder, "model.onnx"))
+    src = os.path.join(model_dir, "test_data_set_0")
+    refs = {}
+    for f in sorted(os.listdir(src)):
+        if f.startswith("input_"):
+            shutil.copy(os.path.join(src, f), os.path.join(sets, f))
+        elif f.startswith("output_"):
+            t = onnx.TensorProto()
+            with open(os.path.join(src, f), "rb") as fh:
+                t.ParseFromString(fh.read())
+            refs[t.name] = os.path.join(src, f)
+    m = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False)
+    for k, o in enumerate(m.graph.output):
+        if o.name not in refs:
+            raise RuntimeError(f"the export's output {o.name} has no reference")
+        shutil.copy(refs[o.name], os.path.join(sets, f"output_{k}.pb"))
+    return folder
+
+
 def compile_gec(gec, model_dir, gom, opt, static):
     extra = input_shapes(model_dir) if static else []
     t0 = time.perf_counter()
-    out = subprocess.run([gec, "compile", os.path.join(model_dir, "model.onnx"), "-o", gom, opt] + extra,
+    out = subprocess.run([gec, "compile", model_file(model_dir), "-o", gom, opt] + extra,
                          capture_output=True, text=True)
     ms = (time.perf_counter() - t0) * 1000
     if out.returncode != 0:
@@ -117,8 +164,9 @@ def compile_gec(gec, model_dir, gom, opt, static):
     return ms
 
 
-def gec_error(gec, model_dir, threads):
-    out = subprocess.run([gec, "test", model_dir, "--threads", str(threads)], capture_output=True, text=True)
+def gec_error(gec, model_dir, threads, atol="1e-4"):
+    out = subprocess.run([gec, "test", model_dir, "--threads", str(threads), "--atol", atol],
+                         capture_output=True, text=True)
     m = re.search(r"max abs err ([0-9.eE+-]+)", out.stdout)
     if out.returncode != 0 or not m:
         return None, out.stdout.strip().splitlines()[0] if out.stdout.strip() else out.stderr.strip()
@@ -143,6 +191,8 @@ def main():
     ap.add_argument("--dynamic", action="store_true",
                     help="compile models with dynamic input dims as they are (default: fix them to the test data's "
                          "shapes with --input-shape, as an offline compiler is used in deployment)")
+    ap.add_argument("--tf", action="store_true",
+                    help="TensorFlow models (model.pb): ORT runs gec's ONNX export of the imported graph")
     ap.add_argument("--busy", action="store_true",
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
                          "every timed run of both engines")
@@ -159,8 +209,10 @@ def main():
 
 
 def table(a):
-    models = a.models or sorted(os.path.join(SHARED, "models", d) for d in os.listdir(os.path.join(SHARED, "models"))
-                                if os.path.isfile(os.path.join(SHARED, "models", d, "model.onnx")))
+    kind = "tf_models" if a.tf else "models"
+    marker = "model.pb" if a.tf else "model.onnx"
+    models = a.models or sorted(os.path.join(SHARED, kind, d) for d in os.listdir(os.path.join(SHARED, kind))
+                                if os.path.isfile(os.path.join(SHARED, kind, d, marker)))
     if not os.access(a.gec, os.X_OK):
         sys.exit(f"bench: {a.gec} not found: build first (cmake -S . -B build -G Ninja && ninja -C build gec)")
     ortdir = ensure_ort(os.path.join(ROOT, "build", "ort-bench"))
@@ -171,19 +223,21 @@ def table(a):
         progress(f"[{i + 1}/{len(models)}] {name}: compiling")
         gom = os.path.join(tmp, name + ".gom")
         try:
-            compile_ms = compile_gec(a.gec, md, gom, a.opt, not a.dynamic)
+            # TensorFlow: input shapes are the graph's (unknown dims become 1 at import).
+            compile_ms = compile_gec(a.gec, md, gom, a.opt, not a.dynamic and not a.tf)
+            ort_md = onnx_export(a.gec, md, tmp) if a.tf else md
             base_gom = os.path.join(tmp, name + ".base.gom")
             base_compile_ms = compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic) if a.baseline else None
             ort, gec, base = [], [], []
             for r in range(a.rounds):  # A/B/A/B (A/B/C with a baseline) in one run
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")
-                ort.append(run_ort(ortdir, md, a.threads, a.runs, a.warmup))
+                ort.append(run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup))
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} gec")
                 gec.append(run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))
                 if a.baseline:
                     progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} baseline")
                     base.append(run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup))
-            err, why = gec_error(a.gec, md, a.threads)
+            err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
             rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 11)
             continue
@@ -195,6 +249,7 @@ def table(a):
         g_rss = max(x["peak_rss_bytes"] for x in gec) / 1048576
         ratio = g_med / o_med
         ratios.append(ratio)
+        ort_err = max((c.get("maxAbs") or 0) for c in ort[0].get("check", [])) if a.tf else None
         extra = ""
         if a.baseline:
             b_med = med(base, "median_ms")
@@ -206,17 +261,21 @@ def table(a):
         rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
                     f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
-                    f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |" + extra)
+                    f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |" +
+                    (f" {ort_err:.2g} |" if a.tf else "") + extra)
     progress("")
-    head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node), {a.threads} threads, "
+    tf_note = " on TensorFlow models (ORT runs gec's ONNX export of the imported graph)" if a.tf else ""
+    shapes_note = ("the graphs' own input shapes" if a.tf else "dynamic input dims kept" if a.dynamic
+                   else "input shapes fixed to the test data (--input-shape)")
+    head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node){tf_note}, {a.threads} threads, "
             f"{'with a CPU-bound competitor pinned to CPU 0, ' if a.busy else ''}{a.rounds} rounds A/B of "
             f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
-            f"{'dynamic input dims kept' if a.dynamic else 'input shapes fixed to the test data (--input-shape)'}\n\n"
+            f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
-            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
-            "max abs err vs ORT |" +
+            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | " +
+            ("gec max abs err vs TensorFlow.js | ORT max abs err vs TensorFlow.js |" if a.tf else "max abs err vs ORT |") +
             (" baseline median ms | gec/baseline | spread of gec rounds | baseline compile ms |" if a.baseline else "") +
-            "\n|" + "---|" * (17 if a.baseline else 13))
+            "\n|" + "---|" * ((17 if a.baseline else 13) + (1 if a.tf else 0)))
     gm = lambda xs: math.exp(sum(math.log(r) for r in xs) / len(xs)) if xs else float("nan")
     geo = gm(ratios)
     table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \

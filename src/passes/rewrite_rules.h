@@ -84,6 +84,7 @@ std::vector<RewriteRule> gemm_bn_folding_rules();
 std::vector<RewriteRule> matmul_add_to_gemm_rules();
 std::vector<RewriteRule> transformer_fusion_rules();
 std::vector<RewriteRule> conv_activation_fusion_rules();
+std::vector<RewriteRule> pad_folding_rules();
 
 /// Every rule of every table (for validating --disable-pass and for docs).
 std::vector<const RewriteRule*> all_rules();

@@ -1,0 +1,100 @@
+// Explicit padding folded into the window op after it:
+//
+//   Conv(Pad(x, p, 0), W, B)        -> Conv(x, W, B)   pads += p's spatial pads
+//   MaxPool(Pad(x, p, -inf))        -> MaxPool(x)      pads += p's spatial pads
+//
+// Why: exporters that pad separately (TensorFlow's explicit Pad before a
+// VALID conv, ONNX graphs converted through TensorFlow, asymmetric "SAME"
+// padding) leave a Pad that writes a padded copy of every feature map, and
+// its plain layout cuts the blocked (nChw16c) chain around it; oneDNN's
+// convolution and pooling pad on the fly.
+// Guards: constant mode; pads a constant with one begin/end pair per dim of
+// the input, zero on N and C, none negative; no axes input; the pad value
+// absent or the constant 0 (Conv: zero padding) or -inf (MaxPool: ONNX
+// pooling pads with -inf); the Pad output read only by the window op; the
+// window op has no auto_pad, and MaxPool has one output (indices would
+// address the padded map) and ends with each window still overlapping the
+// input (pads below the kernel size, as oneDNN requires).
+#include <cmath>
+#include <limits>
+
+#include "passes/pass.h"
+#include "passes/rewrite_rules.h"
+#include "passes/rewrite_util.h"
+
+namespace gec::passes {
+namespace {
+
+/// The spatial pads (begins, then ends) of a Pad that `op` can absorb, or nullopt.
+std::optional<std::vector<int64_t>> absorbable(const ir::Graph& g, const ir::Node* pad, bool max_pool) {
+  if (!pad || pad->owner() != &g || pad->get_string("mode", "constant") != "constant") return std::nullopt;
+  if (pad->inputs().size() > 3 && pad->input(3)) return std::nullopt;  // axes
+  const ir::Value* x = pad->input(0);
+  if (!x || !x->type.has_shape) return std::nullopt;
+  const size_t r = x->type.dims.size();
+  if (r < 3) return std::nullopt;
+  auto p = const_ints(pad->input(1));
+  if (!p || p->size() != 2 * r) return std::nullopt;
+  for (int64_t v : *p)
+    if (v < 0) return std::nullopt;
+  if ((*p)[0] || (*p)[1] || (*p)[r] || (*p)[r + 1]) return std::nullopt;  // N and C
+  const ir::Value* value = pad->inputs().size() > 2 ? pad->input(2) : nullptr;
+  if (value) {
+    auto f = const_floats(value);
+    if (!f || f->size() != 1) return std::nullopt;
+    const float want = max_pool ? -std::numeric_limits<float>::infinity() : 0.f;
+    if ((*f)[0] != want) return std::nullopt;
+  } else if (max_pool) {
+    return std::nullopt;  // zero padding is not MaxPool's
+  }
+  if (x->type.dtype != DType::kFloat32) return std::nullopt;
+  std::vector<int64_t> s;
+  for (size_t d = 2; d < r; ++d) s.push_back((*p)[d]);
+  for (size_t d = 2; d < r; ++d) s.push_back((*p)[r + d]);
+  return s;
+}
+
+std::optional<Match> match(const ir::Graph& g, ir::Node* op, bool max_pool) {
+  if (!op->input(0) || op->get_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
+  if (max_pool && op->outputs().size() > 1 && op->output(1)) return std::nullopt;
+  ir::Node* pad = sole_producer(g, op->input(0), "Pad");
+  auto extra = absorbable(g, pad, max_pool);
+  if (!extra) return std::nullopt;
+  const size_t sp = extra->size() / 2;
+  std::vector<int64_t> pads = op->get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (pads.size() != 2 * sp) return std::nullopt;
+  for (size_t i = 0; i < pads.size(); ++i) pads[i] += (*extra)[i];
+  if (max_pool) {
+    const std::vector<int64_t> k = op->get_ints("kernel_shape");
+    if (k.size() != sp) return std::nullopt;
+    for (size_t i = 0; i < sp; ++i)
+      if (pads[i] >= k[i] || pads[sp + i] >= k[i]) return std::nullopt;
+  }
+  return Match{op, {pad, op}, {pad->input(0)}, pads};
+}
+
+/// A copy of the window op reading the unpadded input, with the summed pads.
+ir::Value* rewrite(ir::Graph& g, const Match& m) {
+  const ir::Node* op = m.nodes[1];
+  std::vector<ir::Value*> inputs(op->inputs().begin(), op->inputs().end());
+  inputs[0] = m.values[0];
+  ir::Node* n = g.add_node(op->op_type, inputs, {g.unique_name(op->output(0)->name())}, g.unique_name(op->name),
+                           op->domain);
+  n->attrs = op->attrs;
+  n->set_attr(ir::Attribute::Ints("pads", std::any_cast<const std::vector<int64_t>&>(m.data)));
+  n->output(0)->type = op->output(0)->type;
+  return n->output(0);
+}
+
+}  // namespace
+
+std::vector<RewriteRule> pad_folding_rules() {
+  return {{"pad_conv", {"Conv"}, "Conv(Pad(x, p, 0), W, B) -> Conv(x, W, B) with pads + p",
+           [](const ir::Graph& g, ir::Node* n) { return match(g, n, false); }, rewrite},
+          {"pad_maxpool", {"MaxPool"}, "MaxPool(Pad(x, p, -inf)) -> MaxPool(x) with pads + p",
+           [](const ir::Graph& g, ir::Node* n) { return match(g, n, true); }, rewrite}};
+}
+
+std::unique_ptr<Pass> make_pad_folding() { return make_rule_pass("pad_folding", pad_folding_rules()); }
+
+}  // namespace gec::passes

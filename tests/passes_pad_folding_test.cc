@@ -1,0 +1,112 @@
+// Pad folded into the Conv or MaxPool after it (passes/pad_folding.cc): one
+// positive test per rule and a negative test per guard, Before/Expected.
+#include <gtest/gtest.h>
+
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+TEST(PadFolding, ZeroPadBeforeConvBecomesItsPads) {
+  auto pass = make_pad_folding();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,1,3,3]
+  const %p: int64[8] = [0, 0, 1, 0, 0, 0, 0, 2]
+  const %W: float32[1,1,2,2] = [1.0, 1.0, 1.0, 1.0]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,4,5] @pad
+  %y = Conv(%xp, %W) {pads = [0, 1, 0, 0]} : float32[1,1,3,5] @conv
+  output %y
+})", R"(graph {
+  input %x: float32[1,1,3,3]
+  const %W: float32[1,1,2,2] = [1.0, 1.0, 1.0, 1.0]
+  %y = Conv(%x, %W) {pads = [1, 1, 0, 2]} : float32[1,1,3,5]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "Conv")->fused_from, (std::vector<std::string>{"pad", "conv"}));
+}
+
+TEST(PadFolding, MinusInfinityPadBeforeMaxPoolBecomesItsPads) {
+  auto pass = make_pad_folding();
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,4,4]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 1, 1]
+  const %v: float32[] = [-inf]
+  %xp = Pad(%x, %p, %v) {mode = "constant"} : float32[1,2,6,6]
+  %y = MaxPool(%xp) {kernel_shape = [3, 3], strides = [2, 2]} : float32[1,2,2,2]
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,4,4]
+  %y = MaxPool(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : float32[1,2,2,2]
+  output %y
+})", 1);
+}
+
+// Each guard on its own: the graph stays as it is.
+TEST(PadFolding, GuardsKeepThePad) {
+  auto pass = make_pad_folding();
+  const std::string conv_tail = R"(
+  %y = Conv(%xp, %W) : float32[1,1,3,4]
+  output %y
+})";
+  const std::string head = R"(graph {
+  input %x: float32[1,1,3,3]
+  const %W: float32[1,1,2,2] = [1.0, 1.0, 1.0, 1.0]
+)";
+  // A non-zero pad value.
+  expect_unchanged(*pass, head + R"(  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 0, 1]
+  const %v: float32[] = [1.0]
+  %xp = Pad(%x, %p, %v) {mode = "constant"} : float32[1,1,4,5])" + conv_tail);
+  // Reflect mode.
+  expect_unchanged(*pass, head + R"(  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 0, 1]
+  %xp = Pad(%x, %p) {mode = "reflect"} : float32[1,1,4,5])" + conv_tail);
+  // Padding the channel dim.
+  expect_unchanged(*pass, head + R"(  const %p: int64[8] = [0, 1, 0, 0, 0, 0, 1, 2]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,2,4,5])" + conv_tail);
+  // Negative pads (a crop).
+  expect_unchanged(*pass, head + R"(  const %p: int64[8] = [0, 0, -1, 0, 0, 0, 2, 2]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,4,5])" + conv_tail);
+  // The padded map read twice.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,1,3,3]
+  const %W: float32[1,1,2,2] = [1.0, 1.0, 1.0, 1.0]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 0, 1]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,4,4]
+  %y = Conv(%xp, %W) : float32[1,1,3,3]
+  %z = Relu(%xp) : float32[1,1,4,4]
+  output %y
+  output %z
+})");
+  // auto_pad on the Conv.
+  expect_unchanged(*pass, head + R"(  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 0, 1]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,4,4]
+  %y = Conv(%xp, %W) {auto_pad = "SAME_UPPER"} : float32[1,1,4,4]
+  output %y
+})");
+  // MaxPool: zero padding is not -inf; pads reaching the kernel size; an
+  // indices output.
+  const std::string pool_head = R"(graph {
+  input %x: float32[1,2,4,4]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 1, 1]
+)";
+  expect_unchanged(*pass, pool_head + R"(  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,2,6,6]
+  %y = MaxPool(%xp) {kernel_shape = [3, 3], strides = [2, 2]} : float32[1,2,2,2]
+  output %y
+})");
+  expect_unchanged(*pass, pool_head + R"(  const %v: float32[] = [-inf]
+  %xp = Pad(%x, %p, %v) {mode = "constant"} : float32[1,2,6,6]
+  %y = MaxPool(%xp) {kernel_shape = [1, 1]} : float32[1,2,6,6]
+  output %y
+})");
+  expect_unchanged(*pass, pool_head + R"(  const %v: float32[] = [-inf]
+  %xp = Pad(%x, %p, %v) {mode = "constant"} : float32[1,2,6,6]
+  %y, %i = MaxPool(%xp) {kernel_shape = [3, 3], strides = [2, 2]} : float32[1,2,2,2], int64[1,2,2,2]
+  output %y
+  output %i
+})");
+}
+
+}  // namespace
+}  // namespace gec::passes
