@@ -318,6 +318,128 @@ TEST(TfLayout, NhwcChainsNeedOneTransposeAtTheInput) {
   EXPECT_EQ(values<float>(f[0])[1], 3);  // x[0,0,0,1] + bias 2
 }
 
+// AvgPool SAME averages only the window's part inside the image; MaxPool
+// SAME ignores the padding; an NCHW Conv2D with EXPLICIT padding.
+TEST(TfOps, PoolsSameAndNchwExplicitConv) {
+  TfGraph g;
+  g.placeholder("x", {1, 2, 2, 1});
+  for (const char* op : {"AvgPool", "MaxPool"}) {
+    auto* p = g.node(op, op, {"x"});
+    TfGraph::ints(p, "ksize", {1, 2, 2, 1});
+    TfGraph::ints(p, "strides", {1, 1, 1, 1});
+    TfGraph::str(p, "padding", "SAME");
+  }
+  auto y = g.run({make<float>({1, 2, 2, 1}, {1, 2, 3, 4})}, 3);
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{2.5f, 3, 3.5f, 4}));
+  EXPECT_EQ(values<float>(y[1]), (std::vector<float>{4, 4, 4, 4}));
+  TfGraph c;
+  c.placeholder("x", {1, 1, 2, 2});  // NCHW
+  c.const_f("w", {1, 1, 1, 1}, {2});
+  auto* conv = c.node("Conv2D", "conv", {"x", "w"});
+  TfGraph::str(conv, "data_format", "NCHW");
+  TfGraph::ints(conv, "strides", {1, 1, 1, 1});
+  TfGraph::str(conv, "padding", "EXPLICIT");
+  TfGraph::ints(conv, "explicit_paddings", {0, 0, 0, 0, 1, 0, 0, 1});  // H: 1 before, W: 1 after
+  auto z = c.run({make<float>({1, 1, 2, 2}, {1, 2, 3, 4})});
+  ASSERT_EQ(z[0].shape(), (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(values<float>(z[0]), (std::vector<float>{0, 0, 0, 2, 4, 0, 6, 8, 0}));
+}
+
+TEST(TfOps, DenseNormAndActivations) {
+  TfGraph g;
+  g.placeholder("x", {1, 1, 1, 2});
+  // FusedBatchNormV3 (NHWC): (x - mean) / sqrt(var + eps) * scale + offset.
+  g.const_f("scale", {2}, {2, 1});
+  g.const_f("offset", {2}, {1, 0});
+  g.const_f("mean", {2}, {1, 2});
+  g.const_f("var", {2}, {4, 1});
+  auto* bn = g.node("FusedBatchNormV3", "bn", {"x", "scale", "offset", "mean", "var"});
+  (*bn->mutable_attr())["epsilon"].set_f(0.f);
+  auto* lr = g.node("LeakyRelu", "lr", {"bn"});
+  (*lr->mutable_attr())["alpha"].set_f(0.5f);
+  g.const_f("m", {2, 3}, {1, 2, 3, 4, 5, 6});
+  g.const_f("v", {1, 2}, {1, -1});
+  auto* mm = g.node("MatMul", "mm", {"v", "m"});  // [1,2] x [2,3]
+  (void)mm;
+  auto* mt = g.node("MatMul", "mt", {"m", "v"});  // [2,3]^T? no: transpose_a, then [3,2] x ... use v^T
+  TfGraph::flag(mt, "transpose_a", true);
+  (*mt->mutable_attr())["transpose_b"].set_b(true);
+  CompileOptions o;
+  o.outputs = {"lr", "mm", "mt"};
+  auto y = g.run({make<float>({1, 1, 1, 2}, {3, 0})}, 0, o);
+  // bn: (3-1)/2*2+1 = 3, (0-2)/1*1+0 = -2 -> leaky: 3, -1
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{3, -1}));
+  EXPECT_EQ(values<float>(y[1]), (std::vector<float>{-3, -3, -3}));
+  ASSERT_EQ(y[2].shape(), (Shape{3, 1}));  // m^T [3,2] x v^T [2,1]
+  EXPECT_EQ(values<float>(y[2]), (std::vector<float>{-3, -3, -3}));
+}
+
+TEST(TfOps, IndexingAndShapeOps) {
+  TfGraph g;
+  g.placeholder("x", {2, 3});
+  g.const_i("k", {}, {2});
+  auto* topk = g.node("TopKV2", "topk", {"x", "k"});
+  TfGraph::flag(topk, "sorted", true);
+  g.const_i("idx", {2}, {2, 0});
+  g.const_i("ax1", {}, {1});
+  g.node("GatherV2", "gather", {"x", "idx", "ax1"});
+  g.const_i("nd", {2, 2}, {1, 2, 0, 0});
+  g.node("GatherNd", "gnd", {"x", "nd"});
+  g.const_i("mult", {2}, {1, 2});
+  g.node("Tile", "tile", {"x", "mult"});
+  g.const_i("b", {2}, {0, 1});
+  g.const_i("sz", {2}, {-1, 2});
+  g.node("Slice", "slice", {"x", "b", "sz"});
+  g.node("Shape", "shape", {"x"});
+  g.const_i("dims", {2}, {1, 2});
+  g.const_f("seven", {}, {7});
+  g.node("Fill", "fill", {"dims", "seven"});
+  g.const_i("r0", {}, {1});
+  g.const_i("r1", {}, {7});
+  g.const_i("r2", {}, {3});
+  (*g.node("Range", "range", {"r0", "r1", "r2"})->mutable_attr())["Tidx"].set_type(tfp::DT_INT32);
+  g.const_i("pads", {2, 2}, {0, 0, 2, 1});
+  auto* mp = g.node("MirrorPad", "mpad", {"x", "pads"});
+  TfGraph::str(mp, "mode", "REFLECT");
+  CompileOptions o;
+  o.outputs = {"topk:0", "topk:1", "gather", "gnd", "tile", "slice", "shape", "fill", "range", "mpad"};
+  auto y = g.run({make<float>({2, 3}, {5, 1, 9, 2, 8, 3})}, 0, o);
+  EXPECT_EQ(values<float>(y[0]), (std::vector<float>{9, 5, 8, 3}));
+  EXPECT_EQ(y[1].dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(y[1]), (std::vector<int32_t>{2, 0, 1, 2}));
+  EXPECT_EQ(values<float>(y[2]), (std::vector<float>{9, 5, 3, 2}));
+  EXPECT_EQ(values<float>(y[3]), (std::vector<float>{3, 5}));
+  EXPECT_EQ(y[4].shape(), (Shape{2, 6}));
+  EXPECT_EQ(values<float>(y[5]), (std::vector<float>{1, 9, 8, 3}));
+  EXPECT_EQ(y[6].dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(y[6]), (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(values<float>(y[7]), (std::vector<float>{7, 7}));
+  EXPECT_EQ(values<int32_t>(y[8]), (std::vector<int32_t>{1, 4}));
+  EXPECT_EQ(values<float>(y[9]), (std::vector<float>{9, 1, 5, 1, 9, 1, 3, 8, 2, 8, 3, 8}));
+}
+
+// NonMaxSuppressionV3: boxes [y1, x1, y2, x2]; box 1 overlaps box 0 (IoU
+// 0.81) and goes; box 2 stays; box 3 is under the score threshold.
+TEST(TfOps, NonMaxSuppressionAndSelect) {
+  TfGraph g;
+  g.placeholder("boxes", {4, 4});
+  g.placeholder("scores", {4});
+  g.const_i("max", {}, {10});
+  g.const_f("iou", {}, {0.5f});
+  g.const_f("th", {}, {0.1f});
+  g.node("NonMaxSuppressionV3", "nms", {"boxes", "scores", "max", "iou", "th"});
+  g.placeholder("cond", {2}, tfp::DT_BOOL);
+  g.placeholder("a", {2, 2});
+  g.placeholder("b", {2, 2});
+  g.node("Select", "sel", {"cond", "a", "b"});  // v1: the vector picks rows
+  auto y = g.run({make<float>({4, 4}, {0, 0, 10, 10, 0, 1, 10, 10, 20, 20, 30, 30, 0, 0, 1, 1}),
+                  make<float>({4}, {0.9f, 0.8f, 0.7f, 0.05f}), make<bool>({2}, {true, false}),
+                  make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {5, 6, 7, 8})});
+  EXPECT_EQ(y[0].dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(y[0]), (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(values<float>(y[1]), (std::vector<float>{1, 2, 7, 8}));
+}
+
 TEST(TfGraphIo, OutputsInputsAndNames) {
   TfGraph g;
   g.placeholder("x", {-1, 2});

@@ -464,8 +464,10 @@ std::map<std::string, OpConverter> make_table() {
   t["_FusedMatMul"] = [](C& c) {
     matmul(c, c.attr_b("transpose_a", false), c.attr_b("transpose_b", false));
     ir::Value* y = c.tensors()[c.tensor_name(0)].v;
+    size_t arg = 2;
     for (const std::string& op : c.attr_strings("fused_ops")) {
-      if (op == "BiasAdd") y = c.emit("Add", {y, c.in(2)});
+      if (op == "BiasAdd") y = c.emit("Add", {y, c.in(arg++)});
+      else if (op == "Prelu") y = activation(c, op, y, c.in(arg++));  // alpha along the last axis
       else y = activation(c, op, y);
     }
     c.set_output(0, y);
