@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target (fuzz/) for a given time.
 #   scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]
-#   TARGET: onnx_import | gom_load | file_readers
+#   TARGET: onnx_import | gom_load | file_readers | tf_import
 # Builds build-fuzz/ as scripts/sanitize.sh does (clang-14, ASan + UBSan,
 # coverage). The corpus lives in build-fuzz/corpus/TARGET, seeded from
 # tests/fuzz_regressions/TARGET and from ../shared (the models' and cases'
 # model.onnx files, their test-data .pb files, and .gom files compiled from
-# the cases at -O0 and -O3) and tests/new_opsets (opsets 18..23). Findings (crash-*, leak-*, timeout-*) go to
+# the cases at -O0 and -O3; for tf_import the small tf_models) and
+# tests/new_opsets (opsets 18..23). Findings (crash-*, leak-*, timeout-*) go to
 # build-fuzz/findings/TARGET/; a fixed finding belongs in
 # tests/fuzz_regressions/TARGET/, which CTest replays.
 set -euo pipefail
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 t=${1:?usage: scripts/fuzz.sh TARGET SECONDS [flags]}
 secs=${2:?usage: scripts/fuzz.sh TARGET SECONDS [flags]}
 shift 2
-case "$t" in onnx_import|gom_load|file_readers) ;; *) echo "fuzz: unknown target '$t'" >&2; exit 2 ;; esac
+case "$t" in onnx_import|gom_load|file_readers|tf_import) ;; *) echo "fuzz: unknown target '$t'" >&2; exit 2 ;; esac
 scripts/setup.sh --sanitizers >/dev/null
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGEC_FUZZ=ON -DGEC_BUILD_PYTHON=OFF >/dev/null
@@ -36,6 +37,10 @@ if [ -z "$(ls -A "$corpus")" ]; then
       for m in "$shared"/cases/*/model.onnx tests/new_opsets/*/model.onnx; do
         n=$(basename "$(dirname "$m")")
         for o in 0 3; do build-fuzz/gec compile "$m" -o "$corpus/$n.O$o.gom" -O "$o" >/dev/null 2>&1 || true; done
+      done ;;
+    tf_import)
+      for m in "$shared"/tf_models/*/model.pb; do
+        [ -f "$m" ] && [ "$(stat -c %s "$m")" -lt 2000000 ] && cp "$m" "$corpus/$(basename "$(dirname "$m")").pb"
       done ;;
     file_readers)
       for f in "$shared"/cases/*/test_data_set_0/*.pb; do

@@ -78,6 +78,12 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
 /// kIo (a missing weight shard).
 CompiledModel compile_file(const std::string& path, const CompileOptions& opts = {});
 
+/// Same, from `size` bytes in memory of any supported format (a
+/// TensorFlow.js model.json's shards are looked up in `model_dir`).
+CompiledModel compile_any_bytes(const void* data, size_t size, const CompileOptions& opts = {},
+                                const std::string& model_dir = ".",
+                                const std::string& source_name = "model in memory");
+
 /// Same, from a serialized ONNX ModelProto in memory (`size` bytes at `data`,
 /// read in place: the caller keeps them alive during the call), e.g. a model
 /// exported into a buffer. External data files are looked up in

@@ -80,6 +80,14 @@ CompiledModel compile_file(const std::string& path, const CompileOptions& opts) 
   return compile_bytes(file->data(), file->size(), dir_of(path), path, opts, /*any_format=*/true);
 }
 
+CompiledModel compile_any_bytes(const void* data, size_t size, const CompileOptions& opts, const std::string& model_dir,
+                                const std::string& source_name) {
+  check_options(opts);
+  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  return compile_bytes(static_cast<const uint8_t*>(data), size, model_dir.empty() ? "." : model_dir, source_name, opts,
+                       /*any_format=*/true);
+}
+
 CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOptions& opts,
                                  const std::string& external_data_dir, const std::string& source_name) {
   check_options(opts);
