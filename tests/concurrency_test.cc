@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
 
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "gec/threading.h"
 #include "onnx_build.h"
 #include "test_util.h"
 
@@ -85,12 +87,112 @@ TEST(Concurrency, CompilesSideBySide) {
   for (auto& th : threads) th.join();
   for (const auto& g : goms) {
     ASSERT_TRUE(g);
-    // The same model and options give the same offline model, whatever ran beside.
-    EXPECT_EQ(g->size(), one.gom->size());
+    // The same model and options give the same offline model, whatever ran
+    // beside (sizes may differ: the metadata holds the compile times).
     auto a = Session::load_from_bytes(g), b = Session::load_from_bytes(one.gom);
+    EXPECT_EQ(a->node_count(), b->node_count());
+    EXPECT_EQ(a->arena_bytes(), b->arena_bytes());
+    EXPECT_EQ(a->weights_bytes(), b->weights_bytes());
     EXPECT_EQ(testing::values<float>(a->run({input(1).view()})[0]),
               testing::values<float>(b->run({input(1).view()})[0]));
   }
+}
+
+}  // namespace
+}  // namespace gec
+
+namespace gec {
+namespace {
+
+// Many runs in flight on one Session (SessionOptions::max_concurrent_requests):
+// every output is bit for bit the sequential one, whichever run context a
+// request gets.
+TEST(Concurrency, ConcurrentRequestsOnOneSessionComputeTheSameBits) {
+  const std::string bytes = model_bytes();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  constexpr int kThreads = 6, kRuns = 10;
+  SessionOptions one;
+  one.num_threads = 1;
+  one.adapt_threads = false;
+  std::vector<std::vector<float>> want;
+  {
+    auto s = Session::load_from_bytes(cm.gom, one);
+    for (int t = 0; t < kThreads; ++t) want.push_back(testing::values<float>(s->run({input(t).view()})[0]));
+  }
+  SessionOptions many = one;
+  many.max_concurrent_requests = 3;
+  many.wait_when_busy = true;
+  auto s = Session::load_from_bytes(cm.gom, many);
+  std::vector<int> mismatches(kThreads, 0), errors(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const Tensor x = input(t);
+      for (int r = 0; r < kRuns; ++r) {
+        try {
+          const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+          if (got != want[t]) ++mismatches[t];
+        } catch (const Error&) {
+          ++errors[t];
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+    EXPECT_EQ(errors[t], 0) << "thread " << t << ": wait_when_busy queues instead of failing";
+  }
+}
+
+// Without wait_when_busy a run beyond the limit is refused with a clear
+// error; the runs that get a context are still right.
+TEST(Concurrency, RunsBeyondTheLimitAreRefusedNotWrong) {
+  const std::string bytes = model_bytes();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  SessionOptions o;
+  o.num_threads = 1;
+  o.adapt_threads = false;
+  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(cm.gom, o)->run({input(0).view()})[0]);
+  o.max_concurrent_requests = 2;
+  auto s = Session::load_from_bytes(cm.gom, o);
+  std::atomic<int> ok{0}, busy{0}, wrong{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&] {
+      const Tensor x = input(0);
+      for (int r = 0; r < 10; ++r) {
+        try {
+          if (testing::values<float>(s->run({x.view()})[0]) == want) ++ok;
+          else ++wrong;
+        } catch (const Error& e) {
+          const bool expected = e.code() == ErrorCode::kInvalidArgument &&
+                                std::string(e.what()).find("all 2 run contexts are busy") != std::string::npos;
+          ++(expected ? busy : other);
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_EQ(ok.load() + busy.load(), 60);
+}
+
+TEST(Concurrency, PoolOptionsAreChecked) {
+  const std::string bytes = model_bytes();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  SessionOptions o;
+  o.max_concurrent_requests = 0;
+  testing::expect_error([&] { Session::load_from_bytes(cm.gom, o); }, ErrorCode::kInvalidArgument,
+                        "max_concurrent_requests 0 is out of range");
+  o.max_concurrent_requests = 2;
+  o.profile = true;
+  testing::expect_error([&] { Session::load_from_bytes(cm.gom, o); }, ErrorCode::kInvalidArgument,
+                        "profiling times one run at a time");
+  o.profile = false;
+  o.num_threads = 0;
+  EXPECT_EQ(Session::load_from_bytes(cm.gom, o)->num_threads(), std::max(1, available_cores() / 2))
+      << "the cores are shared among the concurrent requests";
 }
 
 }  // namespace

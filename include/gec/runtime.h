@@ -53,6 +53,15 @@ struct SessionOptions {
   /// that shares its core with a CPU-bound process stalls every parallel
   /// region; off = always num_threads.
   bool adapt_threads = true;
+  /// Runs that may be in flight on this Session at once (1..1024). Each
+  /// takes a run context of its own (an arena and a set of kernels; made on
+  /// first need, then kept; the weights are shared); num_threads 0 then
+  /// means the available cores divided among them (at least 1 each).
+  /// Profiling needs 1.
+  int max_concurrent_requests = 1;
+  /// When every run context is busy: true = the run waits for one; false =
+  /// gec::Error(kInvalidArgument) at once.
+  bool wait_when_busy = false;
 };
 
 /// Per-node timing collected when SessionOptions::profile is set.
@@ -75,11 +84,15 @@ inline constexpr int kMaxThreadsPerCore = 4;
 /// Calls per node whose start and duration a profile keeps (NodeProfile).
 inline constexpr size_t kMaxProfiledCalls = 100000;
 
-/// One loaded model. A Session owns one arena and one set of kernels, so
-/// run() calls on the same Session must not overlap (use one Session per
-/// thread); a run() that starts while another is in progress on the same
-/// Session throws gec::Error(kInvalidArgument) instead of computing wrong
-/// results. Different Sessions are independent.
+/// One loaded model. run() may be called from several threads at once up to
+/// SessionOptions::max_concurrent_requests (default 1): each run in flight
+/// works in a run context of its own (arena, kernels), taken from a pool; a
+/// run beyond that waits (wait_when_busy) or throws
+/// gec::Error(kInvalidArgument), never computing with another run's
+/// buffers. For a fixed thread count, every run computes the same bits,
+/// whichever context it gets. Different Sessions are independent. The
+/// metadata accessors are safe from any thread; profile() and
+/// reset_profile() not during runs.
 class Session {
  public:
   /// Memory-maps and validates a .gom file. Throws gec::Error: kIo if the file

@@ -47,6 +47,24 @@ class SubgraphRunner {
   std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs);
 };
 
+/// Scratch memory one run lends its kernels: the steps of a run execute one
+/// at a time, so one buffer (as large as the largest request) serves them
+/// all. Each Executor (one per run in flight) owns one.
+class ScratchBuffer {
+ public:
+  ScratchBuffer() = default;
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  ~ScratchBuffer();
+  /// At least `bytes` of 64-byte aligned memory, valid until the next get()
+  /// with a larger size (which may move it).
+  void* get(size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 struct KernelContext {
   /// The node being run (for error messages); null outside a session.
   const ir::Node* node = nullptr;
@@ -57,6 +75,9 @@ struct KernelContext {
   std::vector<TensorView*> outputs;
   int num_threads = 1;
   SubgraphRunner* subgraphs = nullptr;
+  /// The run's scratch memory (null outside a session: kernels then use
+  /// their own).
+  ScratchBuffer* scratch = nullptr;
   /// For shape_from_kernel ops: allocates output i with the given shape and
   /// returns it (also stored in outputs[i]).
   std::function<TensorView*(size_t, DType, const Shape&)> allocate_output;

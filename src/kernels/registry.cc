@@ -185,4 +185,17 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const 
   return outs;
 }
 
+ScratchBuffer::~ScratchBuffer() { aligned_free(data_); }
+
+void* ScratchBuffer::get(size_t bytes) {
+  if (bytes > size_) {
+    aligned_free(data_);
+    data_ = nullptr;
+    size_ = 0;
+    data_ = aligned_alloc64(bytes);
+    size_ = bytes;
+  }
+  return data_;
+}
+
 }  // namespace gec::kernels

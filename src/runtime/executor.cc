@@ -129,6 +129,7 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
     }
     s.ctx.num_threads = num_threads_;
     s.ctx.subgraphs = this;
+    s.ctx.scratch = &scratch_;
     s.ctx.node = n;
     if (s.schema->shape_from_kernel) {
       s.needs_infer = false;

@@ -107,6 +107,8 @@ class Executor final : public kernels::SubgraphRunner {
   void find_bindable_outputs();
 
   std::vector<TensorView> frame_;
+  /// oneDNN scratch memory for this executor's kernels (one run at a time).
+  kernels::ScratchBuffer scratch_;
   std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
   std::vector<int32_t> transient_slots_;   // non-tensor values that are not main graph outputs
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <thread>
 
@@ -33,19 +35,87 @@ std::string IoInfo::str() const {
   return name + ": " + value_type_str(kind, t);
 }
 
+// One run in flight: its arena and the executor (kernels, value slots)
+// that works in it.
+struct RunContext {
+  uint8_t* arena = nullptr;
+  std::unique_ptr<runtime::Executor> exec;
+  ~RunContext() { aligned_free(arena); }
+};
+
 struct Session::Impl {
   model::LoadedModel model;
   SessionOptions opts;
+  int64_t max_arena = 0;
   std::vector<IoInfo> inputs, outputs;
-  uint8_t* arena = nullptr;
-  std::unique_ptr<runtime::Executor> exec;
-  std::atomic<bool> running{false};
+  // The context pool: contexts are made on demand, up to
+  // opts.max_concurrent_requests; a run takes an idle one for its duration.
+  std::mutex pool_mu;
+  std::condition_variable pool_cv;
+  std::vector<std::unique_ptr<RunContext>> contexts;
+  std::vector<RunContext*> idle;
+  std::atomic<int> last_run_threads{0};
+  std::mutex cpu_mu;
   runtime::CpuMonitor cpu;
-  ~Impl() { aligned_free(arena); }
-  /// Runs the executor on the threads the CPU monitor leaves (or all).
-  void run() {
-    exec->run(opts.adapt_threads ? cpu.threads_for_next_run(opts.num_threads) : opts.num_threads);
+
+  RunContext* make_context() {
+    auto c = std::make_unique<RunContext>();
+    c->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(model.arena_bytes)));
+    c->exec = std::make_unique<runtime::Executor>(model, c->arena, opts.num_threads, opts.profile, max_arena);
+    contexts.push_back(std::move(c));
+    return contexts.back().get();
   }
+  /// Runs the executor on the threads the CPU monitor leaves (or all).
+  void run(RunContext& c) {
+    int threads = opts.num_threads;
+    if (opts.adapt_threads) {
+      std::lock_guard<std::mutex> lock(cpu_mu);
+      threads = cpu.threads_for_next_run(opts.num_threads);
+    }
+    c.exec->run(threads);
+    last_run_threads.store(c.exec->run_threads(), std::memory_order_relaxed);
+  }
+};
+
+// Holds one RunContext of the pool for a run's scope. When every context is
+// busy and the pool is full, waits (wait_when_busy) or refuses the run.
+class RunLease {
+ public:
+  explicit RunLease(Session::Impl& impl) : impl_(impl) {
+    std::unique_lock<std::mutex> lock(impl_.pool_mu);
+    const size_t max = static_cast<size_t>(impl_.opts.max_concurrent_requests);
+    while (impl_.idle.empty() && impl_.contexts.size() >= max) {
+      if (!impl_.opts.wait_when_busy)
+        fail(ErrorCode::kInvalidArgument,
+             max == 1 ? "Session::run called while another run on the same Session is in progress; use one Session "
+                        "per thread, or raise SessionOptions::max_concurrent_requests"
+                      : "Session::run: all " + std::to_string(max) +
+                            " run contexts are busy (SessionOptions::max_concurrent_requests); set wait_when_busy to "
+                            "queue instead");
+      impl_.pool_cv.wait(lock);
+    }
+    if (!impl_.idle.empty()) {
+      ctx_ = impl_.idle.back();
+      impl_.idle.pop_back();
+    } else {
+      ctx_ = impl_.make_context();  // kernels made once per context; throws leave the pool as it was
+    }
+  }
+  ~RunLease() {
+    {
+      std::lock_guard<std::mutex> lock(impl_.pool_mu);
+      impl_.idle.push_back(ctx_);
+    }
+    impl_.pool_cv.notify_one();
+  }
+  RunLease(const RunLease&) = delete;
+  RunLease& operator=(const RunLease&) = delete;
+  RunContext& ctx() { return *ctx_; }
+  runtime::Executor& exec() { return *ctx_->exec; }
+
+ private:
+  Session::Impl& impl_;
+  RunContext* ctx_ = nullptr;
 };
 
 static IoInfo io_info(const ir::Value* v) {
@@ -82,13 +152,23 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
     fail(ErrorCode::kUnsupported, "the model has " + std::to_string(impl->model.weights_bytes) +
                                       " bytes of weights, more than the " + std::to_string(opts.max_weights_bytes) +
                                       " allowed (max_weights_bytes)");
+  if (opts.max_concurrent_requests < 1 || opts.max_concurrent_requests > 1024)
+    fail(ErrorCode::kInvalidArgument, "max_concurrent_requests " + std::to_string(opts.max_concurrent_requests) +
+                                          " is out of range 1..1024");
+  if (opts.profile && opts.max_concurrent_requests > 1)
+    fail(ErrorCode::kInvalidArgument, "profiling times one run at a time: use max_concurrent_requests = 1 with "
+                                      "SessionOptions::profile");
+  // Concurrent runs share the cores: by default each takes its share.
+  if (opts.num_threads == 0 && opts.max_concurrent_requests > 1)
+    impl->opts.num_threads = std::max(1, available_cores() / opts.max_concurrent_requests);
+  impl->max_arena = max_arena;
   const ir::Graph& g = *impl->model.graph;
   for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
   for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));
-  impl->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(impl->model.arena_bytes)));
   omp_set_num_threads(impl->opts.num_threads);
-  impl->exec = std::make_unique<runtime::Executor>(impl->model, impl->arena, impl->opts.num_threads,
-                                                   impl->opts.profile, max_arena);
+  // The first context now: the kernels are made (and checked) at load.
+  impl->idle.push_back(impl->make_context());
+  impl->last_run_threads = impl->opts.num_threads;
   return impl;
 }
 
@@ -110,31 +190,15 @@ int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
 int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
 int Session::num_threads() const { return impl_->opts.num_threads; }
-int Session::last_run_threads() const { return impl_->exec->run_threads(); }
+int Session::last_run_threads() const { return impl_->last_run_threads.load(std::memory_order_relaxed); }
 bool Session::profiling() const { return impl_->opts.profile; }
-std::vector<NodeProfile> Session::profile() const { return impl_->exec->profile(); }
-void Session::reset_profile() { impl_->exec->reset_profile(); }
+// Profiling Sessions have one context (make_impl refuses more).
+std::vector<NodeProfile> Session::profile() const { return impl_->contexts.front()->exec->profile(); }
+void Session::reset_profile() { impl_->contexts.front()->exec->reset_profile(); }
 
 bool looks_like_gom(const void* data, size_t size) {
   return data && size >= sizeof(model::kMagic) && std::memcmp(data, model::kMagic, sizeof(model::kMagic)) == 0;
 }
-
-// Marks a run in progress on one Session for its scope; a second run that
-// starts meanwhile is refused (the arena and kernels are the Session's own).
-class RunGuard {
- public:
-  explicit RunGuard(std::atomic<bool>& running) : running_(running) {
-    if (running_.exchange(true, std::memory_order_acq_rel))
-      fail(ErrorCode::kInvalidArgument,
-           "Session::run called while another run on the same Session is in progress; use one Session per thread");
-  }
-  ~RunGuard() { running_.store(false, std::memory_order_release); }
-  RunGuard(const RunGuard&) = delete;
-  RunGuard& operator=(const RunGuard&) = delete;
-
- private:
-  std::atomic<bool>& running_;
-};
 
 static void check_input(const IoInfo& want, const TensorView& got) {
   bool ok = got.dtype == want.dtype;
@@ -167,12 +231,12 @@ static void require_tensor_io(const Session::Impl& impl) {
         fail(ErrorCode::kInvalidArgument, "'" + io.str() + "' is not a tensor; run this model with Session::run_values");
 }
 
-static void bind_inputs(Session::Impl& impl, const std::vector<TensorView>& inputs) {
+static void bind_inputs(Session::Impl& impl, runtime::Executor& ex, const std::vector<TensorView>& inputs) {
   require_tensor_io(impl);
   check_input_count(impl, inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     check_input(impl.inputs[i], inputs[i]);
-    impl.exec->bind_input(i, inputs[i]);
+    ex.bind_input(i, inputs[i]);
   }
 }
 
@@ -196,9 +260,9 @@ static void check_value_input(const IoInfo& want, const AnyValue& got) {
 }
 
 std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
-  RunGuard guard(impl_->running);
+  RunLease lease(*impl_);
   check_input_count(*impl_, inputs.size());
-  runtime::Executor& ex = *impl_->exec;
+  runtime::Executor& ex = lease.exec();
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (impl_->inputs[i].kind == ValueKind::kTensor) {
       if (inputs[i].kind != ValueKind::kTensor)
@@ -211,7 +275,7 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
       ex.bind_input_value(i, std::make_shared<const AnyValue>(inputs[i]));
     }
   }
-  impl_->run();
+  impl_->run(lease.ctx());
   std::vector<AnyValue> outs;
   for (size_t i = 0; i < impl_->outputs.size(); ++i) {
     if (impl_->outputs[i].kind == ValueKind::kTensor) outs.push_back(AnyValue::of_tensor(Tensor::copy_of(ex.output(i))));
@@ -221,26 +285,26 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
 }
 
 std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
-  RunGuard guard(impl_->running);
-  bind_inputs(*impl_, inputs);
-  impl_->run();
+  RunLease lease(*impl_);
+  bind_inputs(*impl_, lease.exec(), inputs);
+  impl_->run(lease.ctx());
   std::vector<Tensor> outs;
-  for (size_t i = 0; i < impl_->outputs.size(); ++i) outs.push_back(Tensor::copy_of(impl_->exec->output(i)));
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) outs.push_back(Tensor::copy_of(lease.exec().output(i)));
   return outs;
 }
 
 // Outputs that can be redirected (Executor::bind_output) are produced straight
 // into the caller's buffers; the rest are copied out after the run.
 void Session::run(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
-  RunGuard guard(impl_->running);
+  RunLease lease(*impl_);
   if (outputs.size() != impl_->outputs.size())
     fail(ErrorCode::kInvalidArgument, "expected " + std::to_string(impl_->outputs.size()) + " output buffers");
-  bind_inputs(*impl_, inputs);
-  runtime::Executor& ex = *impl_->exec;
+  runtime::Executor& ex = lease.exec();
+  bind_inputs(*impl_, ex, inputs);
   std::vector<bool> direct(outputs.size(), false);
   try {
     for (size_t i = 0; i < outputs.size(); ++i) direct[i] = ex.bind_output(i, outputs[i]);
-    impl_->run();
+    impl_->run(lease.ctx());
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (direct[i]) continue;
       const TensorView& got = ex.output(i);

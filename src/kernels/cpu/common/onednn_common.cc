@@ -58,7 +58,9 @@ void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::de
   packed_from_ = nullptr;
   if (!plain_) {
     packed_ = dnnl::memory(wanted, cpu_engine());  // owns its buffer
-    reorder_ = dnnl::reorder(user_, packed_);
+    const dnnl::reorder::primitive_desc pd(user_, packed_, Scratchpad::attr());
+    reorder_ = dnnl::reorder(pd);
+    scratch_.set(pd.scratchpad_desc());
   }
 }
 
@@ -66,11 +68,32 @@ dnnl::memory& PackedWeights::get(void* data) {
   bind(user_, data);
   if (plain_) return user_;
   if (data != packed_from_) {
-    reorder_.execute(cpu_stream(), user_, packed_);
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, packed_}};
+    scratch_.bind(args, nullptr);
+    reorder_.execute(cpu_stream(), args);
     cpu_stream().wait();
     packed_from_ = data;
   }
   return packed_;
+}
+
+dnnl::primitive_attr Scratchpad::attr(dnnl::primitive_attr a) {
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+void Scratchpad::set(const dnnl::memory::desc& md) {
+  md_ = md;
+  mem_ = md.get_size() > 0 ? unbound_memory(md) : dnnl::memory();
+}
+
+void Scratchpad::bind(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer* run) {
+  if (md_.get_size() == 0) {
+    args.erase(DNNL_ARG_SCRATCHPAD);
+    return;
+  }
+  mem_.set_data_handle((run ? run : &own_)->get(md_.get_size()));
+  args[DNNL_ARG_SCRATCHPAD] = mem_;
 }
 
 }  // namespace gec::kernels::cpu

@@ -11,13 +11,17 @@
 #include <dnnl.hpp>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gec/error.h"
 #include "gec/tensor.h"
 #include "ir/graph.h"
+#include "kernels/kernel.h"
 
 namespace gec::kernels::cpu {
+
+using kernels::ScratchBuffer;
 
 /// The one CPU engine of the process (oneDNN engine kind cpu, index 0).
 dnnl::engine& cpu_engine();
@@ -51,6 +55,32 @@ void require_f32(const std::string& node_desc, DType dt);
 /// True when any tensor in `shapes` has zero elements (oneDNN refuses those).
 bool any_empty(const std::vector<Shape>& shapes);
 
+/// A primitive's scratchpad, in oneDNN's user mode. In its default
+/// ("library") mode oneDNN gives every primitive a buffer shared by all
+/// primitives the creating thread made (Debian's build has no
+/// DNNL_ENABLE_CONCURRENT_EXEC), so two runs in flight on one Session, whose
+/// kernels one thread created, would write the same scratch memory. In user
+/// mode the memory comes from the run (KernelContext::scratch: one buffer
+/// per run context), or from this object outside a session.
+class Scratchpad {
+ public:
+  Scratchpad() = default;
+  Scratchpad(const Scratchpad&) = delete;
+  Scratchpad& operator=(const Scratchpad&) = delete;
+  /// `a` with scratchpad_mode::user: every primitive_desc is made with it.
+  static dnnl::primitive_attr attr(dnnl::primitive_attr a = {});
+  /// Remembers the scratchpad the primitive needs (pd.scratchpad_desc()).
+  void set(const dnnl::memory::desc& md);
+  /// Sets args[DNNL_ARG_SCRATCHPAD] to memory from `run` (the run's buffer),
+  /// or from this object's own when null (outside a session).
+  void bind(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer* run);
+
+ private:
+  dnnl::memory::desc md_;
+  dnnl::memory mem_;
+  ScratchBuffer own_;
+};
+
 /// Weights held in the layout a primitive asked for (format_tag::any). The
 /// reorder runs only when the user's weight pointer changes (weights are
 /// constants in practice, so once per session); when the primitive accepts
@@ -67,6 +97,7 @@ class PackedWeights {
   dnnl::reorder reorder_;
   bool plain_ = true;
   const void* packed_from_ = nullptr;
+  Scratchpad scratch_;
 };
 
 /// Binds `m` to `data` (const_cast: oneDNN takes void* for inputs too).

@@ -266,6 +266,7 @@ class ConvKernel final : public Kernel {
     bind(dst_, y.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data);
     if (b) bind(bias_, b->data);
+    scratch_.bind(args_, ctx.scratch);
     conv_.execute(cpu_stream(), args_);
     cpu_stream().wait();
     if (native_act_) epilogue_->run(y, ctx.num_threads);
@@ -290,6 +291,7 @@ class ConvKernel final : public Kernel {
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
       conv_ = cf(pd);
+      scratch_.set(pd.scratchpad_desc());
       weights_.reset(user_w, pd.weights_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a convolution for X " + shape_str(xs) + ", W " + shape_str(ws), e);
@@ -305,7 +307,7 @@ class ConvKernel final : public Kernel {
 
   /// The post-ops: the residual sum (if any), then `act` (if any).
   dnnl::primitive_attr post_ops_attr(const ops::FusedActivation& act) const {
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = Scratchpad::attr();
     if (residual_ || !act.op.empty()) attr.set_post_ops(make_post_ops(act, residual_));
     return attr;
   }
@@ -340,6 +342,7 @@ class ConvKernel final : public Kernel {
   bool empty_ = false;                            // no output or no input channels: no primitive
   dnnl::convolution_forward conv_;
   PackedWeights weights_;
+  Scratchpad scratch_;
   memory src_, dst_, bias_;
   std::unordered_map<int, memory> args_;
 };

@@ -41,6 +41,7 @@ class ConvTransposeKernel final : public Kernel {
     bind(dst_, y.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data);
     if (b) bind(bias_, b->data);
+    scratch_.bind(args_, ctx.scratch);
     deconv_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
@@ -90,8 +91,9 @@ class ConvTransposeKernel final : public Kernel {
       const auto alg = dnnl::algorithm::deconvolution_direct;
       df::desc d = has_bias ? df::desc(pk, alg, src, any_w, plain_md({oc}), dst, strides, dil, pl, pr)
                             : df::desc(pk, alg, src, any_w, dst, strides, dil, pl, pr);
-      df::primitive_desc pd(d, cpu_engine());
+      df::primitive_desc pd(d, Scratchpad::attr(), cpu_engine());
       deconv_ = df(pd);
+      scratch_.set(pd.scratchpad_desc());
       weights_.reset(user_w, pd.weights_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a deconvolution for X " + shape_str(xs) + ", W " + shape_str(ws), e);
@@ -117,6 +119,7 @@ class ConvTransposeKernel final : public Kernel {
   int64_t group_;
   dnnl::deconvolution_forward deconv_;
   PackedWeights weights_;
+  Scratchpad scratch_;
   memory src_, dst_, bias_;
   std::unordered_map<int, memory> args_;
 };

@@ -126,6 +126,7 @@ class MatMulKernel final : public Kernel {
     bind(src_, a.data);
     bind(wei_, b.data);
     bind(dst_, y.data);
+    scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
@@ -138,8 +139,9 @@ class MatMulKernel final : public Kernel {
     if (dims_.k == 0) return;
     const memory::desc src = plain_md(dims_.a), wei = plain_md(dims_.b), dst = plain_md(dims_.out);
     try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), cpu_engine());
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), Scratchpad::attr(), cpu_engine());
       mm_ = dnnl::matmul(pd);
+      scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a matmul for " + shape_str(as) + " x " + shape_str(bs), e);
     }
@@ -152,6 +154,7 @@ class MatMulKernel final : public Kernel {
   std::string desc_;
   MatmulDims dims_;
   dnnl::matmul mm_;
+  Scratchpad scratch_;
   memory src_, wei_, dst_;
   std::unordered_map<int, memory> args_;
 };
@@ -191,6 +194,7 @@ class GemmKernel final : public Kernel {
     bind(src_, a.data);
     bind(wei_, ctx.in(1).data);
     bind(dst_, y.data);
+    scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
@@ -204,7 +208,7 @@ class GemmKernel final : public Kernel {
     const memory::desc src = trans_a_ ? strided_md({m, k}, {1, m}) : plain_md({m, k});
     const memory::desc wei = trans_b_ ? strided_md({k, n}, {1, k}) : plain_md({k, n});
     const memory::desc dst = plain_md({m, n});
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = Scratchpad::attr();
     if (alpha_ != 1.f) attr.set_output_scales(0, {alpha_});
     if (use_c) {
       dnnl::post_ops po;
@@ -214,6 +218,7 @@ class GemmKernel final : public Kernel {
     try {
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
       mm_ = dnnl::matmul(pd);
+      scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a matmul for A " + shape_str(as) + ", B " + shape_str(bs), e);
     }
@@ -239,6 +244,7 @@ class GemmKernel final : public Kernel {
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   dnnl::matmul mm_;
+  Scratchpad scratch_;
   memory src_, wei_, dst_;
   std::unordered_map<int, memory> args_;
 };

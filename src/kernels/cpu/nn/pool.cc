@@ -32,6 +32,7 @@ using dnnl::memory;
 struct PoolPrimitive {
   dnnl::pooling_v2_forward prim;
   memory src, dst;
+  Scratchpad scratch;
   bool blocked = false;
 
   void build(const std::string& who, dnnl::algorithm alg, const Shape& xs, const Shape& ys,
@@ -41,17 +42,21 @@ struct PoolPrimitive {
     try {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s, d, strides, kernel, dil, pl,
                                           pr);
-      prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine()));
+      const dnnl::pooling_v2_forward::primitive_desc pd(desc, Scratchpad::attr(), cpu_engine());
+      prim = dnnl::pooling_v2_forward(pd);
+      scratch.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(who, "create a pooling for X " + shape_str(xs), e);
     }
     src = unbound_memory(s);
     dst = unbound_memory(d);
   }
-  void run(const void* x, void* y) {
+  void run(const void* x, void* y, ScratchBuffer* run_scratch) {
     bind(src, x);
     bind(dst, y);
-    prim.execute(cpu_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    scratch.bind(args, run_scratch);
+    prim.execute(cpu_stream(), args);
     cpu_stream().wait();
   }
 };
@@ -78,7 +83,7 @@ class PoolKernel final : public Kernel {
     const TensorView& x = ctx.in(0);
     TensorView& y = ctx.out(0);
     if (y.numel() == 0) return;
-    pool_.run(x.data, y.data);
+    pool_.run(x.data, y.data, ctx.scratch);
     if (!fixups_.empty()) rescale_border(y);
   }
 
@@ -174,7 +179,7 @@ class GlobalPoolKernel final : public Kernel {
 
   void run(KernelContext& ctx) override {
     if (ctx.out(0).numel() == 0) return;
-    pool_.run(ctx.in(0).data, ctx.out(0).data);
+    pool_.run(ctx.in(0).data, ctx.out(0).data, ctx.scratch);
   }
 
   std::string impl_name() const override { return "onednn.pool"; }

@@ -33,7 +33,9 @@ class ReorderKernel final : public Kernel {
     if (y.numel() == 0) return;
     bind(src_, x.data);
     bind(dst_, y.data);
-    reorder_.execute(cpu_stream(), src_, dst_);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, dst_}};
+    scratch_.bind(args, ctx.scratch);
+    reorder_.execute(cpu_stream(), args);
     cpu_stream().wait();
   }
 
@@ -45,7 +47,9 @@ class ReorderKernel final : public Kernel {
     try {
       src_ = unbound_memory(from);
       dst_ = unbound_memory(to);
-      reorder_ = dnnl::reorder(src_, dst_);
+      const dnnl::reorder::primitive_desc pd(src_, dst_, Scratchpad::attr());
+      reorder_ = dnnl::reorder(pd);
+      scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a reorder for " + shape_str(s), e);
     }
@@ -55,6 +59,7 @@ class ReorderKernel final : public Kernel {
   memory::format_tag from_, to_;
   memory src_, dst_;
   dnnl::reorder reorder_;
+  Scratchpad scratch_;
 };
 
 GEC_REGISTER_KERNEL(ops::kGecDomain, ops::kReorderOp,

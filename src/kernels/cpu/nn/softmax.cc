@@ -28,6 +28,7 @@ class SoftmaxKernel final : public Kernel {
     if (y.numel() == 0) return;
     bind(src_, x.data);
     bind(dst_, y.data);
+    scratch_.bind(args_, ctx.scratch);
     sm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
@@ -44,7 +45,10 @@ class SoftmaxKernel final : public Kernel {
     using sf = dnnl::softmax_v2_forward;
     const auto alg = log_ ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
     try {
-      sm_ = sf(sf::primitive_desc(sf::desc(dnnl::prop_kind::forward_inference, alg, md, md, 1), cpu_engine()));
+      const sf::primitive_desc pd(sf::desc(dnnl::prop_kind::forward_inference, alg, md, md, 1), Scratchpad::attr(),
+                                  cpu_engine());
+      sm_ = sf(pd);
+      scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a softmax for X " + shape_str(xs), e);
     }
@@ -57,6 +61,7 @@ class SoftmaxKernel final : public Kernel {
   int64_t axis_;
   bool log_;
   dnnl::softmax_v2_forward sm_;
+  Scratchpad scratch_;
   memory src_, dst_;
   std::unordered_map<int, memory> args_;
 };
