@@ -236,6 +236,41 @@ TEST(CApi, BadCallsReturnAStatusAndAMessageNamingTheProblem) {
   std::remove(onnx.c_str());
 }
 
+// Two runs at once on one session (max_concurrent_requests 2, waiting when
+// busy): both right.
+TEST(CApi, ConcurrentRunsOnOneSession) {
+  std::string gom = compile_c(kModelDir + "/model.onnx", "mlp_conc");
+  gec_session_options* o = gec_session_options_create();
+  ASSERT_EQ(gec_session_options_set_max_concurrent_requests(o, 2), GEC_OK);
+  ASSERT_EQ(gec_session_options_set_wait_when_busy(o, 1), GEC_OK);
+  ASSERT_EQ(gec_session_options_set_num_threads(o, 1), GEC_OK);
+  expect_status(gec_session_options_set_max_concurrent_requests(o, 0), GEC_INVALID_ARGUMENT, "outside 1..1024");
+  gec_session* s = nullptr;
+  ASSERT_EQ(gec_session_load(gom.c_str(), o, &s), GEC_OK) << gec_last_error_message();
+  Tensor x = frontend::read_tensor_proto_file(kModelDir + "/test_data_set_0/input_0.pb");
+  Tensor ref = frontend::read_tensor_proto_file(kModelDir + "/test_data_set_0/output_0.pb");
+  std::vector<int> bad(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 20; ++r) {
+        Tensor y(DType::kFloat32, ref.shape());
+        gec_tensor ci = c_view(x), co = c_view(y);
+        if (gec_session_run(s, &ci, 1, &co, 1) != GEC_OK) {
+          ++bad[t];
+          continue;
+        }
+        for (int64_t i = 0; i < ref.numel(); ++i)
+          if (std::fabs(y.as<float>()[i] - ref.as<float>()[i]) > 1e-5f) ++bad[t];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
+  gec_session_free(s);
+  gec_session_options_free(o);
+  std::remove(gom.c_str());
+}
+
 TEST(CApi, TheLastErrorMessageIsKeptPerThread) {
   gec_session* s = nullptr;
   ASSERT_NE(gec_session_load("/nonexistent/a.gom", nullptr, &s), GEC_OK);

@@ -394,14 +394,23 @@ TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
     EXPECT_EQ(r.status, 2) << b.flags << ": " << r.out;
     EXPECT_NE(r.out.find(b.says), std::string::npos) << b.flags << ": " << r.out;
   }
+  nlohmann::json j;
   frontend::write_tensor_proto_file(p("x.pb"), testing::make<float>({1, 4}, {1, 2, 3, 4}).view(), "x");
   r = gec("bench " + p("dyn.gom") + " --iterations 1 --shape x:2,4 --input x=" + p("x.pb"));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--shape sets the shapes of generated inputs"), std::string::npos) << r.out;
+  // --concurrency: that many requests in flight on the one Session.
+  r = gec("bench " + p("dyn.gom") + " --warmup 0 --iterations 3 --concurrency 3 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["concurrency"], 3);
+  EXPECT_EQ(j["iterations"], 9) << "3 timed runs per request loop";
+  EXPECT_GT(j["runs_per_s"].get<double>(), 0);
+  EXPECT_EQ(gec("bench " + p("dyn.gom") + " --concurrency 0").status, 2);
   // --duration: at least that long and at least --iterations runs.
   r = gec("bench " + p("dyn.gom") + " --warmup 0 --iterations 1 --duration 0.2 --json");
   ASSERT_EQ(r.status, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out);
+  j = nlohmann::json::parse(r.out);
   EXPECT_GE(j["timed_s"].get<double>(), 0.2);
   EXPECT_GT(j["iterations"].get<int>(), 1);
 }

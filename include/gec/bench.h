@@ -33,6 +33,10 @@ struct BenchOptions {
   /// them have passed (trtexec's --duration) as well as `iterations` runs,
   /// up to kMaxBenchRuns runs. At most 86400 (a day).
   double duration_s = 0;
+  /// Requests in flight at once (1..1024): that many threads each run the
+  /// warm-up-free timed loop above on `s` at the same time. The Session must
+  /// allow them (SessionOptions::max_concurrent_requests, wait_when_busy).
+  int concurrency = 1;
 };
 
 /// The most timed runs one bench() keeps (8 MB of run times).
@@ -65,7 +69,11 @@ struct BenchResult {
   int warmup = 0, iterations = 0;
   /// Seconds the timed runs took together (wall clock, steady).
   double timed_s = 0;
-  /// Runs per second: 1000 / median_ms (throughput_per_s is the same figure,
+  /// Requests in flight (BenchOptions::concurrency); run_ms and the
+  /// percentiles are per request over all of them.
+  int concurrency = 1;
+  /// Runs per second: 1000 / median_ms at concurrency 1, else the runs
+  /// completed per second of wall clock (throughput_per_s is the same figure,
   /// under its older name).
   double runs_per_s = 0, throughput_per_s = 0;
   /// The batch: the leading dim of the inputs when every tensor input of

@@ -19,10 +19,11 @@
  * Thread safety:
  *  - Different sessions are independent: run them from as many threads as
  *    you like.
- *  - One session runs one request at a time. gec_session_run* calls on the
- *    same session must not overlap: a call that starts while another is in
- *    progress returns GEC_INVALID_ARGUMENT (it never computes a wrong
- *    result). Use one session per thread for parallel requests.
+ *  - One session runs up to max_concurrent_requests requests at once
+ *    (default 1; gec_session_options_set_max_concurrent_requests), each in
+ *    a run context of its own; the weights are shared. A call beyond that
+ *    waits (set_wait_when_busy) or returns GEC_INVALID_ARGUMENT; it never
+ *    computes a wrong result.
  *  - The metadata functions (gec_session_input_count, _info, ...) only read
  *    what the load computed: safe from any thread, also during a run.
  *  - Options objects, results and compile calls hold no shared state.
@@ -123,6 +124,13 @@ gec_status gec_session_options_set_max_weights_bytes(gec_session_options* option
 /* 1 = run on fewer threads while other processes keep this process's CPUs
  * busy (checked every 200 ms at most); 0 = always num_threads. */
 gec_status gec_session_options_set_adapt_threads(gec_session_options* options, int enabled);
+
+/* Requests one session may run at once (1..1024, default 1); num_threads 0
+ * then gives each its share of the cores. */
+gec_status gec_session_options_set_max_concurrent_requests(gec_session_options* options, int requests);
+/* 1 = a run beyond max_concurrent_requests waits for a free context;
+ * 0 (default) = it returns GEC_INVALID_ARGUMENT at once. */
+gec_status gec_session_options_set_wait_when_busy(gec_session_options* options, int enabled);
 
 /* ---- sessions ----------------------------------------------------------- */
 

@@ -207,6 +207,22 @@ gec_status gec_session_options_set_adapt_threads(gec_session_options* options, i
   });
 }
 
+gec_status gec_session_options_set_max_concurrent_requests(gec_session_options* options, int requests) {
+  return guarded([&] {
+    require(options, "options");
+    if (requests < 1 || requests > 1024)
+      fail(ErrorCode::kInvalidArgument, "max_concurrent_requests " + std::to_string(requests) + " is outside 1..1024");
+    options->opts.max_concurrent_requests = requests;
+  });
+}
+
+gec_status gec_session_options_set_wait_when_busy(gec_session_options* options, int enabled) {
+  return guarded([&] {
+    require(options, "options");
+    options->opts.wait_when_busy = enabled != 0;
+  });
+}
+
 gec_status gec_session_load(const char* gom_path, const gec_session_options* options, gec_session** out) {
   return guarded([&] {
     require(gom_path, "gom_path");

@@ -21,6 +21,7 @@ struct BenchArgs {
   std::string model, input_dir, trace;
   std::vector<std::string> inputs, shapes;
   double duration_s = 0;
+  int concurrency = 1;
   int warmup = 10, iterations = 50, threads = 0, top = 25;
   bool json = false, wide = false;
   std::string adapt_threads = "on";
@@ -54,6 +55,8 @@ Loaded load(const BenchArgs& a, bool profile) {
   so.num_threads = a.threads;
   so.adapt_threads = a.adapt_threads == "on";
   so.profile = profile;
+  so.max_concurrent_requests = a.concurrency;
+  so.wait_when_busy = true;
   auto t0 = Clock::now();
   l.session = open_model(a.model, a.flags, so);
   l.load_ms = ms_since(t0);
@@ -98,6 +101,11 @@ Command add_bench(CLI::App& root) {
   app->add_option("--duration", a->duration_s,
                   "go on with timed runs for at least this many seconds (and at least --iterations runs)")
       ->check(CLI::Range(0.0, 86400.0));
+  app->add_option("--concurrency", a->concurrency,
+                  "requests in flight at once on the one loaded model (threads per request: the cores divided "
+                  "among them, unless --threads)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {
             Loaded l = load(*a, false);
@@ -105,18 +113,22 @@ Command add_bench(CLI::App& root) {
             bo.warmup = a->warmup;
             bo.iterations = a->iterations;
             bo.duration_s = a->duration_s;
+            bo.concurrency = a->concurrency;
             BenchResult r = l.with_hint([&] { return bench(*l.session, l.views, bo); });
             r.load_ms = l.load_ms;
             if (a->json) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs in %.2f s after %d warm-up, %s threads\n", a->model.c_str(), r.iterations,
-                        r.timed_s, a->warmup, a->threads ? std::to_string(a->threads).c_str() : "all-core");
+            std::printf("%s: %d runs in %.2f s after %d warm-up, %d threads%s\n", a->model.c_str(), r.iterations,
+                        r.timed_s, a->warmup, r.threads,
+                        r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
+                                             " requests in flight").c_str() : "");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
-            std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)\n",
-                        r.runs_per_s, r.samples_per_s, static_cast<long long>(r.batch));
+            std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)%s\n",
+                        r.runs_per_s, r.samples_per_s, static_cast<long long>(r.batch),
+                        r.concurrency > 1 ? ", runs completed per second of wall clock" : "");
             std::printf("  threads per run: %d to %d of %d; %d OS threads; idle threads: %s\n", r.min_run_threads,
                         r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
             std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB\n", r.load_ms, r.first_run_ms,
