@@ -322,9 +322,9 @@ gec::CompiledModel compile_any(py::handle model, const gec::CompileOptions& opts
     if (gec::looks_like_gom(info.ptr, size))
       invalid("compile: these bytes are a compiled .gom model already; pass them to gec.Session");
     py::gil_scoped_release nogil;
-    return gec::compile_onnx_bytes(info.ptr, size, opts);
+    return gec::compile_any_bytes(info.ptr, size, opts);
   }
-  invalid("compile: the model must be a path (str or os.PathLike) or the bytes of an ONNX model, got " +
+  invalid("compile: the model must be a path (str or os.PathLike) or the bytes of an ONNX or TensorFlow model, got " +
           py_type_name(model));
 }
 

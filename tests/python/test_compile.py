@@ -124,3 +124,32 @@ def test_save_to_unwritable_place(add_model, tmp_path):
 def test_version():
     assert gec.version() == gec.__version__
     assert gec.__version__.count(".") == 2
+
+
+def _tfjs_model(folder):
+    """A TensorFlow.js graph model y = relu(x * w) with w in a weight shard."""
+    node = lambda name, op, inputs=(), **attr: {"name": name, "op": op, "input": list(inputs), "attr": attr}
+    f32 = {"type": "DT_FLOAT"}
+    topo = {"node": [node("x", "Placeholder", dtype=f32, shape={"shape": {"dim": [{"size": "2"}, {"size": "3"}]}}),
+                     node("w", "Const", dtype=f32, value={"tensor": {"dtype": "DT_FLOAT"}}),
+                     node("m", "Mul", ["x", "w"], T=f32), node("y", "Relu", ["m"], T=f32)]}
+    import json
+    (folder / "model.json").write_text(json.dumps({
+        "format": "graph-model", "modelTopology": topo,
+        "weightsManifest": [{"paths": ["w.bin"], "weights": [{"name": "w", "shape": [3], "dtype": "float32"}]}]}))
+    (folder / "w.bin").write_bytes(np.array([1, -2, 3], np.float32).tobytes())
+    return folder / "model.json"
+
+
+def test_tensorflow_models_from_a_path_and_from_bytes(tmp_path):
+    path = _tfjs_model(tmp_path)
+    x = np.array([[1, 1, 1], [-1, 2, 0.5]], np.float32)
+    want = np.maximum(x * np.array([1, -2, 3], np.float32), 0)
+    sess = gec.Session(path)
+    assert sess.compile_report["frontend"] == "tfjs"
+    assert [i.name for i in sess.get_outputs()] == ["y:0"]
+    (y,) = sess.run(None, {"x": x})
+    np.testing.assert_array_equal(y, want)
+    # From bytes the shards are looked up in the working folder: none here.
+    with pytest.raises(gec.IoError):
+        gec.compile(path.read_bytes())
