@@ -107,3 +107,20 @@ TEST(PublicApi, BenchAndProfile) {
 
 }  // namespace
 }  // namespace gec
+
+namespace gec {
+namespace {
+
+// FLOP counts of the profile's GFLOP/s column, worked out by hand.
+TEST(PublicApiProfile, NodeFlopsFollowTheShapes) {
+  EXPECT_DOUBLE_EQ(node_flops("Conv", {{1, 3, 8, 8}, {4, 3, 3, 3}}, {{1, 4, 6, 6}}), 2.0 * 144 * 27);
+  EXPECT_DOUBLE_EQ(node_flops("FusedConv", {{1, 4, 5, 5}, {4, 1, 3, 3}}, {{1, 4, 5, 5}}), 2.0 * 100 * 9);  // depthwise
+  EXPECT_DOUBLE_EQ(node_flops("MatMul", {{2, 3}, {3, 5}}, {{2, 5}}), 2.0 * 10 * 3);
+  EXPECT_DOUBLE_EQ(node_flops("Gemm", {{2, 3}, {5, 3}}, {{2, 5}}), 2.0 * 10 * 3);
+  EXPECT_DOUBLE_EQ(node_flops("ConvTranspose", {{1, 2, 3, 3}, {2, 4, 2, 2}}, {{1, 4, 6, 6}}), 2.0 * 18 * 16);
+  EXPECT_EQ(node_flops("Relu", {{4}}, {{4}}), 0);
+  EXPECT_EQ(node_flops("Conv", {{1, 3, 8, 8}}, {{1, 4, 6, 6}}), 0) << "no weight shape";
+}
+
+}  // namespace
+}  // namespace gec

@@ -111,7 +111,18 @@ struct ProfiledNode {
   double median_ms = 0, p90_ms = 0;
   /// Fraction (0..1) of the summed node time.
   double share = 0;
+  /// Floating-point operations of one call (a multiply-add counts 2), for
+  /// the dense ops whose count follows from their shapes: Conv / FusedConv
+  /// (2 x |Y| x Cin/group x kh x kw), ConvTranspose (2 x |X| x |W| / Cin),
+  /// MatMul and Gemm (2 x |Y| x K); 0 for other ops.
+  double flops = 0;
+  /// flops / median call time, in GFLOP/s (0 when flops is).
+  double gflop_per_s = 0;
 };
+
+/// The floating-point operations of one call of a node of `op_type` with
+/// these input and output shapes (ProfiledNode::flops), 0 when not known.
+double node_flops(const std::string& op_type, const std::vector<Shape>& inputs, const std::vector<Shape>& outputs);
 
 /// Node times summed per op type.
 struct ProfiledOpType {

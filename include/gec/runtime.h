@@ -69,6 +69,7 @@ struct NodeProfile {
   std::string name, op_type, kernel;
   std::vector<std::string> fused_from;
   std::vector<Shape> input_shapes;
+  std::vector<Shape> output_shapes;  // of the last call
   double total_ms = 0;
   int64_t calls = 0;
   int64_t bytes_accessed = 0;  // input + output bytes of the last call

@@ -240,6 +240,8 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
     pn.mean_ms = p.total_ms / n;
     pn.median_ms = percentile(p.call_ms, 0.5);
     pn.p90_ms = percentile(p.call_ms, 0.9);
+    pn.flops = node_flops(p.op_type, p.input_shapes, p.output_shapes);
+    pn.gflop_per_s = pn.flops > 0 && pn.median_ms > 0 ? pn.flops / (pn.median_ms * 1e6) : 0;
     pn.node = std::move(p);
     r.nodes.push_back(std::move(pn));
   }
@@ -259,6 +261,24 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   return r;
 }
 
+double node_flops(const std::string& op, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+  if (in.size() < 2 || out.empty()) return 0;
+  const double y = static_cast<double>(shape_numel(out[0]));
+  const Shape& x = in[0];
+  const Shape& w = in[1];
+  if ((op == "Conv" || op == "FusedConv") && w.size() >= 3) {
+    double per = 1;
+    for (size_t d = 1; d < w.size(); ++d) per *= static_cast<double>(w[d]);  // Cin/group x kernel
+    return 2 * y * per;
+  }
+  if (op == "ConvTranspose" && w.size() >= 3 && w[0] > 0)
+    return 2 * static_cast<double>(shape_numel(x)) * static_cast<double>(shape_numel(w)) / static_cast<double>(w[0]);
+  if (op == "MatMul" && !x.empty()) return 2 * y * static_cast<double>(x.back());
+  if (op == "Gemm" && x.size() == 2 && !out[0].empty() && out[0][0] > 0)
+    return 2 * y * static_cast<double>(shape_numel(x)) / static_cast<double>(out[0][0]);
+  return 0;
+}
+
 std::string ProfileResult::json() const {
   nlohmann::json ns = nlohmann::json::array();
   for (const ProfiledNode& pn : nodes) {
@@ -272,6 +292,9 @@ std::string ProfileResult::json() const {
                   {"median_ms", pn.median_ms},
                   {"p90_ms", pn.p90_ms},
                   {"share", pn.share},
+                  {"output_shapes", p.output_shapes},
+                  {"flops", pn.flops},
+                  {"gflop_per_s", pn.gflop_per_s},
                   {"bytes_accessed", p.bytes_accessed},
                   {"calls", p.calls}});
   }

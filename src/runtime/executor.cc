@@ -248,7 +248,11 @@ void Executor::run_graph(GraphPlan& plan) {
       s.prof.input_shapes.push_back(in ? in->shape : Shape{});
       if (in) bytes += static_cast<int64_t>(in->bytes());
     }
-    for (const TensorView* out : s.ctx.outputs) bytes += static_cast<int64_t>(out->bytes());
+    s.prof.output_shapes.clear();
+    for (const TensorView* out : s.ctx.outputs) {
+      bytes += static_cast<int64_t>(out->bytes());
+      s.prof.output_shapes.push_back(out->shape);
+    }
     s.prof.bytes_accessed = bytes;
   }
 }

@@ -180,8 +180,8 @@ Command add_profile(CLI::App& root) {
                 wo = std::max(wo, pn.node.op_type.size());
                 wk = std::max(wk, pn.node.kernel.size());
               }
-            std::printf("%-*s %-*s %-*s %10s %10s %10s %7s %12s  %s\n", int(wn), "node", int(wo), "op", int(wk),
-                        "kernel", "mean ms", "median ms", "p90 ms", "%", "bytes", "input shapes [fused from]");
+            std::printf("%-*s %-*s %-*s %10s %10s %10s %7s %12s %8s  %s\n", int(wn), "node", int(wo), "op", int(wk),
+                        "kernel", "mean ms", "median ms", "p90 ms", "%", "bytes", "GFLOP/s", "input shapes [fused from]");
             size_t shown = 0;
             for (size_t i : order) {
               if (a->top > 0 && shown++ >= static_cast<size_t>(a->top)) break;
@@ -194,15 +194,22 @@ Command add_profile(CLI::App& root) {
                 for (const auto& f : p.fused_from) from += (from.empty() ? "" : ", ") + f;
                 shapes += "  [" + from + "]";
               }
-              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld  %s\n", int(wn), col(p.name, wn).c_str(),
+              const std::string gflops = pn.gflop_per_s > 0 ? std::to_string(static_cast<long long>(pn.gflop_per_s + 0.5))
+                                                            : std::string("-");
+              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld %8s  %s\n", int(wn), col(p.name, wn).c_str(),
                           int(wo), col(p.op_type, wo).c_str(), int(wk), col(p.kernel, wk).c_str(), pn.mean_ms,
                           pn.median_ms, pn.p90_ms, 100 * pn.share, static_cast<long long>(p.bytes_accessed),
-                          shapes.c_str());
+                          gflops.c_str(), shapes.c_str());
             }
             std::printf("\n%-24s %6s %10s %7s\n", "op type", "nodes", "mean ms", "%");
             for (const ProfiledOpType& o : r.op_types)
               std::printf("%-24s %6d %10.4f %6.1f%%\n", o.op_type.c_str(), o.nodes, o.mean_ms, 100 * o.share);
-            std::printf("total %.3f ms per run over %zu nodes (%d runs)\n", r.total_ms, r.nodes.size(), a->iterations);
+            double flops = 0;
+            for (const ProfiledNode& pn : r.nodes) flops += pn.flops;
+            std::printf("total %.3f ms per run over %zu nodes (%d runs)", r.total_ms, r.nodes.size(), a->iterations);
+            if (flops > 0) std::printf("; dense ops %.2f GFLOP per run, %.0f GFLOP/s over the whole run", flops / 1e9,
+                                       r.total_ms > 0 ? flops / (r.total_ms * 1e6) : 0.0);
+            std::printf("\n");
             return 0;
           }};
 }
