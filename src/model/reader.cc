@@ -346,6 +346,9 @@ class GraphBuilder {
         s.node = ps.node();
         s.kernel = ps.kernel();
         s.variant = ps.variant();
+        if (ps.threads() != 0 && ps.threads() != 1)
+          bad(what + " has threads " + std::to_string(ps.threads()) + " (0 or 1)");
+        s.threads = ps.threads();
         read_layouts(ps.input_layouts(), n.inputs().size(), s.input_layouts, what + " (" + n.describe() + ") inputs");
         read_layouts(ps.output_layouts(), n.outputs().size(), s.output_layouts, what + " (" + n.describe() + ") outputs");
         gs.steps.push_back(std::move(s));

@@ -163,6 +163,7 @@ void put_execution_plan(const schedule::ExecutionPlan& p, gom::ExecutionPlan* ou
       for (ops::Layout l : s.input_layouts) ps->add_input_layouts(static_cast<int32_t>(l));
       for (ops::Layout l : s.output_layouts) ps->add_output_layouts(static_cast<int32_t>(l));
       ps->set_variant(s.variant);
+      ps->set_threads(s.threads);
     }
   }
 }

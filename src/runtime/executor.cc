@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "gec/bench.h"
 #include "gec/error.h"
 
 namespace gec::runtime {
@@ -127,7 +128,16 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
       // Sequence and optional outputs are made by their kernels.
       if (!in_arena(id) && out->type.is_tensor()) s.needs_infer = true;
     }
-    s.ctx.num_threads = num_threads_;
+    s.single_thread = ps.threads == 1;
+    if (!s.single_thread && !s.schema->shape_from_kernel) {
+      bool all_static = true;
+      for (const ir::Value* v : n->inputs()) all_static = all_static && (!v || v->type.is_static());
+      for (const ir::Value* v : n->outputs()) all_static = all_static && v->type.is_static();
+      bool control_flow = false;
+      for (const auto& a : n->attrs) control_flow = control_flow || a.kind == ir::Attribute::Kind::kGraph;
+      s.decide_at_run = !all_static && !control_flow;
+    }
+    s.ctx.num_threads = s.single_thread ? 1 : num_threads_;
     s.ctx.subgraphs = this;
     s.ctx.scratch = &scratch_;
     s.ctx.node = n;
@@ -214,7 +224,8 @@ void Executor::run(int threads) {
     run_threads_ = threads;
     for (auto& [graph, plan] : plans_)
       for (Step& s : plan.steps) {
-        s.ctx.num_threads = threads;
+        if (s.single_thread) continue;  // one thread whatever the run's count
+        s.ctx.num_threads = s.small_now ? 1 : threads;
         s.reshaped = false;
       }
   }
@@ -286,8 +297,29 @@ void Executor::run_step(Step& s) {
   if (!same) {
     s.shapes.resize(s.ctx.inputs.size());
     for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+    if (s.decide_at_run) {  // the compile-time rule, on the shapes of this run
+      int64_t bytes = 0;
+      std::vector<Shape> outs;
+      for (const TensorView* in : s.ctx.inputs) bytes += in ? static_cast<int64_t>(in->bytes()) : 0;
+      for (const TensorView* out : s.ctx.outputs) {
+        bytes += static_cast<int64_t>(out->bytes());
+        outs.push_back(out->shape);
+      }
+      s.small_now = bytes < schedule::kSingleThreadBytes &&
+                    node_flops(s.node->op_type, s.shapes, outs) < schedule::kSingleThreadFlops;
+      s.ctx.num_threads = s.small_now ? 1 : run_threads_;
+    }
+    const bool one = s.single_thread || s.small_now;
+    if (one) omp_set_num_threads(1);  // oneDNN sizes a primitive by the threads at creation
     s.kernel->reshape(s.ctx);
+    if (one) omp_set_num_threads(run_threads_);
     s.reshaped = true;
+  }
+  if (s.single_thread || s.small_now) {
+    omp_set_num_threads(1);
+    s.kernel->run(s.ctx);
+    omp_set_num_threads(run_threads_);
+    return;
   }
   s.kernel->run(s.ctx);
 }

@@ -90,6 +90,9 @@ class Executor final : public kernels::SubgraphRunner {
     bool planned_done = false; // a Concat whose inputs were produced in place
     bool skip = false;         // planned_done, unless its output is bound to a caller buffer
     bool reshaped = false;     // kernel->reshape ran for `shapes`
+    bool single_thread = false;  // the plan runs it on one thread (schedule::Step::threads)
+    bool decide_at_run = false;  // shapes not static at compile: decided again at each reshape
+    bool small_now = false;      // decide_at_run: the current shapes make it a one-thread step
     std::vector<Shape> shapes; // input shapes of the last reshape
     kernels::KernelContext ctx;
     NodeProfile prof;

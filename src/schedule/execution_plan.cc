@@ -1,7 +1,33 @@
 // make_execution_plan: see schedule.h.
+#include "gec/bench.h"
 #include "schedule/schedule.h"
 
 namespace gec::schedule {
+
+namespace {
+// 1 when the node is small (static shapes, few bytes and FLOPs), else 0.
+int32_t threads_for(const ir::Node& n) {
+  int64_t bytes = 0;
+  std::vector<Shape> ins, outs;
+  for (const ir::Value* v : n.inputs()) {
+    if (!v) {
+      ins.emplace_back();
+      continue;
+    }
+    if (!v->type.is_static() || v->type.dtype == DType::kString) return 0;
+    ins.push_back(v->type.static_shape());
+    bytes += shape_numel(ins.back()) * static_cast<int64_t>(dtype_size(v->type.dtype));
+  }
+  for (const ir::Value* v : n.outputs()) {
+    if (!v || !v->type.is_static() || v->type.dtype == DType::kString) return 0;
+    outs.push_back(v->type.static_shape());
+    bytes += shape_numel(outs.back()) * static_cast<int64_t>(dtype_size(v->type.dtype));
+  }
+  for (const auto& a : n.attrs)
+    if (a.kind == ir::Attribute::Kind::kGraph) return 0;  // control flow: its body decides
+  return bytes < kSingleThreadBytes && node_flops(n.op_type, ins, outs) < kSingleThreadFlops ? 1 : 0;
+}
+}  // namespace
 
 ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts) {
   ExecutionPlan plan;
@@ -17,6 +43,7 @@ ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& la
         s.output_layouts = it->second.out;
       }
       s.kernel = kernels::create_kernel(*n, kernel_config(*n, s))->impl_name();
+      s.threads = threads_for(*n);
       gs.steps.push_back(std::move(s));
     }
   });

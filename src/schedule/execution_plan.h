@@ -27,7 +27,18 @@ struct Step {
   std::vector<ops::Layout> input_layouts, output_layouts;
   /// Implementation variant handed to the kernel ("" = its default).
   std::string variant;
+  /// Intra-op threads: 0 = the run's; 1 = one thread, for a node too small
+  /// for a parallel region to pay (make_execution_plan decides from its
+  /// static bytes and FLOPs: kSingleThreadBytes, kSingleThreadFlops).
+  int32_t threads = 0;
 };
+
+/// A node touching fewer bytes (inputs + outputs, static shapes) and doing
+/// fewer floating-point operations than these runs on one thread: on this
+/// CPU a parallel region costs 1-5 us to open and join, as long as ~32 KiB
+/// of memory traffic or ~0.25 MFLOP on one core.
+inline constexpr int64_t kSingleThreadBytes = 32 * 1024;
+inline constexpr double kSingleThreadFlops = 0.25e6;
 
 struct GraphSchedule {
   std::vector<Step> steps;
