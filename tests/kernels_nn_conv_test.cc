@@ -1,6 +1,7 @@
 // Conv and ConvTranspose kernels: hand-computed small cases (ONNX Conv-11,
 // ConvTranspose-11).
 #include "kernels_nn_util.h"
+#include "ops/fused_conv.h"
 
 namespace gec {
 namespace {
@@ -148,6 +149,48 @@ TEST(NnConvTranspose, OutputPaddingAndOutputShape1D) {
   auto os = run_op("ConvTranspose", {x, make<float>({1, 1, 3}, {1, 1, 1})}, {ais("strides", {2}), ais("output_shape", {4})});
   EXPECT_EQ(os[0].shape(), (Shape{1, 1, 4}));
   expect_close(values<float>(os[0]), {1, 3, 2, 2});
+}
+
+}  // namespace
+}  // namespace gec
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+// The native plain-layout depthwise loop (conv.cc, depthwise_simd.cc) against
+// oneDNN's convolution of the same node (variant "post_op" keeps oneDNN):
+// strides, asymmetric pads, kernel sizes, channel counts that are not
+// multiples of 16, with and without bias and a fused activation.
+TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
+  struct Case {
+    int64_t c, h, w, kh, kw, sh, sw;
+    std::vector<int64_t> pads;
+    bool bias, relu;
+  };
+  for (const Case& k : {Case{24, 9, 13, 3, 3, 1, 1, {1, 1, 1, 1}, true, false},
+                        Case{72, 8, 8, 3, 3, 2, 2, {1, 1, 1, 1}, false, true},
+                        Case{5, 7, 20, 5, 5, 1, 1, {2, 0, 1, 3}, true, true},
+                        Case{8, 6, 17, 1, 3, 1, 2, {0, 1, 0, 1}, true, false},
+                        Case{3, 4, 4, 3, 3, 1, 1, {0, 0, 0, 0}, false, false}}) {
+    Tensor x(DType::kFloat32, {2, k.c, k.h, k.w}), w(DType::kFloat32, {k.c, 1, k.kh, k.kw}), b(DType::kFloat32, {k.c});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+    std::vector<Tensor> in = {x, w};
+    if (k.bias) in.push_back(b);
+    std::vector<ir::Attribute> attrs = {ir::Attribute::Int("group", k.c), ir::Attribute::Ints("pads", k.pads),
+                                        ir::Attribute::Ints("strides", {k.sh, k.sw})};
+    const std::string op = k.relu ? ops::kFusedConvOp : "Conv";
+    const std::string domain = k.relu ? ops::kGecDomain : "";
+    if (k.relu) attrs.push_back(ir::Attribute::String("activation", "Relu"));
+    kernels::KernelConfig onednn;
+    onednn.variant = "post_op";
+    const auto native = run_op(op, in, attrs, 1, domain);
+    const auto ref = run_op(op, in, attrs, 1, domain, onednn);
+    ASSERT_EQ(native[0].shape(), ref[0].shape()) << "C " << k.c;
+    expect_close(values<float>(native[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+  }
 }
 
 }  // namespace
