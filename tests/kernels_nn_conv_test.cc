@@ -172,7 +172,8 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
                         Case{72, 8, 8, 3, 3, 2, 2, {1, 1, 1, 1}, false, true},
                         Case{5, 7, 20, 5, 5, 1, 1, {2, 0, 1, 3}, true, true},
                         Case{8, 6, 17, 1, 3, 1, 2, {0, 1, 0, 1}, true, false},
-                        Case{3, 4, 4, 3, 3, 1, 1, {0, 0, 0, 0}, false, false}}) {
+                        Case{3, 4, 4, 3, 3, 1, 1, {0, 0, 0, 0}, false, false},
+                        Case{4, 2, 2, 3, 3, 2, 2, {0, 0, 1, 1}, true, false}}) {  // taps right of a 2-wide row
     Tensor x(DType::kFloat32, {2, k.c, k.h, k.w}), w(DType::kFloat32, {k.c, 1, k.kh, k.kw}), b(DType::kFloat32, {k.c});
     for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
     for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;

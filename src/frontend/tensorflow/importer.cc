@@ -303,6 +303,11 @@ void attach_tfjs_weights(GraphDef& gd, const nlohmann::json& manifest, const std
         if (dtype != "float32" && stored != "float16")
           fail(ErrorCode::kUnsupported, where + ": weight '" + name + "': quantized " + dtype + " weights are not supported");
       }
+      // Unquantized weights: float32, int32 or bool only (a float16 / uint8
+      // dtype without quantization would not fit the tensor made below).
+      if (!quantized && dtype != "float32" && dtype != "int32" && dtype != "bool")
+        fail(ErrorCode::kUnsupported, where + ": weight '" + name + "' of dtype '" + dtype +
+                                          "' without quantization is not supported (float32, int32, bool are)");
       const size_t esize = stored == "uint8" || stored == "bool" ? 1 : stored == "uint16" || stored == "float16" ? 2 : 4;
       if (stored != "float32" && stored != "int32" && stored != "bool" && esize == 4)
         fail(ErrorCode::kUnsupported, where + ": weight '" + name + "' of dtype '" + stored + "' is not supported");
@@ -317,6 +322,7 @@ void attach_tfjs_weights(GraphDef& gd, const nlohmann::json& manifest, const std
       if (!quantized) {
         const DType dt = dtype == "float32" ? DType::kFloat32 : dtype == "int32" ? DType::kInt32 : DType::kBool;
         t = Tensor::uninitialized(dt, shape);
+        GEC_CHECK(t.bytes() == need, "tfjs weight size");
         std::memcpy(t.data(), p, need);
       } else {
         t = Tensor::uninitialized(DType::kFloat32, shape);

@@ -35,6 +35,7 @@ void DepthwisePlane(const float* x, int64_t H, int64_t W, const float* k, int64_
       for (int64_t j = 0; j < kw; ++j) {
         const float kv = k[i * kw + j];
         // Outputs whose tap lands inside the row: 0 <= ow*sw + j - pw < W.
+        if (W - 1 - j + pw < 0) continue;  // the tap is right of the row for every output
         const int64_t lo = std::max<int64_t>(0, (pw - j + sw - 1) / sw);
         const int64_t hi = std::min<int64_t>(OW, (W - 1 - j + pw) / sw + 1);
         if (lo >= hi) continue;
