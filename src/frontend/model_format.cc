@@ -5,6 +5,16 @@
 
 namespace gec::frontend {
 
+std::string join_unsupported(const std::vector<std::pair<std::string, int>>& ops) {
+  std::string msg;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& [first, count] = ops[i];
+    msg += (i ? "; " : "") + first;
+    if (count > 1) msg += " (and " + std::to_string(count - 1) + " more node" + (count > 2 ? "s" : "") + ")";
+  }
+  return msg;
+}
+
 ModelFormat detect_format(const void* data, size_t size) {
   const auto* p = static_cast<const unsigned char*>(data);
   size_t i = 0;

@@ -10,12 +10,19 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "frontend/onnx/importer.h"
 
 namespace gec::frontend {
 
 enum class ModelFormat { kOnnx, kTfGraphDef, kTfjs };
+
+/// The frontends' one-error list of unsupported ops: each entry is an op's
+/// first node, described, and how many nodes use it; gives "A (and 2 more
+/// nodes); B", in the entries' order.
+std::string join_unsupported(const std::vector<std::pair<std::string, int>>& ops);
 
 ModelFormat detect_format(const void* data, size_t size);
 /// "ONNX", "TensorFlow GraphDef", "TensorFlow.js graph model".

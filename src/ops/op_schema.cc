@@ -140,4 +140,28 @@ void infer_broadcast(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), s);
 }
 
+bool infer_static_types(const ir::Node& n, InferContext& ctx, std::vector<TensorView>& views) {
+  const OpSchema* s = find_schema(n.domain, n.op_type);
+  if (!s || s->shape_from_kernel) return false;
+  views.assign(n.inputs().size(), TensorView{});
+  ctx.node = &n;
+  ctx.inputs.clear();
+  for (size_t i = 0; i < n.inputs().size(); ++i) {
+    const ir::Value* in = n.input(i);
+    if (!in) {
+      ctx.inputs.push_back(nullptr);
+      continue;
+    }
+    if (!in->type.is_static()) return false;
+    views[i] = TensorView{in->is_constant() ? in->constant->data() : nullptr, in->type.dtype, in->type.static_shape()};
+    ctx.inputs.push_back(&views[i]);
+  }
+  try {
+    s->infer(ctx);
+  } catch (const NeedsValue&) {
+    return false;
+  }
+  return ctx.out_shapes.size() >= n.outputs().size();
+}
+
 }  // namespace gec::ops

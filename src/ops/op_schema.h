@@ -165,6 +165,15 @@ struct OpRegistrar {
 #define GEC_REGISTER_OP(...) \
   static ::gec::ops::OpRegistrar GEC_OP_CONCAT(gec_op_reg_, __LINE__)(__VA_ARGS__)
 
+/// Runs `n`'s infer function on its inputs' static types (and constant
+/// data), as shape inference and the TensorFlow importer do. `views` holds
+/// the inputs' views for the call (and for a following evaluate_node: its
+/// ctx.inputs point into them). Returns false, leaving `ctx` unusable, when
+/// the op has no schema or takes its shape from its kernel, an input's
+/// shape is not static, or infer needs an input value that is not known; a
+/// gec::Error from infer (an inconsistent model) propagates.
+bool infer_static_types(const ir::Node& n, InferContext& ctx, std::vector<TensorView>& views);
+
 /// Checks that every value is of the kind its ops make and take (ONNX IR
 /// types: sequence ops take and make sequences, Optional makes optionals,
 /// Identity/If/Loop pass kinds through, every other op works on tensors),

@@ -38,30 +38,9 @@ void forget_subgraph_shapes(ir::Graph& g) {
 int64_t infer_static_shapes(ir::Graph& g) {
   int64_t changed = 0;
   for (ir::Node* n : g.node_list()) {
-    const ops::OpSchema* s = ops::find_schema(n->domain, n->op_type);
-    bool ok = s && !s->shape_from_kernel;
-    std::vector<TensorView> views(n->inputs().size());
-    std::vector<const TensorView*> ptrs;
-    for (size_t i = 0; ok && i < n->inputs().size(); ++i) {
-      const ir::Value* in = n->input(i);
-      if (!in) { ptrs.push_back(nullptr); continue; }
-      if (!in->type.is_static()) { ok = false; break; }
-      views[i] = TensorView{in->is_constant() ? in->constant->data() : nullptr, in->type.dtype,
-                            in->type.static_shape()};
-      ptrs.push_back(&views[i]);
-    }
     ops::InferContext ctx;
-    ctx.node = n;
-    ctx.inputs = ptrs;
-    if (ok) {
-      try {
-        s->infer(ctx);
-        ok = ctx.out_shapes.size() >= n->outputs().size();
-      } catch (const ops::NeedsValue&) {
-        ok = false;
-      }
-      // A gec::Error here means the model is inconsistent: let it propagate.
-    }
+    std::vector<TensorView> views;
+    const bool ok = ops::infer_static_types(*n, ctx, views);
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       ir::Value* o = n->output(i);
       ir::TensorType before = o->type;

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "frontend/model_format.h"
 #include "frontend/onnx/canonicalize.h"
 #include "frontend/onnx/function_inline.h"
 #include "frontend/onnx/opset_changes.h"
@@ -672,14 +673,10 @@ void check_support(Graph& main, const std::unordered_map<std::string, int64_t>& 
     }
   });
   if (order.empty()) return;
-  std::string msg;
-  if (order.size() > 1) msg = std::to_string(order.size()) + " ops are not supported: ";
-  for (size_t i = 0; i < order.size(); ++i) {
-    const auto& [first, count] = seen.at(order[i]);
-    msg += (i ? "; " : "") + first;
-    if (count > 1) msg += " (and " + std::to_string(count - 1) + " more node" + (count > 2 ? "s" : "") + ")";
-  }
-  fail(ErrorCode::kUnsupported, msg);
+  std::vector<std::pair<std::string, int>> firsts;
+  for (const auto& key : order) firsts.push_back(seen.at(key));
+  fail(ErrorCode::kUnsupported,
+       (order.size() > 1 ? std::to_string(order.size()) + " ops are not supported: " : "") + join_unsupported(firsts));
 }
 
 ImportResult import_model(onnx::ModelProto m, const std::string& model_dir, const std::string& where,

@@ -259,34 +259,15 @@ std::vector<ir::Value*> Converter::emit_n(const std::string& op_type, const std:
   const ops::OpSchema* s = ops::find_schema(domain, op_type);
   if (!s) unsupported("needs op " + op_type + ", which this build does not have");
   // Types from the op's infer function, when every input's shape is known.
-  std::vector<TensorView> views(inputs.size());
-  std::vector<const TensorView*> ptrs;
-  bool ok = !s->shape_from_kernel, all_const = true;
-  int64_t in_bytes = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value* v = inputs[i];
-    if (!v) {
-      ptrs.push_back(nullptr);
-      continue;
-    }
-    all_const = all_const && v->is_constant();
-    if (!v->type.is_static()) {
-      ok = false;
-      continue;
-    }
-    views[i] = TensorView{v->is_constant() ? v->constant->data() : nullptr, v->type.dtype, v->type.static_shape()};
-    if (v->is_constant()) in_bytes += static_cast<int64_t>(v->constant->bytes());
-    ptrs.push_back(&views[i]);
-  }
   ops::InferContext ctx;
-  ctx.node = n;
-  ctx.inputs = ptrs;
-  if (ok) {
-    try {
-      s->infer(ctx);
-    } catch (const ops::NeedsValue&) {
-      ok = false;
-    }
+  std::vector<TensorView> views;
+  const bool ok = ops::infer_static_types(*n, ctx, views);
+  bool all_const = true;
+  int64_t in_bytes = 0;
+  for (const ir::Value* v : inputs) {
+    if (!v) continue;
+    all_const = all_const && v->is_constant();
+    if (v->is_constant()) in_bytes += static_cast<int64_t>(v->constant->bytes());
   }
   for (size_t k = 0; k < num_outputs; ++k) {
     ir::Value* o = n->output(k);
@@ -300,7 +281,7 @@ std::vector<ir::Value*> Converter::emit_n(const std::string& op_type, const std:
   if (ok && all_const && s->deterministic && !inputs.empty()) {
     std::vector<Tensor> r;
     try {
-      r = kernels::evaluate_node(*n, ptrs, 1, nullptr, {}, in_bytes + kMaxFoldGrowthBytes);
+      r = kernels::evaluate_node(*n, ctx.inputs, 1, nullptr, {}, in_bytes + kMaxFoldGrowthBytes);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnsupported) throw;  // too large to fold: stays a node
     }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "frontend/model_format.h"
 #include "frontend/tensorflow/converter.h"
 #include "kernels/cpu/elementwise/elementwise_half.h"
 #include "ops/op_schema.h"
@@ -227,15 +228,11 @@ struct Import {
       ops.push_back(n->op());
     }
     if (ops.empty()) return;
-    std::string msg = where + ": ";
-    msg += ops.size() > 1 ? std::to_string(ops.size()) + " ops are not supported: " : "unsupported op: ";
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const auto& [first, count] = seen.at(ops[i]);
-      msg += (i ? "; " : "") + first;
-      if (count > 1) msg += " (and " + std::to_string(count - 1) + " more node" + (count > 2 ? "s" : "") + ")";
-    }
-    msg += ". `gec ops --tensorflow` lists the supported ones";
-    fail(ErrorCode::kUnsupported, msg);
+    std::vector<std::pair<std::string, int>> firsts;
+    for (const std::string& op : ops) firsts.push_back(seen.at(op));
+    fail(ErrorCode::kUnsupported,
+         where + ": " + (ops.size() > 1 ? std::to_string(ops.size()) + " ops are not supported: " : "unsupported op: ") +
+             join_unsupported(firsts) + ". `gec ops --tensorflow` lists the supported ones");
   }
 
   /// The emitted IR ops must have kernels (e.g. a dtype path aside, every op
