@@ -528,6 +528,116 @@ TEST(TfBadInput, TruncatedCyclicUnknownOpsAndBadInputs) {
   std::remove(junk.c_str());
 }
 
+// Attributes and constants no converter may trust: each is refused with a
+// clear error (before, several divided by zero, read out of bounds or
+// allocated without bound).
+TEST(TfBadInput, HostileAttributesAndConstants) {
+  auto conv_graph = [](const std::vector<int64_t>& strides, const std::string& padding) {
+    TfGraph g;
+    g.placeholder("x", {1, 4, 4, 1});
+    g.const_f("w", {3, 3, 1, 1}, std::vector<float>(9, 1.f));
+    auto* c = g.node("Conv2D", "conv", {"x", "w"});
+    TfGraph::ints(c, "strides", strides);
+    TfGraph::str(c, "padding", padding);
+    return g;
+  };
+  // Stride 0 with SAME padding (was a division by zero).
+  {
+    TfGraph g = conv_graph({1, 0, 0, 1}, "SAME");
+    const std::string p = g.save("stride0");
+    expect_error([&] { compile_file(p); }, ErrorCode::kInvalidModel, "strides entries must lie in [1,");
+    std::remove(p.c_str());
+  }
+  // ConcatV2 with only its axis input.
+  {
+    TfGraph g;
+    g.placeholder("x", {2});
+    g.const_i("axis", {}, {0});
+    g.node("ConcatV2", "cat", {"axis"});
+    g.node("Neg", "y", {"cat", "x"});
+    const std::string p = g.save("concat_axis_only");
+    expect_error([&] { compile_file(p); }, ErrorCode::kInvalidModel, "at least one input besides the axis");
+    std::remove(p.c_str());
+  }
+  // An empty constant where one value is needed (ExpandDims' dim).
+  {
+    TfGraph g;
+    g.placeholder("x", {2});
+    g.const_i("dim", {0}, {});
+    g.node("ExpandDims", "y", {"x", "dim"});
+    const std::string p = g.save("empty_dim");
+    expect_error([&] { compile_file(p); }, ErrorCode::kInvalidModel, "dim must hold one value, got 0");
+    std::remove(p.c_str());
+  }
+  // A StridedSlice spec wider than its 64-bit masks.
+  {
+    TfGraph g;
+    g.placeholder("x", {2});
+    g.const_i("b", {64}, std::vector<int32_t>(64, 0));
+    g.const_i("s", {64}, std::vector<int32_t>(64, 1));
+    g.node("StridedSlice", "y", {"x", "b", "b", "s"});
+    const std::string p = g.save("wide_slice");
+    expect_error([&] { compile_file(p); }, ErrorCode::kInvalidModel, "at most 62");
+    std::remove(p.c_str());
+  }
+  // Split into 2^30 outputs along an empty axis.
+  {
+    TfGraph g;
+    g.placeholder("x", {0, 2});
+    g.const_i("axis", {}, {0});
+    TfGraph::num(g.node("Split", "y", {"axis", "x"}), "num_split", int64_t{1} << 30);
+    const std::string p = g.save("huge_split");
+    expect_error([&] { compile_file(p); }, ErrorCode::kUnsupported, "num_split 1073741824 (at most 4096)");
+    std::remove(p.c_str());
+  }
+  // A splat constant of 2^40 elements: refused, not zero-filled.
+  {
+    TfGraph g;
+    g.placeholder("x", {2});
+    g.const_i("big", {1 << 20, 1 << 20}, {7});
+    g.node("Add", "y", {"x", "big"});
+    const std::string p = g.save("huge_splat");
+    expect_error([&] { compile_file(p); }, ErrorCode::kUnsupported, "larger than the 4294967296 bytes supported");
+    std::remove(p.c_str());
+  }
+  // A soft_nms_sigma of the wrong dtype.
+  {
+    TfGraph g;
+    g.placeholder("boxes", {2, 4});
+    g.placeholder("scores", {2});
+    g.const_i("k", {}, {2});
+    g.const_f("iou", {}, {0.5f});
+    g.const_f("th", {}, {0.f});
+    g.const_i("sigma", {}, {0});
+    g.node("NonMaxSuppressionV5", "nms", {"boxes", "scores", "k", "iou", "th", "sigma"});
+    const std::string p = g.save("nms_sigma");
+    expect_error([&] { compile_file(p); }, ErrorCode::kInvalidModel, "soft_nms_sigma must be one float32");
+    std::remove(p.c_str());
+  }
+}
+
+// A large splat constant (one value filling a big shape) stays a
+// ConstantOfShape node: the weights block does not hold it, the result is
+// the same.
+TEST(TfOps, LargeSplatConstantIsConstantOfShape) {
+  TfGraph g;
+  g.placeholder("x", {1, 512, 1024});
+  g.const_i("n", {1, 512, 1024}, {3});  // 2 MiB of int32 threes
+  {
+    auto* c = g.node("Cast", "nf", {"n"});
+    (*c->mutable_attr())["SrcT"].set_type(tfp::DT_INT32);
+    (*c->mutable_attr())["DstT"].set_type(tfp::DT_FLOAT);
+  }
+  g.node("AddV2", "y", {"x", "nf"});
+  EXPECT_EQ(g.count_imported("ConstantOfShape"), 1u);
+  CompiledModel m = compile_file(g.save("splat"), CompileOptions{});
+  EXPECT_LT(nlohmann::json::parse(m.report_json)["memory"]["weights_bytes"].get<int64_t>(), 4096);
+  auto y = g.run({iota({1, 512, 1024}, 0)});
+  ASSERT_EQ(y.size(), 1u);
+  const float* v = y[0].as<float>();
+  for (int64_t i = 0; i < y[0].numel(); i += 997) EXPECT_EQ(v[i], static_cast<float>(i) + 3.f) << i;
+}
+
 // A TensorFlow.js graph model: the GraphDef as JSON, weights in a shard, one
 // of them uint8-quantized (value = q * scale + min) and one float16.
 TEST(Tfjs, ModelJsonWithQuantizedWeights) {
@@ -572,6 +682,18 @@ TEST(Tfjs, ModelJsonWithQuantizedWeights) {
   model["weightsManifest"][0]["paths"][0] = "../elsewhere.bin";
   { std::ofstream(dir / "model.json") << model.dump(); }
   expect_error([&] { compile_file((dir / "model.json").string()); }, ErrorCode::kInvalidModel, "must stay inside");
+  model["weightsManifest"][0]["paths"][0] = "group1-shard1of1.bin";
+  { std::ofstream(dir / "group1-shard1of1.bin", std::ios::binary) << shard; }
+  // A field of the wrong JSON type is a malformed model (was an internal error).
+  nlohmann::json bad = model;
+  bad["weightsManifest"][0]["weights"][0]["name"] = 3;
+  { std::ofstream(dir / "model.json") << bad.dump(); }
+  expect_error([&] { compile_file((dir / "model.json").string()); }, ErrorCode::kInvalidModel, "has the wrong type");
+  // A weight naming a node that is not a Const.
+  bad = model;
+  bad["weightsManifest"][0]["weights"][1]["name"] = "x";
+  { std::ofstream(dir / "model.json") << bad.dump(); }
+  expect_error([&] { compile_file((dir / "model.json").string()); }, ErrorCode::kInvalidModel, "not a Const");
   fs::remove_all(dir);
 }
 

@@ -9,9 +9,6 @@
 namespace gec::frontend::tf {
 
 namespace {
-// Folded results may be this much larger than their inputs (a Fill or
-// Range of a few bytes stays a node when it would make a large constant).
-constexpr int64_t kMaxFoldGrowthBytes = 1 << 20;
 
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
@@ -40,19 +37,67 @@ DType dtype_of(int t) {
   }
 }
 
-Tensor tensor_of(const gec::tf::TensorProto& t, const std::string& what) {
+namespace {
+
+/// The dtype, shape and element count of a TensorProto, checked: a known
+/// dtype, dims >= 0, at most kMaxConstantBytes.
+DType proto_type(const gec::tf::TensorProto& t, const std::string& what, Shape* shape, int64_t* count) {
   const DType dt = dtype_of(t.dtype());
   if (dt == DType::kUndefined)
     fail(ErrorCode::kUnsupported, what + ": tensor of TensorFlow dtype " + gec::tf::DataType_Name(t.dtype()) +
                                       " is not supported");
-  Shape shape;
+  shape->clear();
   int64_t n = 1;
   for (const auto& d : t.tensor_shape().dim()) {
     if (d.size() < 0 || (d.size() > 0 && n > (int64_t{1} << 40) / d.size()))
       fail(ErrorCode::kInvalidModel, what + ": constant of bad shape");
-    shape.push_back(d.size());
+    shape->push_back(d.size());
     n *= d.size();
   }
+  const int64_t esize = dt == DType::kString ? 32 : static_cast<int64_t>(dtype_size(dt));
+  if (n > kMaxConstantBytes / esize)
+    fail(ErrorCode::kUnsupported, what + ": a constant of " + dtype_name(dt) + shape_str(*shape) + " (" +
+                                      std::to_string(n * esize) + " bytes) is larger than the " +
+                                      std::to_string(kMaxConstantBytes) + " bytes supported");
+  *count = n;
+  return dt;
+}
+
+/// How many values the typed field of `dt` holds.
+int64_t typed_values(const gec::tf::TensorProto& t, DType dt) {
+  switch (dt) {
+    case DType::kFloat32: return t.float_val_size();
+    case DType::kFloat64: return t.double_val_size();
+    case DType::kInt32: case DType::kInt16: case DType::kInt8: case DType::kUInt8: case DType::kUInt16:
+      return t.int_val_size();
+    case DType::kInt64: return t.int64_val_size();
+    case DType::kUInt32: return t.uint32_val_size();
+    case DType::kUInt64: return t.uint64_val_size();
+    case DType::kBool: return t.bool_val_size();
+    case DType::kFloat16: case DType::kBFloat16: return t.half_val_size();
+    case DType::kString: return t.string_val_size();
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+bool splat_of(const gec::tf::TensorProto& t, const std::string& what, int64_t min_bytes, Tensor* value, Shape* shape) {
+  int64_t n = 0;
+  const DType dt = proto_type(t, what, shape, &n);
+  if (dt == DType::kString || !t.tensor_content().empty() || typed_values(t, dt) > 1) return false;
+  if (n * static_cast<int64_t>(dtype_size(dt)) <= min_bytes) return false;
+  gec::tf::TensorProto one = t;
+  one.clear_tensor_shape();
+  one.mutable_tensor_shape()->add_dim()->set_size(1);
+  *value = tensor_of(one, what);
+  return true;
+}
+
+Tensor tensor_of(const gec::tf::TensorProto& t, const std::string& what) {
+  Shape shape;
+  int64_t n = 0;
+  const DType dt = proto_type(t, what, &shape, &n);
   const size_t esize = dtype_size(dt);
   if (dt != DType::kString && !t.tensor_content().empty()) {
     if (t.tensor_content().size() != static_cast<size_t>(n) * esize)
@@ -222,6 +267,12 @@ std::vector<int64_t> Converter::const_ints(size_t i, const char* what) {
     }
   }
   return r;
+}
+
+int64_t Converter::const_int(size_t i, const char* what) {
+  const std::vector<int64_t> v = const_ints(i, what);
+  if (v.size() != 1) error(std::string(what) + " must hold one value, got " + std::to_string(v.size()));
+  return v[0];
 }
 
 Shape Converter::shape_of(const ir::Value* v) const {

@@ -78,6 +78,9 @@ class Converter {
   /// must be constant.
   const Tensor& const_in(size_t i, const char* what);
   std::vector<int64_t> const_ints(size_t i, const char* what);
+  /// Input i as one constant integer (a scalar or a 1-element tensor), else
+  /// kUnsupported / kInvalidModel naming `what`.
+  int64_t const_int(size_t i, const char* what);
   /// The static shape of a value, or kUnsupported naming the node (give
   /// --input-shape).
   Shape shape_of(const ir::Value* v) const;
@@ -147,5 +150,19 @@ DType dtype_of(int tf_dtype);
 /// *_val fields, a single value filling the shape). Errors: kInvalidModel
 /// naming `what` for a bad dtype, shape or data size.
 Tensor tensor_of(const gec::tf::TensorProto& t, const std::string& what);
+/// Nodes emitted during import are folded when their results are at most
+/// this much larger than their inputs (a Fill or Range of a few bytes stays a
+/// node when it would make a large constant); large splat Consts stay
+/// ConstantOfShape nodes by the same bound.
+constexpr int64_t kMaxFoldGrowthBytes = 1 << 20;
+/// Largest constant a TensorFlow model may declare (logical bytes, 4 GiB);
+/// a larger one is kUnsupported.
+constexpr int64_t kMaxConstantBytes = int64_t{1} << 32;
+/// A splat constant (typed fields holding at most one value, no
+/// tensor_content) larger than `min_bytes`: true, with its one value (a
+/// 1-element tensor; zero when the field is empty) and its shape, so that the
+/// importer emits ConstantOfShape instead of materialising it. Errors as
+/// tensor_of.
+bool splat_of(const gec::tf::TensorProto& t, const std::string& what, int64_t min_bytes, Tensor* value, Shape* shape);
 
 }  // namespace gec::frontend::tf

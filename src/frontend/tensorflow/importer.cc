@@ -81,7 +81,14 @@ struct Import {
       if (n->op() == "Const") {
         auto it = n->attr().find("value");
         if (it == n->attr().end() || !it->second.has_tensor()) c.error("a Const without a tensor value");
-        c.set_output(0, g.add_constant(n->name() + ":0", tf::tensor_of(it->second.tensor(), c.describe())));
+        // Large splats (zeros, fills) stay a ConstantOfShape node: the
+        // weights block never holds them, and folding leaves them alone.
+        Tensor value;
+        Shape shape;
+        if (tf::splat_of(it->second.tensor(), c.describe(), tf::kMaxFoldGrowthBytes, &value, &shape))
+          c.set_output(0, c.emit("ConstantOfShape", {c.const_i64(shape, "shape")}, {ir::Attribute::TensorAttr("value", value)}));
+        else
+          c.set_output(0, g.add_constant(n->name() + ":0", tf::tensor_of(it->second.tensor(), c.describe())));
       } else if (n->op() == "Placeholder") {
         c.set_output(0, placeholder(c, g, *n));
       } else if (n->op() == "NoOp") {
@@ -340,6 +347,9 @@ void attach_tfjs_weights(GraphDef& gd, const nlohmann::json& manifest, const std
       auto it = consts.find(name);
       if (it == consts.end())
         fail(ErrorCode::kInvalidModel, where + ": weight '" + name + "' names no node of the modelTopology");
+      if (it->second->op() != "Const")
+        fail(ErrorCode::kInvalidModel, where + ": weight '" + name + "' names node of op " + it->second->op() +
+                                           ", not a Const");
       // Store as tensor_content on the Const node.
       gec::tf::TensorProto* tp = (*it->second->mutable_attr())["value"].mutable_tensor();
       tp->Clear();
@@ -363,6 +373,11 @@ ImportResult import_tf_graphdef(const void* data, size_t size, const ImportOptio
   return import_graph(gd, options, where);
 }
 
+namespace {
+ImportResult tfjs_from_json(const nlohmann::json& j, const std::string& model_dir, const ImportOptions& options,
+                            const std::string& where);
+}  // namespace
+
 ImportResult import_tfjs_model(const std::string& model_json, const std::string& model_dir, const ImportOptions& options) {
   const std::string where = options.source_name.empty() ? "TensorFlow.js model" : options.source_name;
   nlohmann::json j;
@@ -371,6 +386,19 @@ ImportResult import_tfjs_model(const std::string& model_json, const std::string&
   } catch (const std::exception& e) {
     fail(ErrorCode::kInvalidModel, where + ": not valid JSON (" + std::string(e.what()) + ")");
   }
+  // A field of the wrong JSON type (nlohmann's type_error) is a malformed
+  // model, not an internal error.
+  try {
+    return tfjs_from_json(j, model_dir, options, where);
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::kInvalidModel, where + ": a model.json field has the wrong type (" + std::string(e.what()) + ")");
+  }
+}
+
+namespace {
+
+ImportResult tfjs_from_json(const nlohmann::json& j, const std::string& model_dir, const ImportOptions& options,
+                            const std::string& where) {
   if (!j.is_object() || !j.contains("modelTopology") || !j["modelTopology"].is_object())
     fail(ErrorCode::kInvalidModel, where + ": a TensorFlow.js graph model needs a 'modelTopology' object");
   if (j.value("format", "graph-model") == "layers-model")
@@ -395,6 +423,8 @@ ImportResult import_tfjs_model(const std::string& model_json, const std::string&
   r.producer = "TensorFlow.js " + j.value("convertedBy", j.value("generatedBy", std::string("graph model")));
   return r;
 }
+
+}  // namespace
 
 std::vector<std::string> tensorflow_ops() { return tf::supported_ops(); }
 

@@ -29,6 +29,11 @@ using C = Converter;
 
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
+/// Bound on window sizes, strides and dilations (keeps pad arithmetic far
+/// from overflow; real models use single digits).
+constexpr int64_t kMaxWindow = int64_t{1} << 20;
+/// Most outputs a Split / Unpack may make.
+constexpr int64_t kMaxSplitOutputs = 4096;
 
 // ---- shared pieces --------------------------------------------------------------------
 
@@ -37,7 +42,10 @@ std::vector<int64_t> spatial(const C& c, const std::string& attr, int64_t def) {
   std::vector<int64_t> v = c.attr_ints(attr);
   if (v.empty()) return {def, def};
   if (v.size() != 4) c.error(attr + " must have 4 entries, got " + std::to_string(v.size()));
-  return c.nhwc() ? std::vector<int64_t>{v[1], v[2]} : std::vector<int64_t>{v[2], v[3]};
+  std::vector<int64_t> r = c.nhwc() ? std::vector<int64_t>{v[1], v[2]} : std::vector<int64_t>{v[2], v[3]};
+  for (int64_t x : r)
+    if (x < 1 || x > kMaxWindow) c.error(attr + " entries must lie in [1, " + std::to_string(kMaxWindow) + "], got " + std::to_string(x));
+  return r;
 }
 
 /// ONNX pads [hb, wb, he, we] for a window op on input spatial dims `in`.
@@ -48,6 +56,8 @@ std::vector<int64_t> window_pads(C& c, const Shape& in_nchw, const std::vector<i
   if (padding == "EXPLICIT") {
     const std::vector<int64_t> e = c.attr_ints("explicit_paddings");
     if (e.size() != 8) c.error("explicit_paddings must have 8 entries");
+    for (int64_t p : e)
+      if (p < 0 || p > kMaxWindow) c.error("explicit_paddings entries must lie in [0, " + std::to_string(kMaxWindow) + "]");
     // Pairs per dim in data_format order.
     const size_t h = c.nhwc() ? 1 : 2, w = c.nhwc() ? 2 : 3;
     return {e[2 * h], e[2 * w], e[2 * h + 1], e[2 * w + 1]};
@@ -228,6 +238,7 @@ void strided_slice(C& c) {
   const std::vector<int64_t> begin = c.const_ints(1, "begin"), end = c.const_ints(2, "end"),
                              strides = c.const_ints(3, "strides");
   if (begin.size() != end.size() || begin.size() != strides.size()) c.error("begin, end and strides differ in length");
+  if (begin.size() > 62) c.error("a slice spec of " + std::to_string(begin.size()) + " entries (at most 62: the masks are 64-bit)");
   const int64_t bm = c.attr_i("begin_mask", 0), em = c.attr_i("end_mask", 0), elm = c.attr_i("ellipsis_mask", 0),
                 nam = c.attr_i("new_axis_mask", 0), sam = c.attr_i("shrink_axis_mask", 0);
   const int64_t r = static_cast<int64_t>(in.size()), n = static_cast<int64_t>(begin.size());
@@ -350,7 +361,8 @@ void pad(C& c, const std::string& mode) {
 }
 
 void concat(C& c, size_t first, size_t count, size_t axis_input) {
-  int64_t axis = c.const_ints(axis_input, "axis")[0];
+  if (count == 0) c.error("a concatenation needs at least one input besides the axis");
+  int64_t axis = c.const_int(axis_input, "axis");
   bool nchw = true;
   for (size_t i = first; i < first + count; ++i) nchw = nchw && (c.in_is_nchw(i) || c.rank_of(c.in(i)) == 4);
   bool any = false;
@@ -574,7 +586,7 @@ std::map<std::string, OpConverter> make_table() {
   t["Any"] = [](C& c) { reduce_bool(c, "ReduceMax"); };
   t["ArgMax"] = t["ArgMin"] = [](C& c) {
     ir::Value* x = c.in(0);
-    const int64_t axis = norm_axis(c, c.const_ints(1, "dimension")[0], c.rank_of(x));
+    const int64_t axis = norm_axis(c, c.const_int(1, "dimension"), c.rank_of(x));
     ir::Value* y = c.emit(c.node->op(), {x}, {Attribute::Int("axis", axis), Attribute::Int("keepdims", 0)});
     c.set_output(0, c.cast(y, c.attr_type("output_type", DType::kInt64)));
   };
@@ -599,7 +611,7 @@ std::map<std::string, OpConverter> make_table() {
   t["ExpandDims"] = [](C& c) {
     ir::Value* x = c.in(0);
     const int r = c.rank_of(x);
-    int64_t d = c.const_ints(1, "dim")[0];
+    int64_t d = c.const_int(1, "dim");
     if (d < -(r + 1) || d > r) c.error("dim " + std::to_string(d) + " is out of range");
     if (d < 0) d += r + 1;
     c.set_output(0, c.emit("Unsqueeze", {x, c.const_i64({d}, "axes")}));
@@ -662,6 +674,8 @@ std::map<std::string, OpConverter> make_table() {
     const Shape s = c.shape_of(x);
     const int64_t axis = norm_axis(c, c.attr_i("axis", 0), static_cast<int64_t>(s.size()));
     const int64_t n = s[axis];
+    if (n > kMaxSplitOutputs) c.unsupported("unpacking " + std::to_string(n) + " outputs (at most " + std::to_string(kMaxSplitOutputs) + ")");
+    if (n == 0) c.error("unpacking an axis of size 0");
     if (n == 1) {
       c.set_output(0, c.emit("Squeeze", {x, c.const_i64({axis}, "axes")}));
       return;
@@ -674,16 +688,19 @@ std::map<std::string, OpConverter> make_table() {
   t["Split"] = [](C& c) {
     ir::Value* x = c.in(1);
     const Shape s = c.shape_of(x);
-    const int64_t axis = norm_axis(c, c.const_ints(0, "split_dim")[0], static_cast<int64_t>(s.size()));
+    const int64_t axis = norm_axis(c, c.const_int(0, "split_dim"), static_cast<int64_t>(s.size()));
     const int64_t n = c.attr_i("num_split", 1);
+    if (n > kMaxSplitOutputs) c.unsupported("num_split " + std::to_string(n) + " (at most " + std::to_string(kMaxSplitOutputs) + ")");
     if (n <= 0 || s[axis] % n != 0) c.error("cannot split " + std::to_string(s[axis]) + " into " + std::to_string(n));
     split_outputs(c, x, axis, std::vector<int64_t>(n, s[axis] / n));
   };
   t["SplitV"] = [](C& c) {
     ir::Value* x = c.in(0);
     const Shape s = c.shape_of(x);
-    const int64_t axis = norm_axis(c, c.const_ints(2, "split_dim")[0], static_cast<int64_t>(s.size()));
+    const int64_t axis = norm_axis(c, c.const_int(2, "split_dim"), static_cast<int64_t>(s.size()));
     std::vector<int64_t> sizes = c.const_ints(1, "size_splits");
+    if (sizes.empty() || static_cast<int64_t>(sizes.size()) > kMaxSplitOutputs)
+      c.error("size_splits must have 1 to " + std::to_string(kMaxSplitOutputs) + " entries, got " + std::to_string(sizes.size()));
     int64_t known = 0, unknown = -1;
     for (size_t i = 0; i < sizes.size(); ++i) {
       if (sizes[i] == -1) {
@@ -694,6 +711,12 @@ std::map<std::string, OpConverter> make_table() {
       }
     }
     if (unknown >= 0) sizes[unknown] = s[axis] - known;
+    int64_t total = 0;
+    for (int64_t v : sizes) {
+      if (v < 0 || v > s[axis]) c.error("size_splits do not split " + std::to_string(s[axis]));
+      total += v;
+    }
+    if (total != s[axis]) c.error("size_splits add up to " + std::to_string(total) + ", not " + std::to_string(s[axis]));
     split_outputs(c, x, axis, sizes);
   };
   t["Tile"] = [](C& c) { c.set_output(0, c.emit("Tile", {c.in(0), c.to_i64(c.in(1))})); };
@@ -710,7 +733,7 @@ std::map<std::string, OpConverter> make_table() {
   t["GatherV2"] = t["Gather"] = [](C& c) {
     if (c.attr_i("batch_dims", 0) != 0) c.unsupported("batch_dims != 0 is not supported");
     ir::Value* x = c.in(0);
-    int64_t axis = c.node->op() == "GatherV2" ? c.const_ints(2, "axis")[0] : 0;
+    int64_t axis = c.node->op() == "GatherV2" ? c.const_int(2, "axis") : 0;
     axis = norm_axis(c, axis, c.rank_of(x));
     c.set_output(0, c.emit("Gather", {x, c.in(1)}, {Attribute::Int("axis", axis)}));
   };
@@ -747,6 +770,7 @@ std::map<std::string, OpConverter> make_table() {
         c.unsupported("pad_to_max_output_size = true is not supported");
       if (op_name == "NonMaxSuppressionV5") {
         const Tensor& sigma = c.const_in(5, "soft_nms_sigma");
+        if (sigma.dtype() != DType::kFloat32 || sigma.numel() != 1) c.error("soft_nms_sigma must be one float32");
         if (sigma.as<float>()[0] != 0.f) c.unsupported("soft NMS (soft_nms_sigma != 0) is not supported");
       }
       ir::Value* boxes = c.emit("Unsqueeze", {c.in(0), c.const_i64({0}, "axes")});
