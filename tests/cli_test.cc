@@ -252,7 +252,8 @@ TEST_F(Cli, RunReadsAndWritesSequences) {
 }
 
 TEST_F(Cli, InspectAndCorruptedFiles) {
-  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  // Unfused (autofusion would make Add + Relu one step), to see both nodes.
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass autofusion").status, 0);
   Result r = gec("inspect " + p("m.gom"));
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* s : {"MODEL_DEF", "WEIGHTS", "METADATA", "x: float32[1,4]", "y: float32[1,4]", "arena"})
@@ -416,7 +417,12 @@ TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
 }
 
 TEST_F(Cli, BenchJsonAndProfileTrace) {
-  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
+  // Fused by default: one step that names the nodes it came from.
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("mf.gom")).status, 0);
+  Result f = gec("profile " + p("mf.gom") + " --iterations 2 --top 0");
+  ASSERT_EQ(f.status, 0) << f.out;
+  for (const char* s : {"FusedElementwise", "add0, act0"}) EXPECT_NE(f.out.find(s), std::string::npos) << s << "\n" << f.out;
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass autofusion").status, 0);
   Result r = gec("bench " + p("m.gom") + " --warmup 1 --iterations 3 --threads 1 --json");
   ASSERT_EQ(r.status, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);

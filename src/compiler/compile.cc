@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <unordered_set>
 
@@ -17,6 +18,7 @@
 #include "kernels/kernel.h"
 #include "memory/planner.h"
 #include "model/writer.h"
+#include "ops/domain.h"
 #include "passes/pass.h"
 #include "schedule/schedule.h"
 #include "support/mapped_file.h"
@@ -107,6 +109,34 @@ constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 // main-graph node computes becomes a graph output, in node order, after the
 // model's own outputs. Names are marked right after import (the passes keep
 // them); "*" after the passes (the values of the optimized graph).
+/// The compile report's "fusion" object: kernels entering the first pass
+/// that fuses or folds (after -O1's cleanup) and leaving the last pass,
+/// FusedElementwise groups and the ops in them, rewrites per rule.
+nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassStats>& stats,
+                             const nlohmann::json& rules) {
+  static const std::set<std::string> cleanup = {"constant_folding", "noop_elimination", "cse",
+                                                "dead_node_elimination", "shape_inference"};
+  int64_t before = -1;
+  for (const auto& s : stats)
+    if (!cleanup.count(s.name)) {
+      before = static_cast<int64_t>(s.nodes_before);
+      break;
+    }
+  const int64_t after = static_cast<int64_t>(g.count_nodes_recursive());
+  int64_t groups = 0, ops_in_groups = 0;
+  ir::for_each_graph(g, [&](const ir::Graph& sg) {
+    for (const auto& n : sg.nodes())
+      if (n->domain == ops::kGecDomain && n->op_type == "FusedElementwise") {
+        ++groups;
+        ops_in_groups += static_cast<int64_t>(n->fused_from.size());
+      }
+  });
+  nlohmann::json r = rules;
+  r["autofusion"] = groups;
+  return {{"groups", groups}, {"ops_in_groups", ops_in_groups}, {"kernels_before", before < 0 ? after : before},
+          {"kernels_after", after}, {"rules", r}};
+}
+
 void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
   std::unordered_set<const ir::Value*> out(g.outputs().begin(), g.outputs().end());
   auto add = [&](ir::Value* v) {
@@ -165,6 +195,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     if (!s.rules.empty()) report["passes"].back()["rules"] = s.rules;
     for (const auto& [rule, count] : s.rules) report["rules"][rule] = report["rules"].value(rule, 0) + count;
   }
+  report["fusion"] = fusion_report(g, stats, report["rules"]);
   if (every_value) add_extra_outputs(g, {"*"});  // what the optimized graph computes
   report["nodes"] = {{"onnx", imported.onnx_nodes}, {"final", g.count_nodes_recursive()}};
 

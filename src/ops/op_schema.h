@@ -80,6 +80,7 @@ enum class LayoutRule : uint8_t {
   kPool,           ///< MaxPool / AveragePool on oneDNN: blocked in, blocked out
   kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
   kConcat,         ///< Concat on axis 1 of blocked inputs with C % 16 == 0
+  kElementwiseGroup,  ///< as kBinaryPassThrough, to every output (FusedElementwise)
 };
 
 /// Where mixed precision may run an op in a lower precision (bf16).

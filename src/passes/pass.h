@@ -77,6 +77,7 @@ std::unique_ptr<Pass> make_gemm_bn_folding();
 std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
 std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
+std::unique_ptr<Pass> make_autofusion();  // elementwise groups -> FusedElementwise
 std::unique_ptr<Pass> make_shape_inference();
 
 /// Writes `g` as DIR/NN_<tag>.onnx, DIR/NN_<tag>.gir (textual IR) and

@@ -46,6 +46,9 @@ PassManager make_pipeline(int opt_level) {
   }
   // After every folding: those match a plain Conv, this makes it a FusedConv.
   if (opt_level >= 2) pm.add(make_conv_activation_fusion());  // + Add + Relu as oneDNN post-ops
+  // Last: what the pattern rules left of elementwise chains becomes one
+  // kernel per group (after them, so their specialised kernels win).
+  if (opt_level >= 2) pm.add(make_autofusion());
   // Analysis every level needs: exact static shapes for memory planning.
   pm.add(make_shape_inference());
   return pm;

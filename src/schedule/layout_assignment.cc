@@ -26,7 +26,8 @@
 //                     this CPU (none without AVX-512, none for some dilations).
 //   unary elementwise out[i] = f(in[i]): output has the input's layout.
 //   binary elementwise when every operand is blocked with the output's shape
-//                     or a one-element constant (no real broadcasting).
+//                     or a one-element constant (no real broadcasting);
+//                     FusedElementwise the same, for all its outputs.
 //   Concat axis 1     when every input is blocked: per batch index, each
 //                     input's channel groups are one contiguous range of
 //                     the output, exactly as its channels are in NCHW (so
@@ -199,8 +200,10 @@ class LayoutAssigner {
           if (n->has_input(i) && !one_element_constant(n->input(i))) return;
         if (blocked(n->input(0)) && candidate(g, out)) l.in[0] = l.out[0] = true;
         return;
-      case Kind::kBinaryPassThrough: {
-        if (!candidate(g, out)) return;
+      case Kind::kBinaryPassThrough:
+      case Kind::kElementwiseGroup: {
+        for (const ir::Value* o : n->outputs())
+          if (!candidate(g, o) || o->type.static_shape() != out->type.static_shape()) return;
         std::vector<bool> in(n->inputs().size(), false);
         for (size_t i = 0; i < in.size(); ++i) {
           const ir::Value* v = n->input(i);
@@ -209,7 +212,7 @@ class LayoutAssigner {
           in[i] = true;
         }
         for (bool b : in)
-          if (b) l.in = in, l.out[0] = true;
+          if (b) l.in = in, l.out.assign(l.out.size(), true);
         return;
       }
       case Kind::kPool:

@@ -95,20 +95,19 @@ HWY_INLINE V un(D d, V x) {
 }
 
 template <int kOp>
-inline float un1(float x) {
-  if constexpr (kOp == 0) return x < 0.f ? 0.f : x;
-  else if constexpr (kOp == 1) return 1.f / (1.f + std::exp(-x));
-  else if constexpr (kOp == 2) return std::tanh(x);
-  else return std::exp(x);
-}
-
-template <int kOp>
 void UnaryLoop(const float* x, float* y, int64_t n) {
   const hn::ScalableTag<float> d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) hn::StoreU(un<kOp>(d, hn::LoadU(d, x + i)), d, y + i);
-  for (; i < n; ++i) y[i] = un1<kOp>(x[i]);
+  // The tail through a padded vector: an element's result does not depend on
+  // where a range starts or ends (thread splits, fused blocks).
+  if (i < n) {
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
+    hn::Store(un<kOp>(d, hn::Load(d, buf)), d, buf);
+    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
+  }
 }
 
 void UnaryF32(int op, const float* x, float* y, int64_t n) {

@@ -13,122 +13,16 @@
 #include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
+#include "kernels/cpu/elementwise/unary_formulas.h"
 #include "kernels/kernel.h"
+#include "ops/fused_elementwise.h"
 
 namespace gec::kernels::cpu {
 namespace {
 
-// Float-only ops (float32/float64).
-#define GEC_FLOAT_UNARY(X)                                                                      \
-  X(Sigmoid) X(Tanh) X(Erf) X(Exp) X(Log) X(Sqrt) X(Reciprocal) X(Floor) X(Ceil) X(Round) X(Sin) \
-  X(Cos) X(Softplus) X(Softsign) X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Elu) X(Selu) X(Celu) \
-  X(ThresholdedRelu) X(Mish) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)
-// Ops also defined on integers.
-#define GEC_NUMERIC_UNARY(X) X(Relu) X(Neg) X(Abs) X(Sign) X(Shrink)
-
-enum class U {
-#define GEC_ENUM(n) k##n,
-  GEC_FLOAT_UNARY(GEC_ENUM) GEC_NUMERIC_UNARY(GEC_ENUM)
-#undef GEC_ENUM
-  kIsNaN, kIsInf, kNot
-};
-
-struct UnaryParams {
-  float alpha = 0.f, beta = 0.f, gamma = 0.f;
-  bool detect_negative = true, detect_positive = true;  // IsInf
-};
-
-template <typename T>
-inline T softplus(T x) {  // ln(1 + e^x) without overflow for large x
-  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
-
-/// The scalar formula of op `op` (ONNX operator text, opset 17).
-template <U op, typename T>
-inline T unary_value(T x, const UnaryParams& p) {
-  const T a = static_cast<T>(p.alpha);
-  if constexpr (op == U::kRelu) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN passes through
-  } else if constexpr (op == U::kNeg) {
-    return static_cast<T>(-x);
-  } else if constexpr (op == U::kAbs) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? static_cast<T>(-x) : x;
-  } else if constexpr (op == U::kSign) {
-    if constexpr (std::is_floating_point_v<T>)
-      if (x != x) return x;
-    return x > T(0) ? T(1) : (x == T(0) ? T(0) : static_cast<T>(-1));
-  } else if constexpr (op == U::kSigmoid) {
-    return T(1) / (T(1) + std::exp(-x));
-  } else if constexpr (op == U::kTanh) {
-    return std::tanh(x);
-  } else if constexpr (op == U::kErf) {
-    return std::erf(x);
-  } else if constexpr (op == U::kExp) {
-    return std::exp(x);
-  } else if constexpr (op == U::kLog) {
-    return std::log(x);
-  } else if constexpr (op == U::kSqrt) {
-    return std::sqrt(x);
-  } else if constexpr (op == U::kReciprocal) {
-    return T(1) / x;
-  } else if constexpr (op == U::kFloor) {
-    return std::floor(x);
-  } else if constexpr (op == U::kCeil) {
-    return std::ceil(x);
-  } else if constexpr (op == U::kRound) {
-    return std::nearbyint(x);  // default rounding mode: half to even, as ONNX Round
-  } else if constexpr (op == U::kSin) {
-    return std::sin(x);
-  } else if constexpr (op == U::kCos) {
-    return std::cos(x);
-  } else if constexpr (op == U::kSoftplus) {
-    return softplus(x);
-  } else if constexpr (op == U::kSoftsign) {
-    return x / (T(1) + std::fabs(x));
-  } else if constexpr (op == U::kHardSigmoid || op == U::kHardSwish) {
-    const T v = a * x + static_cast<T>(p.beta);
-    const T c = v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
-    return op == U::kHardSigmoid ? c : x * c;
-  } else if constexpr (op == U::kLeakyRelu) {
-    return x < T(0) ? a * x : x;
-  } else if constexpr (op == U::kElu) {
-    return x < T(0) ? a * std::expm1(x) : x;
-  } else if constexpr (op == U::kSelu) {
-    const T g = static_cast<T>(p.gamma);
-    return x <= T(0) ? g * (a * std::exp(x) - a) : g * x;
-  } else if constexpr (op == U::kCelu) {
-    return x > T(0) ? x : a * std::expm1(x / a);  // max(0,x) + min(0, a*(e^(x/a)-1))
-  } else if constexpr (op == U::kThresholdedRelu) {
-    return x > a ? x : T(0);
-  } else if constexpr (op == U::kMish) {
-    return x * std::tanh(softplus(x));
-  } else if constexpr (op == U::kTan) {
-    return std::tan(x);
-  } else if constexpr (op == U::kAsin) {
-    return std::asin(x);
-  } else if constexpr (op == U::kAcos) {
-    return std::acos(x);
-  } else if constexpr (op == U::kAtan) {
-    return std::atan(x);
-  } else if constexpr (op == U::kSinh) {
-    return std::sinh(x);
-  } else if constexpr (op == U::kCosh) {
-    return std::cosh(x);
-  } else if constexpr (op == U::kAsinh) {
-    return std::asinh(x);
-  } else if constexpr (op == U::kAcosh) {
-    return std::acosh(x);
-  } else if constexpr (op == U::kAtanh) {
-    return std::atanh(x);
-  } else if constexpr (op == U::kShrink) {
-    // Shrink-9: x < -lambd -> x + bias; x > lambd -> x - bias; else 0. Computed
-    // in double so integer inputs compare against a fractional lambd exactly.
-    const double v = static_cast<double>(x), l = p.alpha, b = p.beta;
-    return static_cast<T>(v < -l ? v + b : (v > l ? v - b : 0.0));
-  }
-}
+using unary_formulas::U;
+using unary_formulas::unary_value;
+using unary_formulas::UnaryParams;
 
 /// y[i] = f(x[i]) over n elements, split across threads when large.
 template <typename TIn, typename TOut, typename F>
@@ -226,35 +120,16 @@ class UnaryKernel final : public Kernel {
   std::string what_;
 };
 
-/// Default attribute values from the ONNX operator text.
+/// Attribute values (ONNX defaults filled in by ops::activation_params).
 UnaryParams read_params(U op, const ir::Node& n) {
+  const std::array<float, 3> a = ops::activation_params(n);
   UnaryParams p;
-  switch (op) {
-    case U::kLeakyRelu: p.alpha = n.get_float("alpha", 0.01f); break;
-    case U::kElu:
-    case U::kCelu:
-    case U::kThresholdedRelu: p.alpha = n.get_float("alpha", 1.0f); break;
-    case U::kSelu:
-      p.alpha = n.get_float("alpha", 1.67326319217681884765625f);
-      p.gamma = n.get_float("gamma", 1.05070102710723876953125f);
-      break;
-    case U::kHardSigmoid:
-      p.alpha = n.get_float("alpha", 0.2f);
-      p.beta = n.get_float("beta", 0.5f);
-      break;
-    case U::kHardSwish:  // HardSwish-14: x * HardSigmoid(x) with alpha 1/6, beta 0.5
-      p.alpha = 1.0f / 6.0f;
-      p.beta = 0.5f;
-      break;
-    case U::kShrink:  // alpha = lambd, beta = bias
-      p.alpha = n.get_float("lambd", 0.5f);
-      p.beta = n.get_float("bias", 0.0f);
-      break;
-    case U::kIsInf:
-      p.detect_negative = n.get_int("detect_negative", 1) != 0;
-      p.detect_positive = n.get_int("detect_positive", 1) != 0;
-      break;
-    default: break;
+  p.alpha = a[0];
+  p.beta = a[1];
+  p.gamma = a[2];
+  if (op == U::kIsInf) {
+    p.detect_negative = n.get_int("detect_negative", 1) != 0;
+    p.detect_positive = n.get_int("detect_positive", 1) != 0;
   }
   return p;
 }

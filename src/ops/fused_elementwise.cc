@@ -1,0 +1,286 @@
+// Schema and program table of com.graphengine::FusedElementwise (see
+// fused_elementwise.h for the attribute layout).
+#include "ops/fused_elementwise.h"
+
+#include <cmath>
+#include <map>
+
+#include "ops/op_schema.h"
+
+namespace gec::ops {
+namespace {
+
+/// What an opcode reads and makes.
+enum class Sig : uint8_t {
+  kUnaryF,    // f32 -> f32
+  kBinaryF,   // f32, f32 -> f32
+  kCompareF,  // f32, f32 -> bool
+  kLogic,     // bool, bool -> bool
+  kNot,       // bool -> bool
+  kWhere,     // bool, f32, f32 -> f32
+  kClip,      // f32 [, f32] [, f32] -> f32
+  kCast,      // f32 | bool -> params[0]
+};
+
+struct OpInfo {
+  EwOp op;
+  const char* name;
+  Sig sig;
+};
+
+constexpr OpInfo kOps[] = {
+    {EwOp::kRelu, "Relu", Sig::kUnaryF},
+    {EwOp::kNeg, "Neg", Sig::kUnaryF},
+    {EwOp::kAbs, "Abs", Sig::kUnaryF},
+    {EwOp::kSign, "Sign", Sig::kUnaryF},
+    {EwOp::kSigmoid, "Sigmoid", Sig::kUnaryF},
+    {EwOp::kTanh, "Tanh", Sig::kUnaryF},
+    {EwOp::kErf, "Erf", Sig::kUnaryF},
+    {EwOp::kExp, "Exp", Sig::kUnaryF},
+    {EwOp::kLog, "Log", Sig::kUnaryF},
+    {EwOp::kSqrt, "Sqrt", Sig::kUnaryF},
+    {EwOp::kReciprocal, "Reciprocal", Sig::kUnaryF},
+    {EwOp::kFloor, "Floor", Sig::kUnaryF},
+    {EwOp::kCeil, "Ceil", Sig::kUnaryF},
+    {EwOp::kRound, "Round", Sig::kUnaryF},
+    {EwOp::kSin, "Sin", Sig::kUnaryF},
+    {EwOp::kCos, "Cos", Sig::kUnaryF},
+    {EwOp::kSoftplus, "Softplus", Sig::kUnaryF},
+    {EwOp::kSoftsign, "Softsign", Sig::kUnaryF},
+    {EwOp::kHardSigmoid, "HardSigmoid", Sig::kUnaryF},
+    {EwOp::kHardSwish, "HardSwish", Sig::kUnaryF},
+    {EwOp::kLeakyRelu, "LeakyRelu", Sig::kUnaryF},
+    {EwOp::kElu, "Elu", Sig::kUnaryF},
+    {EwOp::kSelu, "Selu", Sig::kUnaryF},
+    {EwOp::kCelu, "Celu", Sig::kUnaryF},
+    {EwOp::kThresholdedRelu, "ThresholdedRelu", Sig::kUnaryF},
+    {EwOp::kMish, "Mish", Sig::kUnaryF},
+    {EwOp::kGelu, "Gelu", Sig::kUnaryF},
+    {EwOp::kAdd, "Add", Sig::kBinaryF},
+    {EwOp::kSub, "Sub", Sig::kBinaryF},
+    {EwOp::kMul, "Mul", Sig::kBinaryF},
+    {EwOp::kDiv, "Div", Sig::kBinaryF},
+    {EwOp::kMax, "Max", Sig::kBinaryF},
+    {EwOp::kMin, "Min", Sig::kBinaryF},
+    {EwOp::kPow, "Pow", Sig::kBinaryF},
+    {EwOp::kPRelu, "PRelu", Sig::kBinaryF},
+    {EwOp::kEqual, "Equal", Sig::kCompareF},
+    {EwOp::kLess, "Less", Sig::kCompareF},
+    {EwOp::kLessOrEqual, "LessOrEqual", Sig::kCompareF},
+    {EwOp::kGreater, "Greater", Sig::kCompareF},
+    {EwOp::kGreaterOrEqual, "GreaterOrEqual", Sig::kCompareF},
+    {EwOp::kAnd, "And", Sig::kLogic},
+    {EwOp::kOr, "Or", Sig::kLogic},
+    {EwOp::kXor, "Xor", Sig::kLogic},
+    {EwOp::kNot, "Not", Sig::kNot},
+    {EwOp::kWhere, "Where", Sig::kWhere},
+    {EwOp::kClip, "Clip", Sig::kClip},
+    {EwOp::kCast, "Cast", Sig::kCast},
+};
+static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumEwOps, "one kOps row per opcode");
+
+const OpInfo& info(EwOp op) { return kOps[static_cast<int>(op)]; }
+
+const OpInfo* find_op(const std::string& name) {
+  static const std::map<std::string, const OpInfo*> by_name = [] {
+    std::map<std::string, const OpInfo*> m;
+    for (const OpInfo& o : kOps) m[o.name] = &o;
+    return m;
+  }();
+  auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+/// Operand dtypes (kUndefined = unused slot; Clip's min/max are optional) and
+/// result dtype of `in` given the dtype of its first operand.
+struct Types {
+  std::array<DType, 3> in{DType::kUndefined, DType::kUndefined, DType::kUndefined};
+  DType out = DType::kFloat32;
+  int required = 1;
+};
+
+Types types_of(const EwInstr& in, DType first) {
+  constexpr DType F = DType::kFloat32, B = DType::kBool;
+  Types t;
+  switch (info(in.op).sig) {
+    case Sig::kUnaryF: t.in = {F, DType::kUndefined, DType::kUndefined}; t.out = F; break;
+    case Sig::kBinaryF: t.in = {F, F, DType::kUndefined}; t.out = F; t.required = 2; break;
+    case Sig::kCompareF: t.in = {F, F, DType::kUndefined}; t.out = B; t.required = 2; break;
+    case Sig::kLogic: t.in = {B, B, DType::kUndefined}; t.out = B; t.required = 2; break;
+    case Sig::kNot: t.in = {B, DType::kUndefined, DType::kUndefined}; t.out = B; break;
+    case Sig::kWhere: t.in = {B, F, F}; t.out = F; t.required = 3; break;
+    case Sig::kClip: t.in = {F, F, F}; t.out = F; break;
+    case Sig::kCast:
+      t.in = {first == B ? B : F, DType::kUndefined, DType::kUndefined};
+      t.out = static_cast<DType>(static_cast<int32_t>(in.params[0]));
+      break;
+  }
+  return t;
+}
+
+void infer_fused_elementwise(InferContext& ctx) {
+  std::vector<DType> types;
+  Shape s;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) ctx.error("input " + std::to_string(i) + " is missing");
+    types.push_back(ctx.dtype(i));
+    s = i == 0 ? ctx.shape(0) : broadcast_shapes(ctx, s, ctx.shape(i));
+  }
+  const EwProgram p = decode_program(*ctx.node, types);
+  if (p.results.size() != ctx.node->outputs().size())
+    ctx.error("has " + std::to_string(ctx.node->outputs().size()) + " outputs but " +
+              std::to_string(p.results.size()) + " results");
+  for (size_t k = 0; k < p.results.size(); ++k) ctx.set_output(k, p.reg_types[p.results[k]], s);
+}
+
+}  // namespace
+
+const char* ew_op_name(EwOp op) { return info(op).name; }
+
+EwProgram decode_program(const ir::Node& n, const std::vector<DType>& input_types) {
+  auto bad = [&](const std::string& msg) { fail(ErrorCode::kInvalidModel, n.describe() + ": " + msg); };
+  const ir::Attribute* ops_attr = n.find_attr("ops");
+  if (!ops_attr || ops_attr->kind != ir::Attribute::Kind::kStrings) bad("attribute 'ops' (strings) is missing");
+  const std::vector<std::string>& names = ops_attr->strings;
+  const std::vector<int64_t> args = n.get_ints("args");
+  const std::vector<float> params = n.get_floats("params");
+  const std::vector<int64_t> results = n.get_ints("results");
+  if (names.empty() || names.size() > static_cast<size_t>(kMaxFusedInstructions))
+    bad("a program of " + std::to_string(names.size()) + " instructions (1 to " +
+        std::to_string(kMaxFusedInstructions) + ")");
+  if (input_types.empty() || input_types.size() > static_cast<size_t>(kMaxFusedInputs))
+    bad(std::to_string(input_types.size()) + " inputs (1 to " + std::to_string(kMaxFusedInputs) + ")");
+  if (args.size() != 3 * names.size() || params.size() != 3 * names.size())
+    bad("'args' and 'params' must hold 3 entries per instruction");
+  EwProgram p;
+  p.input_types = input_types;
+  p.reg_types = input_types;
+  for (DType t : input_types)
+    if (t != DType::kFloat32 && t != DType::kBool) bad(std::string("an input of dtype ") + dtype_name(t) + " (float32 or bool)");
+  for (size_t k = 0; k < names.size(); ++k) {
+    const OpInfo* o = find_op(names[k]);
+    const std::string where = "instruction " + std::to_string(k) + " (" + names[k] + ")";
+    if (!o) bad(where + ": not an op the fused kernel runs");
+    EwInstr in;
+    in.op = o->op;
+    for (int j = 0; j < 3; ++j) {
+      in.params[j] = params[3 * k + j];
+      const int64_t a = args[3 * k + j];
+      if (a < -1 || a >= p.num_registers()) bad(where + ": operand " + std::to_string(a) + " is not an earlier register");
+      in.args[j] = static_cast<int32_t>(a);
+    }
+    if (in.args[0] < 0) bad(where + ": operand 0 is missing");
+    if (o->sig == Sig::kCast) {
+      const float to = in.params[0];
+      if (to != static_cast<float>(static_cast<int32_t>(DType::kFloat32)) &&
+          to != static_cast<float>(static_cast<int32_t>(DType::kBool)))
+        bad(where + ": Cast target must be float32 or bool");
+    }
+    const Types t = types_of(in, p.reg_types[in.args[0]]);
+    for (int j = 0; j < 3; ++j) {
+      if (t.in[j] == DType::kUndefined) {
+        if (in.args[j] >= 0) bad(where + ": takes no operand " + std::to_string(j));
+        continue;
+      }
+      if (in.args[j] < 0) {
+        if (j < t.required) bad(where + ": operand " + std::to_string(j) + " is missing");
+        continue;
+      }
+      if (p.reg_types[in.args[j]] != t.in[j])
+        bad(where + ": operand " + std::to_string(j) + " is " + dtype_name(p.reg_types[in.args[j]]) + ", expected " +
+            dtype_name(t.in[j]));
+    }
+    p.code.push_back(in);
+    p.reg_types.push_back(t.out);
+  }
+  if (results.empty()) bad("'results' is empty");
+  for (int64_t r : results) {
+    if (r < 0 || r >= p.num_registers()) bad("result register " + std::to_string(r) + " is out of range");
+    p.results.push_back(static_cast<int32_t>(r));
+  }
+  return p;
+}
+
+std::array<float, 3> activation_params(const ir::Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "LeakyRelu") return {n.get_float("alpha", 0.01f), 0.f, 0.f};
+  if (op == "Elu" || op == "Celu" || op == "ThresholdedRelu") return {n.get_float("alpha", 1.0f), 0.f, 0.f};
+  if (op == "Selu")
+    return {n.get_float("alpha", 1.67326319217681884765625f), 0.f, n.get_float("gamma", 1.05070102710723876953125f)};
+  if (op == "HardSigmoid") return {n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f), 0.f};
+  if (op == "HardSwish") return {1.0f / 6.0f, 0.5f, 0.f};  // HardSwish-14: x * HardSigmoid(x; 1/6, 0.5)
+  if (op == "Shrink") return {n.get_float("lambd", 0.5f), n.get_float("bias", 0.0f), 0.f};
+  return {0.f, 0.f, 0.f};
+}
+
+std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
+  const bool gec_gelu = n.domain == kGecDomain && n.op_type == "Gelu";
+  if (!n.domain.empty() && !gec_gelu) return std::nullopt;
+  if (n.op_type == "Gelu" && !gec_gelu) return std::nullopt;
+  const OpInfo* o = find_op(n.op_type);
+  if (!o || n.outputs().size() != 1) return std::nullopt;
+  EwInstr in;
+  in.op = o->op;
+  in.params = activation_params(n);
+  const size_t ni = n.inputs().size();
+  auto dtype = [&](size_t i) { return n.has_input(i) ? n.input(i)->type.dtype : DType::kUndefined; };
+  switch (o->sig) {
+    case Sig::kUnaryF:
+    case Sig::kNot:
+      if (ni != 1) return std::nullopt;
+      break;
+    case Sig::kBinaryF:
+    case Sig::kCompareF:
+    case Sig::kLogic:
+      if (ni != 2 || !n.has_input(1)) return std::nullopt;
+      break;
+    case Sig::kWhere:
+      if (ni != 3 || !n.has_input(1) || !n.has_input(2)) return std::nullopt;
+      break;
+    case Sig::kClip:
+      if (ni < 1 || ni > 3) return std::nullopt;
+      for (size_t i = 1; i < ni; ++i)
+        if (n.has_input(i) && shape_numel(n.input(i)->type.static_shape()) != 1) return std::nullopt;
+      break;
+    case Sig::kCast: {
+      const int64_t to = n.get_int("to", 0);
+      if (to != static_cast<int64_t>(DType::kFloat32) && to != static_cast<int64_t>(DType::kBool)) return std::nullopt;
+      in.params = {static_cast<float>(to), 0.f, 0.f};
+      break;
+    }
+  }
+  if (!n.has_input(0)) return std::nullopt;
+  if (gec_gelu) {
+    const std::string a = n.get_string("approximate", "none");
+    if (a != "none" && a != "tanh") return std::nullopt;
+    in.params = {a == "tanh" ? 1.f : 0.f, 0.f, 0.f};
+  }
+  const Types t = types_of(in, dtype(0));
+  for (size_t i = 0; i < ni; ++i)
+    if (n.has_input(i) && dtype(i) != t.in[i]) return std::nullopt;
+  if (n.output(0)->type.dtype != t.out) return std::nullopt;
+  return in;
+}
+
+void set_program_attrs(ir::Node& n, const std::vector<EwInstr>& code, const std::vector<int32_t>& results) {
+  std::vector<std::string> names;
+  std::vector<int64_t> args, res(results.begin(), results.end());
+  std::vector<float> params;
+  for (const EwInstr& in : code) {
+    names.push_back(ew_op_name(in.op));
+    for (int j = 0; j < 3; ++j) args.push_back(in.args[j]), params.push_back(in.params[j]);
+  }
+  n.set_attr(ir::Attribute::Strings("ops", names));
+  n.set_attr(ir::Attribute::Ints("args", args));
+  n.set_attr(ir::Attribute::Floats("params", params));
+  n.set_attr(ir::Attribute::Ints("results", res));
+}
+
+// Broadcast, not elementwise: inputs may broadcast. Every full-shaped input
+// may be overwritten by the output (the kernel reads a block of every input
+// before it writes that block of any output); the planner in-places single-
+// output nodes only. Blocked layouts pass through when no input broadcasts.
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "FusedElementwise", .infer = infer_fused_elementwise,
+                 .traits = traits(PatternKind::kBroadcast).in_place({0, 1, 2, 3}).with_layout(LayoutRule::kElementwiseGroup)});
+
+}  // namespace gec::ops

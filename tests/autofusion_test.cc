@@ -1,0 +1,365 @@
+// Automatic elementwise fusion: the autofusion pass (grouping, Before /
+// Expected, one negative case per guard), the FusedElementwise kernel
+// against the unfused kernels (bit for bit: it uses their formulas), its
+// program checks on bad attributes, and the compile report's "fusion"
+// object.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "frontend/onnx/exporter.h"
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+#include "ops/domain.h"
+#include "ops/fused_elementwise.h"
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+/// Deterministic inputs in about [-3, 3] (bool inputs alternate).
+Tensor wave(const ir::Value* v, float phase) {
+  Tensor t(v->type.dtype, v->type.static_shape());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float x = 3.f * std::sin(0.37f * static_cast<float>(i) + phase);
+    if (v->type.dtype == DType::kBool) t.as<uint8_t>()[i] = x > 0;
+    else t.as<float>()[i] = x;
+  }
+  return t;
+}
+
+size_t count(const ir::Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == op;
+  return n;
+}
+
+/// Parses `text`, runs it unfused and after autofusion on the same inputs,
+/// expects `groups` fused nodes and bit-identical outputs. Returns the fused
+/// graph.
+std::unique_ptr<ir::Graph> fuse_and_compare(const std::string& text, size_t groups) {
+  auto g = ir::parse_graph(text);
+  std::map<std::string, Tensor> feeds;
+  float phase = 0.1f;
+  for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.7f);
+  const std::vector<Tensor> want = run_graph(*g, feeds);
+  auto pass = make_autofusion();
+  EXPECT_EQ(pass->run(*g), static_cast<int64_t>(groups));
+  g->verify();
+  EXPECT_EQ(count(*g, "FusedElementwise"), groups) << ir::print_graph(*g);
+  const std::vector<Tensor> got = run_graph(*g, feeds);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+    EXPECT_EQ(got[i].dtype(), want[i].dtype()) << "output " << i;
+    if (got[i].bytes() != want[i].bytes()) continue;
+    if (got[i].dtype() != DType::kFloat32) {
+      EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), want[i].bytes()), 0) << "output " << i << " differs";
+      continue;
+    }
+    // Bit for bit, except that any NaN equals any NaN (a NaN's sign and
+    // payload depend on which operand an instruction propagates).
+    int64_t differ = 0, first = -1;
+    for (int64_t k = 0; k < got[i].numel(); ++k) {
+      const float a = got[i].as<float>()[k], b = want[i].as<float>()[k];
+      if (std::isnan(a) && std::isnan(b)) continue;
+      if (std::memcmp(&a, &b, sizeof a) != 0) {
+        if (first < 0) first = k;
+        ++differ;
+      }
+    }
+    EXPECT_EQ(differ, 0) << "output " << i << ": first at " << first << ": "
+                         << (first >= 0 ? got[i].as<float>()[first] : 0.f) << " vs "
+                         << (first >= 0 ? want[i].as<float>()[first] : 0.f);
+  }
+  return g;
+}
+
+// ---- grouping: Before / Expected -------------------------------------------------
+
+TEST(AutoFusion, ChainBecomesOneNodeAsText) {
+  auto pass = make_autofusion();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[2,8]
+  const %b: float32[] = [0.5]
+  const %c: float32[8] = [1.0, 2.0, 3.0, 4.0, -1.0, -2.0, 0.5, 0.25]
+  %a = Add(%x, %b) : float32[2,8] @a
+  %m = Mul(%a, %c) : float32[2,8] @m
+  %y = Sigmoid(%m) : float32[2,8] @y
+  output %y
+})", R"(graph {
+  input %x: float32[2,8]
+  const %b: float32[] = [0.5]
+  const %c: float32[8] = [1.0, 2.0, 3.0, 4.0, -1.0, -2.0, 0.5, 0.25]
+  %y = com.graphengine::FusedElementwise(%x, %b, %c) {ops = ["Add", "Mul", "Sigmoid"], args = [0, 1, -1, 3, 2, -1, 4, -1, -1], params = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], results = [5]} : float32[2,8]
+  output %y
+})", 1);
+  const ir::Node* f = only_node(*g, "FusedElementwise");
+  EXPECT_EQ(f->fused_from, (std::vector<std::string>{"a", "m", "y"})) << "keeps the names it came from";
+  EXPECT_EQ(f->output(0)->name(), "y") << "takes over its output's name";
+}
+
+// A value the group computes and something outside reads becomes a second
+// output; broadcast inputs of any rank are read in place.
+TEST(AutoFusion, EscapingValueIsAnOutputAndInputsBroadcast) {
+  auto g = fuse_and_compare(R"(graph {
+  input %x: float32[2,3,5]
+  input %s: float32[3,1]
+  input %w: float32[5,4]
+  %d = Sub(%x, %s) : float32[2,3,5]
+  %e = Exp(%d) : float32[2,3,5]
+  %t = Tanh(%e) : float32[2,3,5]
+  %mm = MatMul(%e, %w) : float32[2,3,4]
+  output %t
+  output %mm
+})", 1);
+  const ir::Node* f = only_node(*g, "FusedElementwise");
+  EXPECT_EQ(f->outputs().size(), 2u) << "e (read by MatMul) and t";
+}
+
+// Two branches that meet: one group (the join merges both producers' groups).
+TEST(AutoFusion, BranchesThatMeetMergeIntoOneGroup) {
+  auto g = fuse_and_compare(R"(graph {
+  input %x: float32[4,6]
+  input %z: float32[4,6]
+  %a = Relu(%x) : float32[4,6]
+  %b = Neg(%z) : float32[4,6]
+  %c = Abs(%b) : float32[4,6]
+  %y = Max(%a, %c) : float32[4,6]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "FusedElementwise")->fused_from.size(), 4u);
+}
+
+// Every op the fused kernel runs, in groups, against the unfused kernels bit
+// for bit: unary math and activations, comparisons into Where, logic, Clip,
+// Cast both ways, Pow by 2 and by a tensor, PRelu, Gelu (both forms).
+TEST(AutoFusion, EveryOpMatchesTheUnfusedKernelsBitForBit) {
+  std::string unary;
+  std::string last = "x";
+  int k = 0;
+  for (const char* op : {"Abs", "Sigmoid", "Tanh", "Softplus", "Softsign", "Neg", "Sign", "Erf", "Exp", "Floor",
+                         "Ceil", "Round", "Sin", "Cos", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu",
+                         "Celu", "ThresholdedRelu", "Mish", "Relu"}) {
+    const std::string v = "u" + std::to_string(k++);
+    unary += "  %" + v + " = " + op + "(%" + last + ") : float32[3,5,7]\n";
+    last = v;
+  }
+  fuse_and_compare(R"(graph {
+  input %x: float32[3,5,7]
+  input %p: float32[5,1]
+  input %q: float32[7]
+  input %m: bool[3,5,7]
+  const %two: float32[] = [2.0]
+  const %lo: float32[] = [-0.5]
+  const %hi: float32[] = [0.75]
+)" + unary + R"(  %ab = Abs(%)" + last + R"() : float32[3,5,7]
+  %l = Log(%ab) : float32[3,5,7]
+  %sq = Sqrt(%ab) : float32[3,5,7]
+  %r = Reciprocal(%sq) : float32[3,5,7]
+  %pw = Pow(%ab, %q) : float32[3,5,7]
+  %p2 = Pow(%x, %two) : float32[3,5,7]
+  %mx = Max(%l, %p) : float32[3,5,7]
+  %mn = Min(%mx, %q) : float32[3,5,7]
+  %pr = PRelu(%x, %p) : float32[3,5,7]
+  %gt = Greater(%x, %p) : bool[3,5,7]
+  %le = LessOrEqual(%x, %q) : bool[3,5,7]
+  %eq = Equal(%p2, %x) : bool[3,5,7]
+  %an = And(%gt, %m) : bool[3,5,7]
+  %xo = Xor(%an, %le) : bool[3,5,7]
+  %no = Not(%xo) : bool[3,5,7]
+  %or = Or(%no, %eq) : bool[3,5,7]
+  %wh = Where(%or, %pw, %mn) : float32[3,5,7]
+  %cl = Clip(%wh, %lo, %hi) : float32[3,5,7]
+  %cf = Cast(%gt) {to = 1} : float32[3,5,7]
+  %cb = Cast(%r) {to = 9} : bool[3,5,7]
+  %g1 = com.graphengine::Gelu(%pr) {approximate = "none"} : float32[3,5,7]
+  %g2 = com.graphengine::Gelu(%g1) {approximate = "tanh"} : float32[3,5,7]
+  %s1 = Add(%cl, %cf) : float32[3,5,7]
+  %s2 = Sub(%s1, %g2) : float32[3,5,7]
+  %s3 = Div(%s2, %p) : float32[3,5,7]
+  %y = Mul(%s3, %sq) : float32[3,5,7]
+  output %y
+  output %cb
+})", 1);
+}
+
+// ---- guards: one negative case each ---------------------------------------------
+
+TEST(AutoFusionGuards, SingleOpsStayAsTheyAre) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,8]
+  %y = Relu(%x) : float32[2,8]
+  output %y
+})");
+}
+
+// An intermediate smaller than the group's shape (a [2,1] Sqrt feeding a
+// [2,4] Div) starts its own group: here both stay single.
+TEST(AutoFusionGuards, AnOpOfAnotherShapeIsNotJoined) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,4]
+  input %v: float32[2,1]
+  %s = Sqrt(%v) : float32[2,1]
+  %y = Div(%x, %s) : float32[2,4]
+  output %y
+})");
+}
+
+TEST(AutoFusionGuards, IntegerOpsAreNotFused) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: int64[2,4]
+  input %z: int64[2,4]
+  %a = Add(%x, %z) : int64[2,4]
+  %y = Mul(%a, %z) : int64[2,4]
+  output %y
+})");
+}
+
+TEST(AutoFusionGuards, DynamicShapesAreNotFused) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[N,4]
+  %a = Relu(%x) : float32[N,4]
+  %y = Neg(%a) : float32[N,4]
+  output %y
+})");
+}
+
+// Relu -> MatMul -> Add that also reads the Relu: fusing Relu with Add would
+// make the fused node both feed and read the MatMul.
+TEST(AutoFusionGuards, AMergeThatWouldMakeACycleIsRefused) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[4,4]
+  input %w: float32[4,4]
+  %a = Relu(%x) : float32[4,4]
+  %b = MatMul(%a, %w) : float32[4,4]
+  %y = Add(%a, %b) : float32[4,4]
+  output %y
+})");
+}
+
+// Ops outside the kernel's table (variadic Max, Pow with an integer
+// exponent, Cast to int32, Mod) stay unfused.
+TEST(AutoFusionGuards, OpsTheKernelDoesNotRunStayUnfused) {
+  auto pass = make_autofusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,4]
+  input %z: float32[2,4]
+  const %e: int64[] = [3]
+  %m = Max(%x, %z, %x) : float32[2,4]
+  %p = Pow(%m, %e) : float32[2,4]
+  %c = Cast(%p) {to = 6} : int32[2,4]
+  output %c
+})");
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,4]
+  input %z: float32[2,4]
+  %m = Mod(%x, %z) {fmod = 1} : float32[2,4]
+  %y = Relu(%m) : float32[2,4]
+  output %y
+})");
+}
+
+// A chain reading more distinct inputs than one fused node takes is split
+// into groups that each stay within the limit.
+TEST(AutoFusionGuards, InputLimitSplitsAGroup) {
+  std::string text = "graph {\n  input %x: float32[2,4]\n";
+  const int n = ops::kMaxFusedInputs + 4;
+  for (int i = 0; i < n; ++i) text += "  input %i" + std::to_string(i) + ": float32[2,4]\n";
+  std::string last = "x";
+  for (int i = 0; i < n; ++i) {
+    text += "  %a" + std::to_string(i) + " = Add(%" + last + ", %i" + std::to_string(i) + ") : float32[2,4]\n";
+    last = "a" + std::to_string(i);
+  }
+  text += "  output %" + last + "\n}";
+  auto g = fuse_and_compare(text, 2);
+  for (const auto& node : g->nodes())
+    if (node->op_type == "FusedElementwise") EXPECT_LE(node->inputs().size(), static_cast<size_t>(ops::kMaxFusedInputs));
+}
+
+// ---- the kernel's program checks (a crafted .gom reaches them) ------------------
+
+TEST(FusedElementwiseKernel, BadProgramsAreRefused) {
+  const Tensor x = make<float>({2}, {1.f, -2.f});
+  auto run = [&](std::vector<std::string> ops, std::vector<int64_t> args, std::vector<int64_t> results) {
+    return run_op("FusedElementwise", {x},
+                  {ir::Attribute::Strings("ops", ops), ir::Attribute::Ints("args", args),
+                   ir::Attribute::Floats("params", std::vector<float>(3 * ops.size(), 0.f)),
+                   ir::Attribute::Ints("results", results)},
+                  1, ops::kGecDomain);
+  };
+  EXPECT_EQ(values<float>(run({"Neg", "Relu"}, {0, -1, -1, 1, -1, -1}, {2})[0]), (std::vector<float>{0.f, 2.f}));
+  expect_error([&] { run({"Conv"}, {0, -1, -1}, {1}); }, ErrorCode::kInvalidModel, "not an op the fused kernel runs");
+  expect_error([&] { run({"Neg"}, {1, -1, -1}, {1}); }, ErrorCode::kInvalidModel, "is not an earlier register");
+  expect_error([&] { run({"Not"}, {0, -1, -1}, {1}); }, ErrorCode::kInvalidModel, "operand 0 is float32, expected bool");
+  expect_error([&] { run({"Add"}, {0, -1, -1}, {1}); }, ErrorCode::kInvalidModel, "operand 1 is missing");
+  expect_error([&] { run({"Neg"}, {0, -1, -1}, {7}); }, ErrorCode::kInvalidModel, "result register 7 is out of range");
+  expect_error([&] { run({"Neg"}, {0, -1}, {1}); }, ErrorCode::kInvalidModel, "3 entries per instruction");
+}
+
+// ---- end to end: sessions, threads, the report ----------------------------------
+
+/// An ONNX model (from the textual IR) compiled with `o`.
+CompiledModel compile_text(const std::string& text, CompileOptions o) {
+  auto g = ir::parse_graph(text);
+  const std::string bytes = frontend::export_onnx_bytes(*g);
+  return compile_any_bytes(bytes.data(), bytes.size(), o);
+}
+
+// A LayerNorm-like tail spelled out over a large tensor, fused vs
+// --disable-pass autofusion, on 2 threads (the kernel splits rows across
+// them): identical bits; the report counts the group.
+TEST(AutoFusion, SessionsAgreeAndTheReportCountsGroups) {
+  const std::string text = R"(graph {
+  input %x: float32[8,64,96]
+  input %mu: float32[8,64,1]
+  input %sd: float32[8,64,1]
+  const %g: float32[] = [1.5]
+  const %b: float32[] = [-0.25]
+  %d = Sub(%x, %mu) : float32[8,64,96]
+  %n = Div(%d, %sd) : float32[8,64,96]
+  %s = Mul(%n, %g) : float32[8,64,96]
+  %t = Add(%s, %b) : float32[8,64,96]
+  %y = Tanh(%t) : float32[8,64,96]
+  output %y
+})";
+  CompileOptions on, off;
+  off.disabled_passes = {"autofusion"};
+  CompiledModel fused = compile_text(text, on), plain = compile_text(text, off);
+  const auto rf = nlohmann::json::parse(fused.report_json)["fusion"];
+  const auto rp = nlohmann::json::parse(plain.report_json)["fusion"];
+  EXPECT_EQ(rf["groups"], 1);
+  EXPECT_EQ(rf["ops_in_groups"], 5);
+  EXPECT_EQ(rf["kernels_before"], 5);
+  EXPECT_EQ(rf["kernels_after"], 1);
+  EXPECT_EQ(rf["rules"]["autofusion"], 1);
+  EXPECT_EQ(rp["groups"], 0);
+  EXPECT_EQ(rp["kernels_after"], 5);
+  auto g = ir::parse_graph(text);
+  std::vector<Tensor> in;
+  float phase = 0.f;
+  for (const ir::Value* v : g->inputs()) in.push_back(wave(v, phase += 0.9f));
+  // sd > 0
+  for (int64_t i = 0; i < in[2].numel(); ++i) in[2].as<float>()[i] = 0.5f + std::fabs(in[2].as<float>()[i]);
+  std::vector<TensorView> views;
+  for (const Tensor& t : in) views.push_back(t.view());
+  SessionOptions so;
+  so.num_threads = 2;
+  so.adapt_threads = false;
+  auto a = Session::load_from_bytes(fused.gom, so)->run(views);
+  auto b = Session::load_from_bytes(plain.gom, so)->run(views);
+  ASSERT_EQ(a[0].bytes(), b[0].bytes());
+  EXPECT_EQ(std::memcmp(a[0].data(), b[0].data(), a[0].bytes()), 0);
+}
+
+}  // namespace
+}  // namespace gec::passes
