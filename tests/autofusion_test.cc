@@ -223,14 +223,26 @@ TEST(AutoFusionGuards, IntegerOpsAreNotFused) {
 })");
 }
 
-TEST(AutoFusionGuards, DynamicShapesAreNotFused) {
+// A dim known only as a named symbol fuses (the same name is the same size,
+// ONNX's dim_param convention); an unnamed unknown dim cannot be proved equal
+// to another and does not.
+TEST(AutoFusionGuards, UnknownDimsAreNotFusedNamedOnesAre) {
   auto pass = make_autofusion();
   expect_unchanged(*pass, R"(graph {
+  input %x: float32[?,4]
+  %a = Relu(%x) : float32[?,4]
+  %y = Neg(%a) : float32[?,4]
+  output %y
+})");
+  auto g = ir::parse_graph(R"(graph {
   input %x: float32[N,4]
-  %a = Relu(%x) : float32[N,4]
+  input %b: float32[4]
+  %a = Add(%x, %b) : float32[N,4]
   %y = Neg(%a) : float32[N,4]
   output %y
 })");
+  EXPECT_EQ(pass->run(*g), 1);
+  EXPECT_EQ(count(*g, "FusedElementwise"), 1u);
 }
 
 // Relu -> MatMul -> Add that also reads the Relu: fusing Relu with Add would
@@ -359,6 +371,49 @@ TEST(AutoFusion, SessionsAgreeAndTheReportCountsGroups) {
   auto b = Session::load_from_bytes(plain.gom, so)->run(views);
   ASSERT_EQ(a[0].bytes(), b[0].bytes());
   EXPECT_EQ(std::memcmp(a[0].data(), b[0].data(), a[0].bytes()), 0);
+}
+
+// Named symbolic dims: the fused node runs on the dynamic path, at each size
+// equal to the unfused model. Inputs that bind one symbol to two sizes so
+// that an output of the group would be smaller than the group are refused
+// (kInvalidArgument), never computed over the wrong shape.
+TEST(AutoFusion, SymbolicDimsRunAtAnySize) {
+  const std::string text = R"(graph {
+  input %x: float32[N,M]
+  input %b: float32[N,M]
+  %a = Add(%b, %b) : float32[N,M]
+  %s = Sigmoid(%a) : float32[N,M]
+  %y = Mul(%s, %x) : float32[N,M]
+  output %a
+  output %y
+})";
+  CompileOptions off;
+  off.disabled_passes = {"autofusion"};
+  CompiledModel fused = compile_text(text, {}), plain = compile_text(text, off);
+  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["groups"], 1);
+  auto sf = Session::load_from_bytes(fused.gom), sp = Session::load_from_bytes(plain.gom);
+  for (int64_t n : {1, 3, 70}) {
+    ir::Graph tmp;
+    const Tensor x = wave(tmp.add_value("x", ir::TensorType::of(DType::kFloat32, {n, 5})), 0.3f);
+    const Tensor b = wave(tmp.add_value("b", ir::TensorType::of(DType::kFloat32, {n, 5})), 1.1f);
+    auto got = sf->run({x.view(), b.view()});
+    auto want = sp->run({x.view(), b.view()});
+    for (size_t k = 0; k < 2; ++k) {
+      ASSERT_EQ(got[k].shape(), (Shape{n, 5}));
+      EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), want[k].bytes()), 0) << "N = " << n << ", output " << k;
+    }
+  }
+  // b fed as [1, 5]: the unfused model's `a` would be [1, 5], the group's
+  // shape is [4, 5].
+  ir::Graph tmp;
+  const Tensor x = wave(tmp.add_value("x", ir::TensorType::of(DType::kFloat32, {4, 5})), 0.3f);
+  const Tensor b = wave(tmp.add_value("b", ir::TensorType::of(DType::kFloat32, {1, 5})), 1.1f);
+  try {
+    auto got = sf->run({x.view(), b.view()});
+    EXPECT_EQ(got[0].shape(), (Shape{1, 5})) << "if the runtime accepts the inputs, `a` must keep its own shape";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.code() == ErrorCode::kInvalidArgument) << e.what();
+  }
 }
 
 }  // namespace

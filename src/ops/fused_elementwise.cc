@@ -130,7 +130,26 @@ void infer_fused_elementwise(InferContext& ctx) {
   if (p.results.size() != ctx.node->outputs().size())
     ctx.error("has " + std::to_string(ctx.node->outputs().size()) + " outputs but " +
               std::to_string(p.results.size()) + " results");
-  for (size_t k = 0; k < p.results.size(); ++k) ctx.set_output(k, p.reg_types[p.results[k]], s);
+  // Each register's shape as its ops define it (numpy broadcasting of its
+  // operands). The kernel writes every output over S, the broadcast of all
+  // inputs: a result of another shape (inputs that contradict the dims the
+  // grouping relied on, e.g. one symbol bound to two sizes) is refused.
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.shape(i));
+  for (const EwInstr& in : p.code) {
+    Shape r = shapes[in.args[0]];
+    for (int j = 1; j < 3; ++j)
+      if (in.args[j] >= 0 && in.op != EwOp::kClip) r = broadcast_shapes(ctx, r, shapes[in.args[j]]);
+    shapes.push_back(r);
+  }
+  for (size_t k = 0; k < p.results.size(); ++k) {
+    const Shape& r = shapes[p.results[k]];
+    if (r != s)
+      fail(ErrorCode::kInvalidArgument, ctx.node->describe() + ": output " + std::to_string(k) + " would have shape " +
+                                            shape_str(r) + " but the fused group computes " + shape_str(s) +
+                                            ": the inputs' shapes contradict the model's declared dims");
+    ctx.set_output(k, p.reg_types[p.results[k]], s);
+  }
 }
 
 }  // namespace
@@ -240,7 +259,8 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
     case Sig::kClip:
       if (ni < 1 || ni > 3) return std::nullopt;
       for (size_t i = 1; i < ni; ++i)
-        if (n.has_input(i) && shape_numel(n.input(i)->type.static_shape()) != 1) return std::nullopt;
+        if (n.has_input(i) && (!n.input(i)->type.is_static() || shape_numel(n.input(i)->type.static_shape()) != 1))
+          return std::nullopt;
       break;
     case Sig::kCast: {
       const int64_t to = n.get_int("to", 0);

@@ -17,9 +17,10 @@
 // decides. A node joins the groups of all its producers when that passes,
 // else the first one that passes, else starts its own.
 //
-// Guards: static shapes; every member's output has the group's shape S (the
-// inputs broadcast to S: a smaller intermediate would need its own loop
-// plan); at most ops::kMaxFusedInputs inputs and kMaxFusedInstructions
+// Guards: shapes known up to named symbols (dims equal when both are the
+// same number or the same symbol: ONNX's dim_param convention); every
+// member's output has the group's shape S (the inputs broadcast to S: a
+// smaller intermediate would need its own loop plan); at most ops::kMaxFusedInputs inputs and kMaxFusedInstructions
 // members; a node owning a subgraph is never crossed. Groups of one node
 // stay as they are. Each fused node keeps the ONNX names it came from
 // (fused_from) and takes over its outputs' names.
@@ -36,6 +37,15 @@
 
 namespace gec::passes {
 namespace {
+
+/// Rank known and every dim a number or a named symbol (an unnamed unknown
+/// dim cannot be proved equal to another).
+bool shape_is_known(const ir::TensorType& t) {
+  if (!t.has_shape || !t.is_tensor()) return false;
+  for (const ir::Dim& d : t.dims)
+    if (!d.is_static() && d.param.empty()) return false;
+  return true;
+}
 
 bool has_subgraph(const ir::Node* n) {
   for (const auto& a : n->attrs)
@@ -63,9 +73,9 @@ class GraphFuser {
 
  private:
   bool eligible(const ir::Node* n) const {
-    if (n->owner() != &g_ || n->outputs().size() != 1 || !n->output(0)->type.is_static()) return false;
+    if (n->owner() != &g_ || n->outputs().size() != 1 || !shape_is_known(n->output(0)->type)) return false;
     for (const ir::Value* v : n->inputs())
-      if (v && !v->type.is_static()) return false;
+      if (v && !shape_is_known(v->type)) return false;
     return ops::elementwise_instruction(*n).has_value();
   }
 
@@ -112,7 +122,7 @@ class GraphFuser {
 
   void place(ir::Node* n) {
     if (!eligible(n)) return;
-    const Shape s = n->output(0)->type.static_shape();
+    const std::vector<ir::Dim>& s = n->output(0)->type.dims;
     std::vector<int64_t> cand;
     for (const ir::Value* v : n->inputs()) {
       if (!v || !v->producer()) continue;
@@ -206,7 +216,7 @@ class GraphFuser {
   std::unordered_map<const ir::Node*, int64_t> pos_;
   std::unordered_map<const ir::Node*, int64_t> group_of_;
   std::map<int64_t, std::vector<ir::Node*>> groups_;
-  std::map<int64_t, Shape> shape_;
+  std::map<int64_t, std::vector<ir::Dim>> shape_;
   int64_t next_id_ = 0;
 };
 
