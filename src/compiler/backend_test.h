@@ -17,6 +17,10 @@ struct BackendTestOptions {
   int num_threads = 0;                // 0 = all cores
   /// Compare only dtypes and shapes (tests of random ops such as Bernoulli).
   bool shape_only = false;
+  /// Compile once per data set with its input tensors' shapes as
+  /// input_shapes (as an offline compile for deployment would), instead of
+  /// once with the model's declared (possibly symbolic) shapes.
+  bool static_shapes = false;
 };
 
 /// What an expectations file says about one test.

@@ -18,6 +18,7 @@ struct TestArgs {
   int threads = 0;
   std::string expect;
   bool quiet = false;
+  bool static_shapes = false;
 };
 
 struct Tally {
@@ -75,12 +76,15 @@ Command add_test(CLI::App& root) {
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");
+  app->add_flag("--static-shapes", a->static_shapes,
+                "compile once per data set with its inputs' shapes (as --input-shape would), not with the declared dims");
   return {app, [a]() {
             BackendTestOptions o;
             if (!a->levels.empty()) o.opt_levels = a->levels;
             o.rtol = a->rtol;
             o.atol = a->atol;
             o.num_threads = a->threads;
+            o.static_shapes = a->static_shapes;
             Expectations ex;
             if (!a->expect.empty()) ex = Expectations::load(a->expect);
             auto dirs = collect_test_dirs(a->paths);
