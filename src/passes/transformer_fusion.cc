@@ -290,13 +290,120 @@ ir::Value* rewrite_layernorm(ir::Graph& g, const Match& m) {
   return ln->output(0);
 }
 
+// ---- scaled dot-product attention --------------------------------------------------------
+
+struct AttentionFound {
+  float scale = 1.f;
+  std::string mask_kind = "none";
+  float fill = 0.f;
+};
+
+bool static_f32(const ir::Value* v) {
+  return v && v->type.dtype == DType::kFloat32 && v->type.is_static() && v->type.is_tensor();
+}
+
+/// MatMul(Softmax(mask(scale(MatMul(Q, Kt)))), V): the second MatMul is the
+/// root. scale: Mul by / Div by a one-element constant, or none; mask: Add
+/// of a float32 tensor, Where(bool, one-element constant, scores) (PyTorch's
+/// masked_fill), or none. Guards: float32 static shapes of one rank >= 2
+/// with the same batch dims on Q, Kt and V (no broadcasting between them),
+/// Softmax over the last axis, a mask that broadcasts to the scores without
+/// raising their rank, a finite scale.
+std::optional<Match> match_attention(const ir::Graph& g, ir::Node* mm2) {
+  ir::Value* v = mm2->input(1);
+  ir::Node* sm = sole_producer(g, mm2->input(0), "Softmax");
+  if (!sm || !static_f32(v) || !static_f32(mm2->input(0))) return std::nullopt;
+  const Shape ps = mm2->input(0)->type.static_shape();
+  const int64_t rank = static_cast<int64_t>(ps.size());
+  int64_t axis = sm->get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank < 2 || axis != rank - 1) return std::nullopt;
+  std::vector<ir::Node*> nodes{mm2, sm};
+  AttentionFound f;
+  ir::Value* cur = sm->input(0);
+  ir::Value* mask = nullptr;
+  // The mask.
+  if (ir::Node* add = sole_producer(g, cur, "Add")) {
+    for (int side = 0; side < 2 && !mask; ++side) {
+      ir::Value* scores = add->input(side);
+      ir::Value* m = add->input(1 - side);
+      ir::Node* p = scores ? scores->producer() : nullptr;
+      if (!p || !(is_op(p, "MatMul") || is_op(p, "Mul") || is_op(p, "Div"))) continue;
+      if (!m || m->type.dtype != DType::kFloat32 || !m->type.is_static()) continue;
+      mask = m;
+      cur = scores;
+    }
+    if (!mask) return std::nullopt;
+    f.mask_kind = "additive";
+    nodes.push_back(add);
+  } else if (ir::Node* wh = sole_producer(g, cur, "Where")) {
+    ir::Value* cond = wh->input(0);
+    const auto fill = const_floats(wh->input(1));
+    if (!cond || cond->type.dtype != DType::kBool || !cond->type.is_static() || !fill || fill->size() != 1)
+      return std::nullopt;
+    mask = cond;
+    f.mask_kind = "boolean";
+    f.fill = (*fill)[0];
+    cur = wh->input(2);
+    nodes.push_back(wh);
+  }
+  // The scale.
+  for (const char* op : {"Mul", "Div"}) {
+    ir::Node* sc = sole_producer(g, cur, op);
+    if (!sc) continue;
+    const int c = std::string(op) == "Mul" && const_floats(sc->input(0)) ? 0 : 1;
+    const auto k = const_floats(sc->input(c));
+    if (!k || k->size() != 1) return std::nullopt;
+    const float scale = std::string(op) == "Mul" ? (*k)[0] : 1.f / (*k)[0];
+    if (!std::isfinite(scale)) return std::nullopt;
+    f.scale = scale;
+    cur = sc->input(1 - c);
+    nodes.push_back(sc);
+    break;
+  }
+  ir::Node* mm1 = sole_producer(g, cur, "MatMul");
+  if (!mm1) return std::nullopt;
+  ir::Value* q = mm1->input(0);
+  ir::Value* kt = mm1->input(1);
+  if (!static_f32(q) || !static_f32(kt)) return std::nullopt;
+  const Shape qs = q->type.static_shape(), ks = kt->type.static_shape(), vs = v->type.static_shape();
+  if (static_cast<int64_t>(qs.size()) != rank || ks.size() != qs.size() || vs.size() != qs.size()) return std::nullopt;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (ks[i] != qs[i] || vs[i] != qs[i]) return std::nullopt;
+  if (ks[rank - 2] != qs[rank - 1] || vs[rank - 2] != ks[rank - 1]) return std::nullopt;
+  if (mask) {
+    const Shape ms = mask->type.static_shape();
+    if (static_cast<int64_t>(ms.size()) > rank) return std::nullopt;
+    for (size_t i = 0; i < ms.size(); ++i)
+      if (ms[i] != 1 && ms[i] != ps[ps.size() - ms.size() + i]) return std::nullopt;
+  }
+  nodes.push_back(mm1);
+  return Match{mm2, std::move(nodes), {q, kt, v, mask}, f};
+}
+
+ir::Value* rewrite_attention(ir::Graph& g, const Match& m) {
+  const auto& f = std::any_cast<const AttentionFound&>(m.data);
+  std::vector<ir::Value*> ins{m.values[0], m.values[1], m.values[2]};
+  if (m.values[3]) ins.push_back(m.values[3]);
+  ir::Node* a = g.add_node("ScaledDotProductAttention", ins, {g.unique_name(m.last->output(0)->name())}, m.last->name,
+                           ops::kGecDomain);
+  a->set_attr(ir::Attribute::Float("scale", f.scale));
+  a->set_attr(ir::Attribute::String("mask_kind", f.mask_kind));
+  if (f.mask_kind == "boolean") a->set_attr(ir::Attribute::Float("fill", f.fill));
+  a->output(0)->type = m.last->output(0)->type;
+  return a->output(0);
+}
+
 }  // namespace
 
 std::vector<RewriteRule> transformer_fusion_rules() {
   return {{"gelu", {"Mul"}, "0.5 * x * (1 + Erf(x/sqrt2) | Tanh(sqrt(2/pi)*(x + 0.044715x^3))) -> Gelu(x)", match_gelu,
            rewrite_gelu},
           {"layernorm", {"Div"}, "(X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b] -> LayerNormalization(X, g, b)",
-           match_layernorm, rewrite_layernorm}};
+           match_layernorm, rewrite_layernorm},
+          {"attention", {"MatMul"},
+           "MatMul(Softmax([mask](scale * MatMul(Q, Kt))), V) -> ScaledDotProductAttention(Q, Kt, V, mask)",
+           match_attention, rewrite_attention}};
 }
 
 std::unique_ptr<Pass> make_transformer_fusion() {

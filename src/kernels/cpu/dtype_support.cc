@@ -315,6 +315,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
       {{"com.graphengine", "FusedElementwise"}, kF32Bool},
       {{"com.graphengine", "Gelu"}, kF32},
       {{"com.graphengine", "Reorder"}, kF32},
+      {{"com.graphengine", "ScaledDotProductAttention"}, kF32},
   };
   auto it = table.find({domain == "ai.onnx" ? "" : domain, op_type});
   return it == table.end() ? nullptr : &it->second;

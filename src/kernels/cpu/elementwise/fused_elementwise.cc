@@ -148,8 +148,26 @@ bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
       const uint8_t* cond = a.b();
       const float* x = b.f();
       const float* y = c.f();
-      const int64_t sc = a.scalar ? 0 : 1, sx = b.scalar ? 0 : 1, sy = c.scalar ? 0 : 1;
-      for (int64_t i = 0; i < m; ++i) of[i] = cond[i * sc] ? x[i * sx] : y[i * sy];
+      if (a.scalar) {  // one branch for the whole block
+        const Reg& pick = cond[0] ? b : c;
+        if (pick.scalar) std::fill(of, of + m, pick.f()[0]);
+        else std::memcpy(of, pick.p, static_cast<size_t>(m) * sizeof(float));
+      } else if (b.scalar && c.scalar) {
+        const float xv = x[0], yv = y[0];
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) of[i] = cond[i] ? xv : yv;
+      } else if (b.scalar) {  // masked_fill: Where(mask, fill, scores)
+        const float xv = x[0];
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) of[i] = cond[i] ? xv : y[i];
+      } else if (c.scalar) {
+        const float yv = y[0];
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) of[i] = cond[i] ? x[i] : yv;
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < m; ++i) of[i] = cond[i] ? x[i] : y[i];
+      }
       break;
     }
     case EwOp::kClip: {

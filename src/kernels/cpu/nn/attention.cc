@@ -1,0 +1,153 @@
+// CPU kernel of com.graphengine::ScaledDotProductAttention (ops/attention.cc):
+// softmax(scale * Q K^T (+ mask)) V, blocked over the query rows so the
+// [S, T] score matrix never exists whole.
+//
+// Work items are (batch, block of kRows query rows), split across threads.
+// For one item, the kRows x T scores go into a per-thread buffer (kRows * T
+// floats: 128 KiB at T = 1024, in L2), the mask is applied row by row,
+// softmax runs in place, and the rows times V give the block's output rows.
+// The loops are the Highway ones of attention_simd.cc (vectors along T for
+// the scores, along Dv for the output). Sums run in another order than two
+// MatMuls and a Softmax would: results agree with the unfused ops within
+// float32 rounding (tests/attention_test.cc states the tolerance).
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "ops/domain.h"
+
+namespace gec::kernels::cpu {
+namespace attention_simd {
+void scores_block(const float* q, int64_t ldq, const float* kt, int64_t ldk, float* s, int64_t lds, int64_t rows,
+                  int64_t D, int64_t T, float scale);
+void softmax_rows(float* s, int64_t lds, int64_t rows, int64_t T);
+void output_block(const float* p, int64_t ldp, const float* v, int64_t ldv, float* o, int64_t ldo, int64_t rows,
+                  int64_t T, int64_t Dv);
+}  // namespace attention_simd
+
+namespace {
+
+constexpr int64_t kRows = 32;
+
+class AttentionKernel final : public Kernel {
+ public:
+  explicit AttentionKernel(const ir::Node& n) : desc_(n.describe()) {
+    scale_ = n.get_float("scale", 1.f);
+    fill_ = n.get_float("fill", 0.f);
+    const std::string kind = n.get_string("mask_kind", "none");
+    if (kind != "none" && kind != "additive" && kind != "boolean")
+      fail(ErrorCode::kInvalidModel, desc_ + ": mask_kind must be none, additive or boolean");
+    kind_ = kind == "none" ? 0 : kind == "additive" ? 1 : 2;
+  }
+
+  void reshape(const KernelContext& ctx) override {
+    const Shape& q = ctx.in(0).shape;
+    const Shape& kt = ctx.in(1).shape;
+    const Shape& v = ctx.in(2).shape;
+    const size_t r = q.size();
+    batch_ = 1;
+    for (size_t i = 0; i + 2 < r; ++i) batch_ *= q[i];
+    s_ = q[r - 2];
+    d_ = q[r - 1];
+    t_ = kt[r - 1];
+    dv_ = v[r - 1];
+    mask_batch_.assign(static_cast<size_t>(batch_), 0);
+    mask_row_ = mask_col_ = 0;
+    if (kind_ == 0) return;
+    // The mask right-aligned to the scores [batch..., S, T]: element strides
+    // per scores dim, 0 where it broadcasts.
+    const Shape& m = ctx.in(3).shape;
+    Shape scores(q.begin(), q.end() - 1);
+    scores.push_back(t_);
+    std::vector<int64_t> stride(r, 0);
+    int64_t run = 1;
+    for (size_t k = r; k-- > 0;) {
+      const size_t lead = r - m.size();
+      const int64_t dim = k < lead ? 1 : m[k - lead];
+      stride[k] = dim == 1 ? 0 : run;
+      run *= dim;
+    }
+    mask_row_ = stride[r - 2];
+    mask_col_ = stride[r - 1];
+    for (int64_t b = 0; b < batch_; ++b) {
+      int64_t rem = b, off = 0;
+      for (size_t k = r - 2; k-- > 0;) {
+        off += (rem % scores[k]) * stride[k];
+        rem /= scores[k];
+      }
+      mask_batch_[static_cast<size_t>(b)] = off;
+    }
+  }
+
+  void run(KernelContext& ctx) override {
+    const float* q = ctx.in(0).as<float>();
+    const float* kt = ctx.in(1).as<float>();
+    const float* v = ctx.in(2).as<float>();
+    float* out = ctx.out(0).as<float>();
+    if (ctx.out(0).numel() == 0) return;
+    const void* mask = kind_ ? ctx.in(3).data : nullptr;
+    const int64_t blocks = (s_ + kRows - 1) / kRows, items = batch_ * blocks;
+    const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ctx.num_threads, items)));
+    const size_t per_thread = static_cast<size_t>(kRows * t_);
+    if (scores_.size() < per_thread * static_cast<size_t>(nt)) scores_.assign(per_thread * static_cast<size_t>(nt), 0.f);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t it = 0; it < items; ++it) {
+      const int64_t b = it / blocks, r0 = (it % blocks) * kRows, rows = std::min(kRows, s_ - r0);
+      float* s = scores_.data() + per_thread * static_cast<size_t>(omp_get_thread_num());
+      attention_simd::scores_block(q + (b * s_ + r0) * d_, d_, kt + b * d_ * t_, t_, s, t_, rows, d_, t_, scale_);
+      if (kind_) apply_mask(mask, b, r0, rows, s);
+      attention_simd::softmax_rows(s, t_, rows, t_);
+      attention_simd::output_block(s, t_, v + b * t_ * dv_, dv_, out + (b * s_ + r0) * dv_, dv_, rows, t_, dv_);
+    }
+  }
+
+  std::string impl_name() const override { return "native.attention"; }
+
+ private:
+  void apply_mask(const void* mask, int64_t b, int64_t r0, int64_t rows, float* s) const {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = s + r * t_;
+      const int64_t base = mask_batch_[static_cast<size_t>(b)] + (r0 + r) * mask_row_;
+      if (kind_ == 1) {
+        const float* m = static_cast<const float*>(mask) + base;
+        if (mask_col_ == 0) {
+          const float a = m[0];
+          for (int64_t t = 0; t < t_; ++t) row[t] += a;
+        } else {
+#pragma omp simd
+          for (int64_t t = 0; t < t_; ++t) row[t] += m[t];
+        }
+      } else {
+        const uint8_t* m = static_cast<const uint8_t*>(mask) + base;
+        const float f = fill_;
+        if (mask_col_ == 0) {
+          if (m[0]) std::fill(row, row + t_, f);
+        } else {
+#pragma omp simd
+          for (int64_t t = 0; t < t_; ++t) row[t] = m[t] ? f : row[t];
+        }
+      }
+    }
+  }
+
+  std::string desc_;
+  float scale_ = 1.f, fill_ = 0.f;
+  int kind_ = 0;  // 0 none, 1 additive, 2 boolean
+  int64_t batch_ = 0, s_ = 0, d_ = 0, t_ = 0, dv_ = 0;
+  std::vector<int64_t> mask_batch_;
+  int64_t mask_row_ = 0, mask_col_ = 0;
+  std::vector<float> scores_;
+};
+
+GEC_REGISTER_KERNEL(ops::kGecDomain, "ScaledDotProductAttention",
+                    [](const ir::Node& n, const KernelConfig& config) -> std::unique_ptr<Kernel> {
+                      for (size_t i = 0; i < 3 && i < config.input_dtypes.size(); ++i)
+                        if (config.input_dtypes[i] != DType::kFloat32)
+                          fail(ErrorCode::kUnsupported, n.describe() + ": Q, Kt and V must be float32");
+                      return std::make_unique<AttentionKernel>(n);
+                    });
+
+}  // namespace
+}  // namespace gec::kernels::cpu

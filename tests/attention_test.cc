@@ -1,0 +1,185 @@
+// The transformer_fusion rule `attention` (MatMul -> scale -> mask ->
+// Softmax -> MatMul as one com.graphengine::ScaledDotProductAttention):
+// Before / Expected, each guard, and the blocked kernel against the unfused
+// ops on odd sizes (tails of every loop), masks of each kind and
+// broadcasting, and fully masked rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "passes/rewrite_rules.h"
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+std::unique_ptr<Pass> attention_only() {
+  std::vector<RewriteRule> rules;
+  for (auto& r : transformer_fusion_rules())
+    if (r.name == "attention") rules.push_back(r);
+  return make_rule_pass("attention", rules);
+}
+
+Tensor wave(const ir::Value* v, float phase) {
+  Tensor t(v->type.dtype, v->type.static_shape());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float x = 1.5f * std::sin(0.61f * static_cast<float>(i) + phase);
+    if (v->type.dtype == DType::kBool) t.as<uint8_t>()[i] = x > 0.9f;
+    else t.as<float>()[i] = x;
+  }
+  return t;
+}
+
+/// Runs `text` unfused and after the rule; expects `fused` attention nodes
+/// and outputs within 1e-5 (relative and absolute: the sums run in another
+/// order), NaN where the unfused graph gives NaN.
+void compare(const std::string& text, size_t fused) {
+  auto g = ir::parse_graph(text);
+  std::map<std::string, Tensor> feeds;
+  float phase = 0.2f;
+  for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.8f);
+  const std::vector<Tensor> want = run_graph(*g, feeds);
+  auto pass = attention_only();
+  pass->run(*g);
+  g->verify();
+  size_t n = 0;
+  for (const auto& node : g->nodes()) n += node->op_type == "ScaledDotProductAttention";
+  EXPECT_EQ(n, fused) << ir::print_graph(*g);
+  const std::vector<Tensor> got = run_graph(*g, feeds);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    const auto a = values<float>(got[i]), b = values<float>(want[i]);
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (std::isnan(b[k])) {
+        EXPECT_TRUE(std::isnan(a[k])) << k;
+        continue;
+      }
+      EXPECT_NEAR(a[k], b[k], 1e-5 + 1e-5 * std::fabs(b[k])) << "output " << i << " element " << k;
+    }
+  }
+}
+
+std::string attention_graph(const std::string& q, const std::string& kt, const std::string& v, const std::string& s,
+                            const std::string& o, const std::string& extra_inputs, const std::string& body) {
+  return "graph {\n  input %q: float32" + q + "\n  input %kt: float32" + kt + "\n  input %v: float32" + v + "\n" +
+         extra_inputs + "  %s = MatMul(%q, %kt) : float32" + s + "\n" + body + "  %y = MatMul(%p, %v) : float32" + o +
+         "\n  output %y\n}";
+}
+
+TEST(AttentionRule, AdditiveMaskFormAsText) {
+  auto pass = attention_only();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %q: float32[2,3,8,4]
+  input %kt: float32[2,3,4,8]
+  input %v: float32[2,3,8,5]
+  input %m: float32[8,8]
+  const %c: float32[] = [0.5]
+  %s = MatMul(%q, %kt) : float32[2,3,8,8]
+  %sc = Mul(%c, %s) : float32[2,3,8,8]
+  %a = Add(%sc, %m) : float32[2,3,8,8]
+  %p = Softmax(%a) {axis = -1} : float32[2,3,8,8]
+  %y = MatMul(%p, %v) : float32[2,3,8,5]
+  output %y
+})", R"(graph {
+  input %q: float32[2,3,8,4]
+  input %kt: float32[2,3,4,8]
+  input %v: float32[2,3,8,5]
+  input %m: float32[8,8]
+  %y = com.graphengine::ScaledDotProductAttention(%q, %kt, %v, %m) {mask_kind = "additive", scale = 0.5} : float32[2,3,8,5]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "ScaledDotProductAttention")->fused_from.size(), 5u);
+}
+
+// PyTorch's masked_fill: Where(mask, -1e30, scores) on a mask broadcast over
+// batch and heads.
+TEST(AttentionRule, MaskedFillMatchesUnfused) {
+  compare(attention_graph("[2,3,8,4]", "[2,3,4,8]", "[2,3,8,5]", "[2,3,8,8]", "[2,3,8,5]",
+                          "  input %m: bool[8,8]\n  const %c: float32[] = [0.5]\n  const %f: float32[] = [-1e30]\n",
+                          "  %sc = Mul(%s, %c) : float32[2,3,8,8]\n  %w = Where(%m, %f, %sc) : float32[2,3,8,8]\n"
+                          "  %p = Softmax(%w) {axis = -1} : float32[2,3,8,8]\n"),
+          1);
+}
+
+// Odd sizes (S = 37, T = 45, D = 7, Dv = 5: no loop runs whole vectors
+// only), an additive mask broadcast over heads, Div as the scale.
+TEST(AttentionRule, AdditiveMaskOddSizesMatchUnfused) {
+  compare(attention_graph("[2,2,37,7]", "[2,2,7,45]", "[2,2,45,5]", "[2,2,37,45]", "[2,2,37,5]",
+                          "  input %m: float32[2,1,37,45]\n  const %c: float32[] = [2.6457513]\n",
+                          "  %sc = Div(%s, %c) : float32[2,2,37,45]\n  %a = Add(%sc, %m) : float32[2,2,37,45]\n"
+                          "  %p = Softmax(%a) {axis = 3} : float32[2,2,37,45]\n"),
+          1);
+}
+
+// No scale, no mask, rank 3; a long key axis (T = 300 spans many vectors).
+TEST(AttentionRule, PlainSoftmaxRank3) {
+  compare(attention_graph("[3,65,16]", "[3,16,300]", "[3,300,24]", "[3,65,300]", "[3,65,24]", "",
+                          "  %p = Softmax(%s) {axis = -1} : float32[3,65,300]\n"),
+          1);
+}
+
+// A row whose every key is masked with -inf: NaN, as the unfused Softmax.
+TEST(AttentionRule, FullyMaskedRowsGiveNaNLikeSoftmax) {
+  compare(attention_graph("[1,6,4]", "[1,4,6]", "[1,6,3]", "[1,6,6]", "[1,6,3]",
+                          "  input %m: bool[6,1]\n  const %ninf: float32[] = [-inf]\n",
+                          "  %w = Where(%m, %ninf, %s) : float32[1,6,6]\n  %p = Softmax(%w) {axis = -1} : float32[1,6,6]\n"),
+          1);
+}
+
+// ---- guards ------------------------------------------------------------------------
+
+TEST(AttentionRuleGuards, SoftmaxNotOverTheLastAxis) {
+  compare(attention_graph("[2,4,4]", "[2,4,4]", "[2,4,4]", "[2,4,4]", "[2,4,4]", "",
+                          "  %p = Softmax(%s) {axis = 1} : float32[2,4,4]\n"),
+          0);
+}
+
+TEST(AttentionRuleGuards, BatchDimsThatBroadcast) {
+  compare(attention_graph("[2,4,3]", "[1,3,4]", "[2,4,5]", "[2,4,4]", "[2,4,5]", "",
+                          "  %p = Softmax(%s) {axis = -1} : float32[2,4,4]\n"),
+          0);
+}
+
+TEST(AttentionRuleGuards, ScaleThatIsNotAConstant) {
+  compare(attention_graph("[2,4,3]", "[2,3,4]", "[2,4,5]", "[2,4,4]", "[2,4,5]", "  input %c: float32[1]\n",
+                          "  %sc = Mul(%s, %c) : float32[2,4,4]\n  %p = Softmax(%sc) {axis = -1} : float32[2,4,4]\n"),
+          0);
+}
+
+// Where(m, scores, fill) keeps the scores where m is true: the kernel's
+// boolean mask fills where it is true, so this form is left alone.
+TEST(AttentionRuleGuards, WhereThatKeepsTheScoresWhereTrue) {
+  compare(attention_graph("[2,4,3]", "[2,3,4]", "[2,4,5]", "[2,4,4]", "[2,4,5]",
+                          "  input %m: bool[4,4]\n  const %f: float32[] = [-1e9]\n",
+                          "  %w = Where(%m, %s, %f) : float32[2,4,4]\n  %p = Softmax(%w) {axis = -1} : float32[2,4,4]\n"),
+          0);
+}
+
+TEST(AttentionRuleGuards, FillThatIsNotAConstant) {
+  compare(attention_graph("[2,4,3]", "[2,3,4]", "[2,4,5]", "[2,4,4]", "[2,4,5]",
+                          "  input %m: bool[4,4]\n  input %f: float32[]\n",
+                          "  %w = Where(%m, %f, %s) : float32[2,4,4]\n  %p = Softmax(%w) {axis = -1} : float32[2,4,4]\n"),
+          0);
+}
+
+// The scores are also read elsewhere (a graph output): the driver's guard.
+TEST(AttentionRuleGuards, ScoresReadOutsideThePattern) {
+  auto pass = attention_only();
+  expect_unchanged(*pass, R"(graph {
+  input %q: float32[2,4,3]
+  input %kt: float32[2,3,4]
+  input %v: float32[2,4,5]
+  %s = MatMul(%q, %kt) : float32[2,4,4]
+  %p = Softmax(%s) {axis = -1} : float32[2,4,4]
+  %y = MatMul(%p, %v) : float32[2,4,5]
+  output %y
+  output %s
+})");
+}
+
+}  // namespace
+}  // namespace gec::passes
