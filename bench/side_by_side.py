@@ -16,7 +16,9 @@ rounds also run that build (ORT / gec / baseline in turn) and the table adds
 its median, the ratio gec/baseline and the spread of gec's round medians
 (max - min over their median: what one round-to-round difference is worth on
 this machine at this moment), with a geometric mean of gec/baseline and of
-the compile times.
+the compile times. --baseline-flags "FLAGS" compiles the baseline with extra
+flags (without --baseline: this gec), e.g. "--disable-pass autofusion
+--disable-pass attention" for an A/B of a pass in one run.
 
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--runs 20] [--warmup 5] [--gec build/gec] [--baseline GEC] [--out bench/results.md] [--dynamic]
@@ -153,8 +155,8 @@ def onnx_export(gec, model_dir, tmp):
     return folder
 
 
-def compile_gec(gec, model_dir, gom, opt, static):
-    extra = input_shapes(model_dir) if static else []
+def compile_gec(gec, model_dir, gom, opt, static, flags=()):
+    extra = (input_shapes(model_dir) if static else []) + list(flags)
     t0 = time.perf_counter()
     out = subprocess.run([gec, "compile", model_file(model_dir), "-o", gom, opt] + extra,
                          capture_output=True, text=True)
@@ -187,6 +189,9 @@ def main():
     ap.add_argument("--opt", default="-O3")
     ap.add_argument("--gec", default=os.path.join(ROOT, "build", "gec"))
     ap.add_argument("--baseline", default=None, help="another gec binary benchmarked in the same rounds")
+    ap.add_argument("--baseline-flags", default="",
+                    help="extra compile flags for the baseline (e.g. \"--disable-pass autofusion\"); "
+                         "without --baseline the baseline is this gec compiled with them")
     ap.add_argument("--out", default=None, help="also write the table to this file")
     ap.add_argument("--dynamic", action="store_true",
                     help="compile models with dynamic input dims as they are (default: fix them to the test data's "
@@ -197,6 +202,8 @@ def main():
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
                          "every timed run of both engines")
     a = ap.parse_args()
+    if a.baseline_flags and not a.baseline:
+        a.baseline = a.gec
     competitor = None
     if a.busy:
         competitor = subprocess.Popen(["taskset", "-c", "0", "yes"], stdout=subprocess.DEVNULL)
@@ -227,7 +234,8 @@ def table(a):
             compile_ms = compile_gec(a.gec, md, gom, a.opt, not a.dynamic and not a.tf)
             ort_md = onnx_export(a.gec, md, tmp) if a.tf else md
             base_gom = os.path.join(tmp, name + ".base.gom")
-            base_compile_ms = compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic) if a.baseline else None
+            base_compile_ms = (compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic, a.baseline_flags.split())
+                               if a.baseline else None)
             ort, gec, base = [], [], []
             for r in range(a.rounds):  # A/B/A/B (A/B/C with a baseline) in one run
                 progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")

@@ -89,6 +89,22 @@ void infer_matmul(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), out);
 }
 
+// com.graphengine::FusedMatMul(A, B [, bias]) {activation}: act(MatMul(A, B)
+// + bias), made by the pass matmul_epilogue_fusion. B is [K, N] (2-D), bias
+// [N]; activation "" (none), Relu, Tanh, Sigmoid, Gelu (erf) or GeluTanh
+// (ONNX Gelu-20's two forms). float32 only.
+void infer_fused_matmul(InferContext& ctx) {
+  for (size_t i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && ctx.dtype(i) != DType::kFloat32) ctx.error("inputs must be float32");
+  if (ctx.shape(0).size() < 2 || ctx.shape(1).size() != 2) ctx.error("A must have rank >= 2 and B rank 2");
+  if (ctx.has_input(2) && ctx.shape(2) != Shape{ctx.shape(1)[1]})
+    ctx.error("bias must be [" + std::to_string(ctx.shape(1)[1]) + "], got " + shape_str(ctx.shape(2)));
+  const std::string act = ctx.node->get_string("activation", "");
+  if (!act.empty() && act != "Relu" && act != "Tanh" && act != "Sigmoid" && act != "Gelu" && act != "GeluTanh")
+    ctx.error("activation '" + act + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
+  infer_matmul(ctx);
+}
+
 void infer_gemm(InferContext& ctx) {
   const Shape& a = ctx.shape(0);
   const Shape& b = ctx.shape(1);
@@ -315,6 +331,7 @@ void infer_rotary_embedding(InferContext& ctx) {
 GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "FusedMatMul", .infer = infer_fused_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Gemm", .infer = infer_gemm, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});
 GEC_REGISTER_OP({.domain = "", .op_type = "AveragePool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});

@@ -76,7 +76,8 @@ std::unique_ptr<Pass> make_conv_scale_folding();
 std::unique_ptr<Pass> make_gemm_bn_folding();
 std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
-std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op
+std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op; attention
+std::unique_ptr<Pass> make_matmul_epilogue_fusion();  // MatMul + bias + activation -> FusedMatMul
 std::unique_ptr<Pass> make_autofusion();  // elementwise groups -> FusedElementwise
 std::unique_ptr<Pass> make_shape_inference();
 

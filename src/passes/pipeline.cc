@@ -26,6 +26,7 @@ void add_fusion(PassManager& pm) {
   pm.add(make_gemm_bn_folding());       // Gemm / MatMul + BatchNormalization
   pm.add(make_matmul_add_to_gemm());    // MatMul + 1-D bias Add (2-D A)
   pm.add(make_transformer_fusion());    // spelled-out GELU / LayerNorm -> Gelu / LayerNormalization
+  pm.add(make_matmul_epilogue_fusion());  // MatMul + bias [+ activation] -> FusedMatMul (oneDNN post-ops)
 }
 
 }  // namespace

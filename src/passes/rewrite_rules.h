@@ -83,6 +83,7 @@ std::vector<RewriteRule> conv_scale_folding_rules();
 std::vector<RewriteRule> gemm_bn_folding_rules();
 std::vector<RewriteRule> matmul_add_to_gemm_rules();
 std::vector<RewriteRule> transformer_fusion_rules();
+std::vector<RewriteRule> matmul_epilogue_fusion_rules();
 std::vector<RewriteRule> conv_activation_fusion_rules();
 std::vector<RewriteRule> pad_folding_rules();
 

@@ -273,7 +273,7 @@ double node_flops(const std::string& op, const std::vector<Shape>& in, const std
   }
   if (op == "ConvTranspose" && w.size() >= 3 && w[0] > 0)
     return 2 * static_cast<double>(shape_numel(x)) * static_cast<double>(shape_numel(w)) / static_cast<double>(w[0]);
-  if (op == "MatMul" && !x.empty()) return 2 * y * static_cast<double>(x.back());
+  if ((op == "MatMul" || op == "FusedMatMul") && !x.empty()) return 2 * y * static_cast<double>(x.back());
   // Q K^T, then P V: 2 * S * T * (D + Dv) per batch entry.
   if (op == "ScaledDotProductAttention" && in.size() >= 3 && x.size() >= 2 && w.size() == x.size() && !out[0].empty())
     return 2 * static_cast<double>(shape_numel(x)) / static_cast<double>(x.back() ? x.back() : 1) *

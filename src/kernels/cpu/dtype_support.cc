@@ -313,6 +313,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
       {{"com.graphengine", "BatchNormalizationTraining"}, kFloatHalf},
       {{"com.graphengine", "FusedConv"}, kF32},
       {{"com.graphengine", "FusedElementwise"}, kF32Bool},
+      {{"com.graphengine", "FusedMatMul"}, kF32},
       {{"com.graphengine", "Gelu"}, kF32},
       {{"com.graphengine", "Reorder"}, kF32},
       {{"com.graphengine", "ScaledDotProductAttention"}, kF32},

@@ -13,14 +13,20 @@
 // run it as b1*.. small products: a [128, 1, 256] x [256, 768] MatMul (M = 1)
 // ran at ~84 GFLOP/s as 128 1x256 products.
 //
+// com.graphengine::FusedMatMul (ops/fused_matmul.cc) is the same MatMul with
+// an optional bias [N] and activation run by oneDNN in the primitive (bias
+// argument, eltwise post-op), so neither needs its own pass over Y.
+//
 // Gemm: Y = alpha * op(A) op(B) + beta * C. Transposes are strided views of
 // the inputs; C is first broadcast into Y, then the primitive adds
 // alpha * AB on top with a sum post-op scaled by beta.
+#include <cmath>
 #include <unordered_map>
 
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/domain.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -95,9 +101,38 @@ void matmul_loop(const MatmulDims& d, const T* a, const T* b, T* y) {
   }
 }
 
+/// A FusedMatMul activation as a oneDNN eltwise algorithm; false for none.
+bool activation_alg(const std::string& act, dnnl::algorithm* alg) {
+  if (act.empty()) return false;
+  if (act == "Relu") *alg = dnnl::algorithm::eltwise_relu;
+  else if (act == "Tanh") *alg = dnnl::algorithm::eltwise_tanh;
+  else if (act == "Sigmoid") *alg = dnnl::algorithm::eltwise_logistic;
+  else if (act == "Gelu") *alg = dnnl::algorithm::eltwise_gelu_erf;
+  else if (act == "GeluTanh") *alg = dnnl::algorithm::eltwise_gelu_tanh;
+  else fail(ErrorCode::kInvalidModel, "FusedMatMul activation '" + act + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
+  return true;
+}
+
+/// The activation's formula (ONNX operator texts; Gelu-20 for both forms).
+float activation_value(const std::string& act, float x) {
+  if (act == "Relu") return x < 0.f ? 0.f : x;
+  if (act == "Tanh") return std::tanh(x);
+  if (act == "Sigmoid") return 1.f / (1.f + std::exp(-x));
+  if (act == "Gelu") return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
+  if (act == "GeluTanh") return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+  return x;
+}
+
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {}
+  explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {
+    if (n.op_type == "FusedMatMul") {
+      fused_ = true;
+      act_ = n.get_string("activation", "");
+      has_act_ = activation_alg(act_, &alg_);
+      has_bias_ = n.has_input(2);
+    }
+  }
 
   void reshape(const KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
@@ -112,6 +147,7 @@ class MatMulKernel final : public Kernel {
     TensorView& y = ctx.out(0);
     if (y.numel() == 0) return;
     if (a.dtype != DType::kFloat32) {
+      if (fused_) fail(ErrorCode::kUnsupported, desc_ + ": FusedMatMul takes float32 only");
       MatmulDims d = promote(a.shape, b.shape);
       dispatch_arith(a.dtype, desc_, [&](auto t) {
         using T = decltype(t);
@@ -119,27 +155,40 @@ class MatMulKernel final : public Kernel {
       });
       return;
     }
-    if (dims_.k == 0) {
-      std::fill(y.as<float>(), y.as<float>() + y.numel(), 0.f);
+    if (dims_.k == 0) {  // Y = act(0 + bias)
+      float* o = y.as<float>();
+      const float* bias = has_bias_ ? ctx.in(2).as<float>() : nullptr;
+      for (int64_t i = 0; i < y.numel(); ++i) o[i] = activation_value(act_, bias ? bias[i % dims_.n] : 0.f);
       return;
     }
     bind(src_, a.data);
     bind(wei_, b.data);
     bind(dst_, y.data);
+    if (has_bias_) bind(bias_, ctx.in(2).data);
     scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
   }
 
-  std::string impl_name() const override { return "onednn.matmul"; }
+  std::string impl_name() const override { return fused_ ? "onednn.matmul+fused" : "onednn.matmul"; }
 
  private:
   void build(const Shape& as, const Shape& bs) {
     dims_ = fold_batch_into_m(promote(as, bs));
     if (dims_.k == 0) return;
     const memory::desc src = plain_md(dims_.a), wei = plain_md(dims_.b), dst = plain_md(dims_.out);
+    Shape bias_shape(dims_.out.size(), 1);
+    bias_shape.back() = dims_.n;
+    const memory::desc bias = plain_md(bias_shape);
+    dnnl::primitive_attr attr = Scratchpad::attr();
+    if (has_act_) {
+      dnnl::post_ops po;
+      po.append_eltwise(1.f, alg_, 0.f, 0.f);
+      attr.set_post_ops(po);
+    }
     try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), Scratchpad::attr(), cpu_engine());
+      const dnnl::matmul::desc md = has_bias_ ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
+      dnnl::matmul::primitive_desc pd(md, attr, cpu_engine());
       mm_ = dnnl::matmul(pd);
       scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error& e) {
@@ -149,9 +198,17 @@ class MatMulKernel final : public Kernel {
     wei_ = unbound_memory(wei);
     dst_ = unbound_memory(dst);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};  // shares the handles bind() sets
+    if (has_bias_) {
+      bias_ = unbound_memory(bias);
+      args_[DNNL_ARG_BIAS] = bias_;
+    }
   }
 
   std::string desc_;
+  bool fused_ = false, has_bias_ = false, has_act_ = false;
+  std::string act_;
+  dnnl::algorithm alg_ = dnnl::algorithm::eltwise_relu;
+  memory bias_;
   MatmulDims dims_;
   dnnl::matmul mm_;
   Scratchpad scratch_;
@@ -250,6 +307,10 @@ class GemmKernel final : public Kernel {
 };
 
 GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
+  return std::make_unique<MatMulKernel>(n);
+});
+GEC_REGISTER_KERNEL(ops::kGecDomain, "FusedMatMul", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  for (DType d : config_.input_dtypes) require_f32(n, d);
   return std::make_unique<MatMulKernel>(n);
 });
 GEC_REGISTER_KERNEL("", "Gemm", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
