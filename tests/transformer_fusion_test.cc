@@ -405,5 +405,60 @@ TEST(MatMulBatchFold, ShapeChangeBetweenFoldedAndBatchedRuns) {
   }
 }
 
+// ---- residual Add + LayerNormalization ------------------------------------------
+
+TEST(TransformerFusionResidual, AddThenLayerNormAsText) {
+  auto pass = make_transformer_fusion();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[2,3,4]
+  input %r: float32[2,3,4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  const %b: float32[4] = [0.0, 0.25, -0.25, 1.0]
+  %s = Add(%x, %r) : float32[2,3,4] @res
+  %y = LayerNormalization(%s, %g, %b) {axis = -1, epsilon = 1e-05} : float32[2,3,4] @ln
+  output %y
+})", R"(graph {
+  input %x: float32[2,3,4]
+  input %r: float32[2,3,4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  const %b: float32[4] = [0.0, 0.25, -0.25, 1.0]
+  %y = com.graphengine::SkipLayerNormalization(%x, %r, %g, %b) {axis = -1, epsilon = 9.99999975e-06} : float32[2,3,4]
+  output %y
+})", 1);
+  EXPECT_EQ(only_node(*g, "SkipLayerNormalization")->fused_from, (std::vector<std::string>{"res", "ln"}));
+}
+
+// Guards: an Add that broadcasts, a sum read elsewhere (pre-LN residual
+// streams keep it), Mean read.
+TEST(TransformerFusionResidual, GuardsBlockFusion) {
+  auto pass = make_transformer_fusion();
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,3,4]
+  input %r: float32[4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  %s = Add(%x, %r) : float32[2,3,4]
+  %y = LayerNormalization(%s, %g) {axis = -1} : float32[2,3,4]
+  output %y
+})");
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,3,4]
+  input %r: float32[2,3,4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  %s = Add(%x, %r) : float32[2,3,4]
+  %y = LayerNormalization(%s, %g) {axis = -1} : float32[2,3,4]
+  %z = Add(%y, %s) : float32[2,3,4]
+  output %z
+})");
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,3,4]
+  input %r: float32[2,3,4]
+  const %g: float32[4] = [1.0, 2.0, 0.5, -1.0]
+  %s = Add(%x, %r) : float32[2,3,4]
+  %y, %mean = LayerNormalization(%s, %g) {axis = -1} : float32[2,3,4], float32[2,3,1]
+  output %y
+  output %mean
+})");
+}
+
 }  // namespace
 }  // namespace gec::passes

@@ -105,6 +105,26 @@ void infer_fused_matmul(InferContext& ctx) {
   infer_matmul(ctx);
 }
 
+// com.graphengine::SkipLayerNormalization(X, Skip, Scale [, B]) {axis,
+// epsilon}: LayerNormalization-17 of X + Skip (same shape, float32), made by
+// transformer_fusion's residual_layernorm rule. One output, Y.
+void infer_skip_layernorm(InferContext& ctx) {
+  if (ctx.num_inputs() < 3 || !ctx.has_input(1)) ctx.error("needs X, Skip and Scale");
+  if (ctx.shape(1) != ctx.shape(0) || ctx.dtype(0) != DType::kFloat32 || ctx.dtype(1) != DType::kFloat32)
+    ctx.error("X and Skip must be float32 of one shape");
+  const Shape& x = ctx.shape(0);
+  const int64_t axis = normalize_axis(ctx, ctx.node->get_int("axis", -1), static_cast<int64_t>(x.size()));
+  const Shape norm(x.begin() + axis, x.end());
+  for (size_t i : {2, 3}) {
+    if (!ctx.has_input(i)) continue;
+    const Shape& s = ctx.shape(i);
+    bool ok = s.size() <= norm.size();
+    for (size_t k = 0; ok && k < s.size(); ++k) ok = s[k] == norm[norm.size() - s.size() + k] || s[k] == 1;
+    if (!ok) ctx.error("Scale/B " + shape_str(s) + " does not broadcast to the normalized shape " + shape_str(norm));
+  }
+  ctx.set_output(0, DType::kFloat32, x);
+}
+
 void infer_gemm(InferContext& ctx) {
   const Shape& a = ctx.shape(0);
   const Shape& b = ctx.shape(1);
@@ -331,6 +351,7 @@ void infer_rotary_embedding(InferContext& ctx) {
 GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "SkipLayerNormalization", .infer = infer_skip_layernorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "FusedMatMul", .infer = infer_fused_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Gemm", .infer = infer_gemm, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "MaxPool", .infer = infer_pool, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kPool)});

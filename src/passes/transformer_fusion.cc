@@ -394,6 +394,35 @@ ir::Value* rewrite_attention(ir::Graph& g, const Match& m) {
   return a->output(0);
 }
 
+// ---- residual Add + LayerNormalization ----------------------------------------------------
+
+/// LayerNormalization(Add(a, b), Scale, B) with a and b of the Add's own
+/// shape (no broadcasting), float32, and no Mean/InvStdDev output read.
+std::optional<Match> match_residual_layernorm(const ir::Graph& g, ir::Node* ln) {
+  for (size_t i = 1; i < ln->outputs().size(); ++i)
+    if (!ln->output(i)->uses().empty() || g.is_graph_output(ln->output(i))) return std::nullopt;
+  if (ln->get_int("stash_type", 1) != 1 || !ln->has_input(1)) return std::nullopt;
+  ir::Node* add = sole_producer(g, ln->input(0), "Add");
+  if (!add || add->inputs().size() != 2) return std::nullopt;
+  const ir::Value* s = add->output(0);
+  for (const ir::Value* v : add->inputs())
+    if (!v || v->type.dtype != DType::kFloat32 || !v->type.is_static() || !s->type.is_static() ||
+        v->type.static_shape() != s->type.static_shape())
+      return std::nullopt;
+  return Match{ln, {ln, add}, {add->input(0), add->input(1), ln->input(1), ln->input(2)}, {}};
+}
+
+ir::Value* rewrite_residual_layernorm(ir::Graph& g, const Match& m) {
+  std::vector<ir::Value*> ins{m.values[0], m.values[1], m.values[2]};
+  if (m.values[3]) ins.push_back(m.values[3]);
+  ir::Node* n = g.add_node("SkipLayerNormalization", ins, {g.unique_name(m.last->output(0)->name())}, m.last->name,
+                           ops::kGecDomain);
+  n->set_attr(ir::Attribute::Int("axis", m.last->get_int("axis", -1)));
+  n->set_attr(ir::Attribute::Float("epsilon", m.last->get_float("epsilon", 1e-5f)));
+  n->output(0)->type = m.last->output(0)->type;
+  return n->output(0);
+}
+
 }  // namespace
 
 std::vector<RewriteRule> transformer_fusion_rules() {
@@ -401,6 +430,9 @@ std::vector<RewriteRule> transformer_fusion_rules() {
            rewrite_gelu},
           {"layernorm", {"Div"}, "(X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b] -> LayerNormalization(X, g, b)",
            match_layernorm, rewrite_layernorm},
+          {"residual_layernorm", {"LayerNormalization"},
+           "LayerNormalization(Add(a, b), Scale, B) -> SkipLayerNormalization(a, b, Scale, B)", match_residual_layernorm,
+           rewrite_residual_layernorm},
           {"attention", {"MatMul"},
            "MatMul(Softmax([mask](scale * MatMul(Q, Kt))), V) -> ScaledDotProductAttention(Q, Kt, V, mask)",
            match_attention, rewrite_attention}};

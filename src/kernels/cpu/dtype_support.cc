@@ -317,6 +317,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
       {{"com.graphengine", "Gelu"}, kF32},
       {{"com.graphengine", "Reorder"}, kF32},
       {{"com.graphengine", "ScaledDotProductAttention"}, kF32},
+      {{"com.graphengine", "SkipLayerNormalization"}, kF32},
   };
   auto it = table.find({domain == "ai.onnx" ? "" : domain, op_type});
   return it == table.end() ? nullptr : &it->second;

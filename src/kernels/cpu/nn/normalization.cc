@@ -4,6 +4,8 @@
 // LayerNorm views X as [outer, inner] (inner = prod of dims from `axis`) and
 // normalizes each row: Y = (X - mean) / sqrt(var + eps) * Scale + B, with
 // Scale and B broadcast to [inner]; optional outputs Mean and InvStdDev.
+// com.graphengine::SkipLayerNormalization(X, Skip, Scale, B) is the same on
+// X + Skip (a residual Add before it), the sum made row by row in Y.
 // InstanceNorm normalizes each (n, c) plane over its spatial elements with
 // per-channel scale and bias. Statistics accumulate in double so long rows do
 // not lose precision.
@@ -12,6 +14,7 @@
 
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/domain.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -34,10 +37,14 @@ void row_stats(const float* x, int64_t n, float eps, float* mean, float* inv_std
 class LayerNormKernel final : public Kernel {
  public:
   explicit LayerNormKernel(const ir::Node& n)
-      : desc_(n.describe()), axis_(n.get_int("axis", -1)), eps_(n.get_float("epsilon", 1e-5f)) {}
+      : desc_(n.describe()), axis_(n.get_int("axis", -1)), eps_(n.get_float("epsilon", 1e-5f)),
+        skip_(n.op_type == "SkipLayerNormalization") {}
 
   void run(KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
+    const size_t p = skip_ ? 1 : 0;  // Scale and B come after Skip
+    const float* skip = skip_ ? ctx.in(1).as<float>() : nullptr;
+    if (skip_ && ctx.in(1).shape != x.shape) fail(ErrorCode::kInvalidArgument, desc_ + ": X and Skip differ in shape");
     require_f32(desc_, x.dtype);
     const int64_t r = static_cast<int64_t>(x.shape.size());
     const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
@@ -46,8 +53,8 @@ class LayerNormKernel final : public Kernel {
     const Shape norm(x.shape.begin() + axis, x.shape.end());
     // Scale and B as `inner` floats each (B zeros when absent), so the row
     // loop below is one branch-free, vectorizable line.
-    const float* scale = expand(ctx.in(1), norm, inner, scale_buf_);
-    const float* bias = ctx.has_input(2) ? expand(ctx.in(2), norm, inner, bias_buf_) : zeros(inner);
+    const float* scale = expand(ctx.in(1 + p), norm, inner, scale_buf_);
+    const float* bias = ctx.has_input(2 + p) ? expand(ctx.in(2 + p), norm, inner, bias_buf_) : zeros(inner);
     float* y = ctx.out(0).as<float>();
     float* mean_out = out_or_null(ctx, 1);
     float* inv_out = out_or_null(ctx, 2);
@@ -55,11 +62,17 @@ class LayerNormKernel final : public Kernel {
 #pragma omp parallel for num_threads(ctx.num_threads) if (outer * inner > 32768)
     for (int64_t o = 0; o < outer; ++o) {
       float mean, inv;
-      row_stats(xp + o * inner, inner, eps_, &mean, &inv);
-      if (mean_out) mean_out[o] = mean;
-      if (inv_out) inv_out[o] = inv;
       const float* xr = xp + o * inner;
       float* yr = y + o * inner;
+      if (skip) {  // the residual sum, in Y's row (in L1 for what follows)
+        const float* sr = skip + o * inner;
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) yr[i] = xr[i] + sr[i];
+        xr = yr;
+      }
+      row_stats(xr, inner, eps_, &mean, &inv);
+      if (mean_out) mean_out[o] = mean;
+      if (inv_out) inv_out[o] = inv;
 #pragma omp simd
       for (int64_t i = 0; i < inner; ++i) yr[i] = (xr[i] - mean) * inv * scale[i] + bias[i];
     }
@@ -114,6 +127,7 @@ class LayerNormKernel final : public Kernel {
   std::string desc_;
   int64_t axis_;
   float eps_;
+  bool skip_;
   std::vector<float> scale_buf_, bias_buf_;  // broadcast Scale/B, reused across runs
   std::vector<float> zeros_;                 // B when absent
 };
@@ -193,6 +207,11 @@ GEC_REGISTER_KERNEL("", "LayerNormalization",
                       for (DType d : dts) require_f32(n, d);
                       if (n.get_int("stash_type", 1) != 1)
                         fail(ErrorCode::kUnsupported, n.describe() + ": stash_type other than float32 is not supported");
+                      return std::make_unique<LayerNormKernel>(n);
+                    });
+GEC_REGISTER_KERNEL(ops::kGecDomain, "SkipLayerNormalization",
+                    [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+                      for (DType d : config_.input_dtypes) require_f32(n, d);
                       return std::make_unique<LayerNormKernel>(n);
                     });
 GEC_REGISTER_KERNEL("", "InstanceNormalization",
