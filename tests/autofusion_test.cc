@@ -27,6 +27,8 @@ Tensor wave(const ir::Value* v, float phase) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const float x = 3.f * std::sin(0.37f * static_cast<float>(i) + phase);
     if (v->type.dtype == DType::kBool) t.as<uint8_t>()[i] = x > 0;
+    else if (v->type.dtype == DType::kInt32) t.as<int32_t>()[i] = static_cast<int32_t>(std::lround(x * 40)) | 1;  // odd: never 0
+    else if (v->type.dtype == DType::kInt64) t.as<int64_t>()[i] = std::llround(x * 1e4) * 4096 + 1;  // odd
     else t.as<float>()[i] = x;
   }
   return t;
@@ -212,15 +214,43 @@ TEST(AutoFusionGuards, AnOpOfAnotherShapeIsNotJoined) {
 })");
 }
 
-TEST(AutoFusionGuards, IntegerOpsAreNotFused) {
-  auto pass = make_autofusion();
-  expect_unchanged(*pass, R"(graph {
-  input %x: int64[2,4]
-  input %z: int64[2,4]
-  %a = Add(%x, %z) : int64[2,4]
-  %y = Mul(%a, %z) : int64[2,4]
+// Integer groups: int64 and int32 arithmetic, Div toward zero, comparisons,
+// Where, Cast between the integer types, bool and float32: bit for bit.
+TEST(AutoFusion, IntegerGroupsMatchBitForBit) {
+  fuse_and_compare(R"(graph {
+  input %x: int64[3,7]
+  input %z: int64[7]
+  input %i: int32[3,7]
+  const %k: int64[] = [-3]
+  %a = Mul(%x, %z) : int64[3,7]
+  %b = Add(%a, %k) : int64[3,7]
+  %d = Div(%b, %z) : int64[3,7]
+  %n = Neg(%d) : int64[3,7]
+  %m = Max(%n, %x) : int64[3,7]
+  %c = Cast(%i) {to = 7} : int64[3,7]
+  %s = Sub(%m, %c) : int64[3,7]
+  %g = Greater(%s, %x) : bool[3,7]
+  %w = Where(%g, %s, %c) : int64[3,7]
+  %t = Cast(%w) {to = 6} : int32[3,7]
+  %ab = Abs(%t) : int32[3,7]
+  %f = Cast(%ab) {to = 1} : float32[3,7]
+  output %w
+  output %f
+})", 1);
+}
+
+// An integer zero divisor is an error, as in the Div kernel.
+TEST(AutoFusion, IntegerDivisionByZeroIsAnError) {
+  auto g = ir::parse_graph(R"(graph {
+  input %x: int32[4]
+  input %z: int32[4]
+  %a = Add(%x, %x) : int32[4]
+  %y = Div(%a, %z) : int32[4]
   output %y
 })");
+  EXPECT_EQ(make_autofusion()->run(*g), 1);
+  const std::map<std::string, Tensor> feeds = {{"x", make<int32_t>({4}, {1, 2, 3, 4})}, {"z", make<int32_t>({4}, {1, 0, 1, 1})}};
+  expect_error([&] { run_graph(*g, feeds); }, ErrorCode::kInvalidArgument, "integer division by zero");
 }
 
 // A dim known only as a named symbol fuses (the same name is the same size,

@@ -13,13 +13,15 @@ namespace {
 /// What an opcode reads and makes.
 enum class Sig : uint8_t {
   kUnaryF,    // f32 -> f32
+  kUnaryN,    // T -> T (T: float32, int32 or int64)
   kBinaryF,   // f32, f32 -> f32
-  kCompareF,  // f32, f32 -> bool
+  kBinaryN,   // T, T -> T
+  kCompareN,  // T, T -> bool
   kLogic,     // bool, bool -> bool
   kNot,       // bool -> bool
-  kWhere,     // bool, f32, f32 -> f32
+  kWhere,     // bool, T, T -> T
   kClip,      // f32 [, f32] [, f32] -> f32
-  kCast,      // f32 | bool -> params[0]
+  kCast,      // any of f32, bool, i32, i64 -> params[0] (not float to integer)
 };
 
 struct OpInfo {
@@ -29,10 +31,10 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {EwOp::kRelu, "Relu", Sig::kUnaryF},
-    {EwOp::kNeg, "Neg", Sig::kUnaryF},
-    {EwOp::kAbs, "Abs", Sig::kUnaryF},
-    {EwOp::kSign, "Sign", Sig::kUnaryF},
+    {EwOp::kRelu, "Relu", Sig::kUnaryN},
+    {EwOp::kNeg, "Neg", Sig::kUnaryN},
+    {EwOp::kAbs, "Abs", Sig::kUnaryN},
+    {EwOp::kSign, "Sign", Sig::kUnaryN},
     {EwOp::kSigmoid, "Sigmoid", Sig::kUnaryF},
     {EwOp::kTanh, "Tanh", Sig::kUnaryF},
     {EwOp::kErf, "Erf", Sig::kUnaryF},
@@ -56,19 +58,19 @@ constexpr OpInfo kOps[] = {
     {EwOp::kThresholdedRelu, "ThresholdedRelu", Sig::kUnaryF},
     {EwOp::kMish, "Mish", Sig::kUnaryF},
     {EwOp::kGelu, "Gelu", Sig::kUnaryF},
-    {EwOp::kAdd, "Add", Sig::kBinaryF},
-    {EwOp::kSub, "Sub", Sig::kBinaryF},
-    {EwOp::kMul, "Mul", Sig::kBinaryF},
-    {EwOp::kDiv, "Div", Sig::kBinaryF},
-    {EwOp::kMax, "Max", Sig::kBinaryF},
-    {EwOp::kMin, "Min", Sig::kBinaryF},
+    {EwOp::kAdd, "Add", Sig::kBinaryN},
+    {EwOp::kSub, "Sub", Sig::kBinaryN},
+    {EwOp::kMul, "Mul", Sig::kBinaryN},
+    {EwOp::kDiv, "Div", Sig::kBinaryN},
+    {EwOp::kMax, "Max", Sig::kBinaryN},
+    {EwOp::kMin, "Min", Sig::kBinaryN},
     {EwOp::kPow, "Pow", Sig::kBinaryF},
     {EwOp::kPRelu, "PRelu", Sig::kBinaryF},
-    {EwOp::kEqual, "Equal", Sig::kCompareF},
-    {EwOp::kLess, "Less", Sig::kCompareF},
-    {EwOp::kLessOrEqual, "LessOrEqual", Sig::kCompareF},
-    {EwOp::kGreater, "Greater", Sig::kCompareF},
-    {EwOp::kGreaterOrEqual, "GreaterOrEqual", Sig::kCompareF},
+    {EwOp::kEqual, "Equal", Sig::kCompareN},
+    {EwOp::kLess, "Less", Sig::kCompareN},
+    {EwOp::kLessOrEqual, "LessOrEqual", Sig::kCompareN},
+    {EwOp::kGreater, "Greater", Sig::kCompareN},
+    {EwOp::kGreaterOrEqual, "GreaterOrEqual", Sig::kCompareN},
     {EwOp::kAnd, "And", Sig::kLogic},
     {EwOp::kOr, "Or", Sig::kLogic},
     {EwOp::kXor, "Xor", Sig::kLogic},
@@ -92,28 +94,45 @@ const OpInfo* find_op(const std::string& name) {
 }
 
 /// Operand dtypes (kUndefined = unused slot; Clip's min/max are optional) and
-/// result dtype of `in` given the dtype of its first operand.
+/// result dtype of `in`, given the dtypes of its operands (`ops`, kUndefined
+/// where absent); `ok` false when the operands' dtypes fit no form of it.
 struct Types {
   std::array<DType, 3> in{DType::kUndefined, DType::kUndefined, DType::kUndefined};
   DType out = DType::kFloat32;
   int required = 1;
+  bool ok = true;
 };
 
-Types types_of(const EwInstr& in, DType first) {
-  constexpr DType F = DType::kFloat32, B = DType::kBool;
+bool numeric(DType t) { return t == DType::kFloat32 || t == DType::kInt32 || t == DType::kInt64; }
+bool castable(DType t) { return numeric(t) || t == DType::kBool; }
+
+Types types_of(const EwInstr& in, const std::array<DType, 3>& ops) {
+  constexpr DType F = DType::kFloat32, B = DType::kBool, U = DType::kUndefined;
   Types t;
+  const DType n0 = numeric(ops[0]) ? ops[0] : F;  // the T of a numeric form
   switch (info(in.op).sig) {
-    case Sig::kUnaryF: t.in = {F, DType::kUndefined, DType::kUndefined}; t.out = F; break;
-    case Sig::kBinaryF: t.in = {F, F, DType::kUndefined}; t.out = F; t.required = 2; break;
-    case Sig::kCompareF: t.in = {F, F, DType::kUndefined}; t.out = B; t.required = 2; break;
-    case Sig::kLogic: t.in = {B, B, DType::kUndefined}; t.out = B; t.required = 2; break;
-    case Sig::kNot: t.in = {B, DType::kUndefined, DType::kUndefined}; t.out = B; break;
-    case Sig::kWhere: t.in = {B, F, F}; t.out = F; t.required = 3; break;
-    case Sig::kClip: t.in = {F, F, F}; t.out = F; break;
-    case Sig::kCast:
-      t.in = {first == B ? B : F, DType::kUndefined, DType::kUndefined};
-      t.out = static_cast<DType>(static_cast<int32_t>(in.params[0]));
+    case Sig::kUnaryF: t.in = {F, U, U}; t.out = F; break;
+    case Sig::kUnaryN: t.in = {n0, U, U}; t.out = n0; break;
+    case Sig::kBinaryF: t.in = {F, F, U}; t.out = F; t.required = 2; break;
+    case Sig::kBinaryN: t.in = {n0, n0, U}; t.out = n0; t.required = 2; break;
+    case Sig::kCompareN: t.in = {n0, n0, U}; t.out = B; t.required = 2; break;
+    case Sig::kLogic: t.in = {B, B, U}; t.out = B; t.required = 2; break;
+    case Sig::kNot: t.in = {B, U, U}; t.out = B; break;
+    case Sig::kWhere: {
+      const DType v = numeric(ops[1]) ? ops[1] : F;
+      t.in = {B, v, v};
+      t.out = v;
+      t.required = 3;
       break;
+    }
+    case Sig::kClip: t.in = {F, F, F}; t.out = F; break;
+    case Sig::kCast: {
+      t.in = {castable(ops[0]) ? ops[0] : F, U, U};
+      t.out = static_cast<DType>(static_cast<int32_t>(in.params[0]));
+      const bool to_int = t.out == DType::kInt32 || t.out == DType::kInt64;
+      t.ok = castable(t.out) && !(to_int && t.in[0] == F);  // float -> integer stays the Cast kernel's
+      break;
+    }
   }
   return t;
 }
@@ -175,7 +194,7 @@ EwProgram decode_program(const ir::Node& n, const std::vector<DType>& input_type
   p.input_types = input_types;
   p.reg_types = input_types;
   for (DType t : input_types)
-    if (t != DType::kFloat32 && t != DType::kBool) bad(std::string("an input of dtype ") + dtype_name(t) + " (float32 or bool)");
+    if (!castable(t)) bad(std::string("an input of dtype ") + dtype_name(t) + " (float32, bool, int32 or int64)");
   for (size_t k = 0; k < names.size(); ++k) {
     const OpInfo* o = find_op(names[k]);
     const std::string where = "instruction " + std::to_string(k) + " (" + names[k] + ")";
@@ -189,13 +208,11 @@ EwProgram decode_program(const ir::Node& n, const std::vector<DType>& input_type
       in.args[j] = static_cast<int32_t>(a);
     }
     if (in.args[0] < 0) bad(where + ": operand 0 is missing");
-    if (o->sig == Sig::kCast) {
-      const float to = in.params[0];
-      if (to != static_cast<float>(static_cast<int32_t>(DType::kFloat32)) &&
-          to != static_cast<float>(static_cast<int32_t>(DType::kBool)))
-        bad(where + ": Cast target must be float32 or bool");
-    }
-    const Types t = types_of(in, p.reg_types[in.args[0]]);
+    std::array<DType, 3> opd{DType::kUndefined, DType::kUndefined, DType::kUndefined};
+    for (int j = 0; j < 3; ++j)
+      if (in.args[j] >= 0) opd[j] = p.reg_types[in.args[j]];
+    const Types t = types_of(in, opd);
+    if (!t.ok) bad(where + ": a Cast the fused kernel does not run (between float32, bool, int32 and int64; not float to integer)");
     for (int j = 0; j < 3; ++j) {
       if (t.in[j] == DType::kUndefined) {
         if (in.args[j] >= 0) bad(where + ": takes no operand " + std::to_string(j));
@@ -245,11 +262,13 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
   auto dtype = [&](size_t i) { return n.has_input(i) ? n.input(i)->type.dtype : DType::kUndefined; };
   switch (o->sig) {
     case Sig::kUnaryF:
+    case Sig::kUnaryN:
     case Sig::kNot:
       if (ni != 1) return std::nullopt;
       break;
     case Sig::kBinaryF:
-    case Sig::kCompareF:
+    case Sig::kBinaryN:
+    case Sig::kCompareN:
     case Sig::kLogic:
       if (ni != 2 || !n.has_input(1)) return std::nullopt;
       break;
@@ -262,12 +281,9 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
         if (n.has_input(i) && (!n.input(i)->type.is_static() || shape_numel(n.input(i)->type.static_shape()) != 1))
           return std::nullopt;
       break;
-    case Sig::kCast: {
-      const int64_t to = n.get_int("to", 0);
-      if (to != static_cast<int64_t>(DType::kFloat32) && to != static_cast<int64_t>(DType::kBool)) return std::nullopt;
-      in.params = {static_cast<float>(to), 0.f, 0.f};
+    case Sig::kCast:
+      in.params = {static_cast<float>(n.get_int("to", 0)), 0.f, 0.f};
       break;
-    }
   }
   if (!n.has_input(0)) return std::nullopt;
   if (gec_gelu) {
@@ -275,7 +291,10 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
     if (a != "none" && a != "tanh") return std::nullopt;
     in.params = {a == "tanh" ? 1.f : 0.f, 0.f, 0.f};
   }
-  const Types t = types_of(in, dtype(0));
+  std::array<DType, 3> opd{DType::kUndefined, DType::kUndefined, DType::kUndefined};
+  for (size_t i = 0; i < ni && i < 3; ++i) opd[i] = dtype(i);
+  const Types t = types_of(in, opd);
+  if (!t.ok) return std::nullopt;
   for (size_t i = 0; i < ni; ++i)
     if (n.has_input(i) && dtype(i) != t.in[i]) return std::nullopt;
   if (n.output(0)->type.dtype != t.out) return std::nullopt;

@@ -3,7 +3,7 @@
 // that reads each group input once and writes each group output once.
 //
 // The node carries a small program over registers:
-//   registers 0 .. I-1     the node's inputs (float32 or bool), each
+//   registers 0 .. I-1     the node's inputs (float32, bool, int32 or int64), each
 //                          broadcast (numpy rules) to the output shape S;
 //   register  I + k        the result of instruction k.
 // Attributes:
@@ -16,7 +16,11 @@
 //           target dtype code, Gelu's 1 = tanh form;
 //   results (ints, one per node output) the register each output holds.
 // Every output has shape S (the broadcast of the inputs); its dtype is its
-// register's (float32, or bool for comparisons, logic and Cast to bool).
+// register's. Arithmetic (Add, Sub, Mul, Div, Max, Min, Neg, Abs, Relu,
+// Sign), comparisons and Where run on float32, int32 or int64 (integer Div
+// truncates toward zero, a zero divisor is an error, overflow wraps); the
+// other math is float32; logic is bool; Cast goes between float32, bool,
+// int32 and int64 except float to integer.
 // Semantics of each instruction are its ONNX op's (opset 17; Gelu-20).
 #pragma once
 
@@ -34,20 +38,20 @@ namespace gec::ops {
 /// Instruction opcodes. Unary float ops first (their order is the kernel's
 /// formula table), then the rest.
 enum class EwOp : uint8_t {
-  // unary float32 -> float32
+  // unary (Relu, Neg, Abs, Sign also on int32/int64)
   kRelu, kNeg, kAbs, kSign, kSigmoid, kTanh, kErf, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound,
   kSin, kCos, kSoftplus, kSoftsign, kHardSigmoid, kHardSwish, kLeakyRelu, kElu, kSelu, kCelu,
   kThresholdedRelu, kMish, kGelu,
-  // binary float32 x float32 -> float32
+  // binary (Add .. Min also on int32/int64)
   kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu,
-  // float32 x float32 -> bool
+  // comparisons -> bool
   kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual,
   // bool logic
   kAnd, kOr, kXor, kNot,
   // others
-  kWhere,  // bool, float32, float32 -> float32
+  kWhere,  // bool, T, T -> T
   kClip,   // float32 [, min] [, max] -> float32
-  kCast,   // float32 or bool -> float32 or bool (params[0] = target dtype code)
+  kCast,   // params[0] = target dtype code
 };
 constexpr int kNumEwOps = static_cast<int>(EwOp::kCast) + 1;
 
@@ -83,8 +87,8 @@ EwProgram decode_program(const ir::Node& n, const std::vector<DType>& input_type
 
 /// The instruction computing `n` (an ONNX node or com.graphengine::Gelu)
 /// when the fused kernel can run it: the op is in the table above, its
-/// inputs and outputs are float32 or bool as the op needs (Pow: float32
-/// exponent; Max/Min: exactly two inputs; Cast: between float32 and bool),
+/// inputs and outputs have dtypes one of its forms takes (Pow: float32
+/// exponent; Max/Min: exactly two inputs; Cast: see above),
 /// and its attributes are read with the ONNX defaults. Operands are left at
 /// -1 for the caller to fill. nullopt otherwise.
 std::optional<EwInstr> elementwise_instruction(const ir::Node& n);

@@ -30,7 +30,7 @@ using D = DType;
 // float32 only: the oneDNN kernels (require_f32) and the native float32 loops.
 const std::vector<DType> kF32 = {D::kFloat32};
 // FusedElementwise's registers.
-const std::vector<DType> kF32Bool = {D::kFloat32, D::kBool};
+const std::vector<DType> kFusedElementwise = {D::kFloat32, D::kBool, D::kInt32, D::kInt64};
 // dispatch_float.
 const std::vector<DType> kFloat = {D::kFloat32, D::kFloat64};
 // Native loops over every float dtype (float16/bfloat16 through float32).
@@ -312,7 +312,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
       // ---- com.graphengine (ops::kGecDomain) ----
       {{"com.graphengine", "BatchNormalizationTraining"}, kFloatHalf},
       {{"com.graphengine", "FusedConv"}, kF32},
-      {{"com.graphengine", "FusedElementwise"}, kF32Bool},
+      {{"com.graphengine", "FusedElementwise"}, kFusedElementwise},
       {{"com.graphengine", "FusedMatMul"}, kF32},
       {{"com.graphengine", "Gelu"}, kF32},
       {{"com.graphengine", "Reorder"}, kF32},

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/common/broadcast.h"
@@ -103,6 +104,87 @@ void map2(const T* a, bool as, const T* b, bool bs, R* o, int64_t n, F f) {
     for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
   }
 }
+
+/// Integer forms (int32, int64) of the arithmetic, comparison and Where
+/// instructions, with the unfused kernels' semantics: wrap-around on
+/// overflow (computed unsigned), Div truncating toward zero, x / -1 = -x, a
+/// zero divisor an error. Returns whether the result repeats one element.
+template <typename T>
+bool execute_int(const EwInstr& in, const Reg* regs, void* dst, int64_t n, const std::string& desc) {
+  using UT = std::make_unsigned_t<T>;
+  const Reg none;
+  const Reg& a = regs[in.args[0]];
+  const Reg& b = in.args[1] >= 0 ? regs[in.args[1]] : none;
+  const Reg& c = in.args[2] >= 0 ? regs[in.args[2]] : none;
+  bool scalar = a.scalar;
+  if (in.args[1] >= 0) scalar = scalar && b.scalar;
+  if (in.args[2] >= 0) scalar = scalar && c.scalar;
+  const int64_t m = scalar ? 1 : n;
+  const T* x = static_cast<const T*>(a.p);
+  const T* y = static_cast<const T*>(b.p);
+  T* o = static_cast<T*>(dst);
+  uint8_t* ob = static_cast<uint8_t*>(dst);
+  auto neg = [](T v) { return static_cast<T>(UT(0) - static_cast<UT>(v)); };
+  switch (in.op) {
+    case EwOp::kAdd: map2(x, a.scalar, y, b.scalar, o, m, [](T p, T q) { return static_cast<T>(static_cast<UT>(p) + static_cast<UT>(q)); }); break;
+    case EwOp::kSub: map2(x, a.scalar, y, b.scalar, o, m, [](T p, T q) { return static_cast<T>(static_cast<UT>(p) - static_cast<UT>(q)); }); break;
+    case EwOp::kMul: map2(x, a.scalar, y, b.scalar, o, m, [](T p, T q) { return static_cast<T>(static_cast<UT>(p) * static_cast<UT>(q)); }); break;
+    case EwOp::kDiv:
+      for (int64_t i = 0; i < (b.scalar ? 1 : m); ++i)
+        if (y[i] == T(0)) fail(ErrorCode::kInvalidArgument, desc + ": integer division by zero");
+      map2(x, a.scalar, y, b.scalar, o, m, [neg](T p, T q) { return q == T(-1) ? neg(p) : static_cast<T>(p / q); });
+      break;
+    case EwOp::kMax: map2(x, a.scalar, y, b.scalar, o, m, [](T p, T q) { return p > q ? p : q; }); break;
+    case EwOp::kMin: map2(x, a.scalar, y, b.scalar, o, m, [](T p, T q) { return p < q ? p : q; }); break;
+    case EwOp::kEqual: map2(x, a.scalar, y, b.scalar, ob, m, [](T p, T q) -> uint8_t { return p == q; }); break;
+    case EwOp::kLess: map2(x, a.scalar, y, b.scalar, ob, m, [](T p, T q) -> uint8_t { return p < q; }); break;
+    case EwOp::kLessOrEqual: map2(x, a.scalar, y, b.scalar, ob, m, [](T p, T q) -> uint8_t { return p <= q; }); break;
+    case EwOp::kGreater: map2(x, a.scalar, y, b.scalar, ob, m, [](T p, T q) -> uint8_t { return p > q; }); break;
+    case EwOp::kGreaterOrEqual: map2(x, a.scalar, y, b.scalar, ob, m, [](T p, T q) -> uint8_t { return p >= q; }); break;
+    case EwOp::kNeg: for (int64_t i = 0; i < m; ++i) o[i] = neg(x[i]); break;
+    case EwOp::kAbs: for (int64_t i = 0; i < m; ++i) o[i] = x[i] < T(0) ? neg(x[i]) : x[i]; break;
+    case EwOp::kRelu: for (int64_t i = 0; i < m; ++i) o[i] = x[i] < T(0) ? T(0) : x[i]; break;
+    case EwOp::kSign: for (int64_t i = 0; i < m; ++i) o[i] = x[i] > T(0) ? T(1) : x[i] == T(0) ? T(0) : T(-1); break;
+    case EwOp::kWhere: {
+      const uint8_t* cond = static_cast<const uint8_t*>(a.p);
+      const T* p = static_cast<const T*>(b.p);
+      const T* q = static_cast<const T*>(c.p);
+      const int64_t sc = a.scalar ? 0 : 1, sp = b.scalar ? 0 : 1, sq = c.scalar ? 0 : 1;
+      for (int64_t i = 0; i < m; ++i) o[i] = cond[i * sc] ? p[i * sp] : q[i * sq];
+      break;
+    }
+    default:
+      fail(ErrorCode::kInternal, std::string("fused elementwise: ") + ops::ew_op_name(in.op) + " has no integer form");
+  }
+  return scalar;
+}
+
+/// Element i of a float32, bool, int32 or int64 block as D (Cast-13:
+/// numbers to bool are x != 0, bool to numbers 0/1, integers convert as C++
+/// does, which for int64 -> int32 keeps the low 32 bits).
+template <typename D>
+D cast_element(const void* p, DType t, int64_t i) {
+  switch (t) {
+    case DType::kFloat32: {
+      const float v = static_cast<const float*>(p)[i];
+      if constexpr (std::is_same_v<D, uint8_t>) return v != 0.f;  // NaN is true, as the Cast kernel
+      else return static_cast<D>(v);  // to float32 only: float to integer is refused at decode
+    }
+    case DType::kBool: return static_cast<D>(static_cast<const uint8_t*>(p)[i] != 0);
+    case DType::kInt32: {
+      const int32_t v = static_cast<const int32_t*>(p)[i];
+      if constexpr (std::is_same_v<D, uint8_t>) return v != 0;
+      else return static_cast<D>(v);
+    }
+    default: {
+      const int64_t v = static_cast<const int64_t*>(p)[i];
+      if constexpr (std::is_same_v<D, uint8_t>) return v != 0;
+      else return static_cast<D>(v);
+    }
+  }
+}
+
+size_t dtype_bytes(DType t) { return t == DType::kBool ? 1 : t == DType::kInt64 ? 8 : 4; }
 
 /// Runs instruction `in` over a block of `n` elements into `dst`; returns
 /// whether the result repeats one element.
@@ -217,7 +299,7 @@ class FusedElementwiseKernel final : public Kernel {
     std::vector<char*> out_base;
     for (size_t j = 0; j < prog_.results.size(); ++j) out_base.push_back(static_cast<char*>(ctx.out(j).data));
     const int slots = std::max(ctx.num_threads, 1);
-    const size_t per_thread = nc * kBlock;  // floats
+    const size_t per_thread = nc * kBlock * 2;  // floats: a block of 8-byte elements per instruction
     if (scratch_.size() < per_thread * static_cast<size_t>(slots)) scratch_.assign(per_thread * slots, 0.f);
     for_each_row(plan_, ctx.num_threads, [&](int64_t oo, const std::array<int64_t, kN>& off, int64_t n) {
       const int t = omp_in_parallel() ? omp_get_thread_num() : 0;
@@ -244,42 +326,54 @@ class FusedElementwiseKernel final : public Kernel {
     Reg regs[kN + ops::kMaxFusedInstructions];
     const size_t ni = prog_.input_types.size();
     for (size_t i = 0; i < ni; ++i) {
-      const size_t es = prog_.input_types[i] == DType::kBool ? 1 : 4;
+      const size_t es = dtype_bytes(prog_.input_types[i]);
       regs[i].scalar = plan_.inner_bcast[i];
       regs[i].p = in_base[i] + (off[i] + (regs[i].scalar ? 0 : c)) * static_cast<int64_t>(es);
     }
     for (size_t k = 0; k < prog_.code.size(); ++k) {
       const EwInstr& in = prog_.code[k];
-      float* dst = scratch + k * kBlock;
+      float* dst = scratch + k * kBlock * 2;
       Reg& r = regs[ni + k];
       r.p = dst;
       if (in.op == EwOp::kCast) {
         const Reg& a = regs[in.args[0]];
-        const bool from_bool = prog_.reg_types[in.args[0]] == DType::kBool;
-        const bool to_bool = prog_.reg_types[ni + k] == DType::kBool;
+        const DType from = prog_.reg_types[in.args[0]], to = prog_.reg_types[ni + k];
         const int64_t m = a.scalar ? 1 : len;
-        if (from_bool == to_bool) std::memcpy(dst, a.p, static_cast<size_t>(m) * (from_bool ? 1 : 4));
-        else if (to_bool)  // x != 0; NaN is true, as the Cast kernel
-          for (int64_t i = 0; i < m; ++i) reinterpret_cast<uint8_t*>(dst)[i] = a.f()[i] != 0.f;
-        else
-          for (int64_t i = 0; i < m; ++i) dst[i] = a.b()[i] ? 1.f : 0.f;
+        if (from == to) {
+          std::memcpy(dst, a.p, static_cast<size_t>(m) * dtype_bytes(from));
+        } else {
+          for (int64_t i = 0; i < m; ++i) {
+            switch (to) {
+              case DType::kFloat32: dst[i] = cast_element<float>(a.p, from, i); break;
+              case DType::kBool: reinterpret_cast<uint8_t*>(dst)[i] = cast_element<uint8_t>(a.p, from, i); break;
+              case DType::kInt32: reinterpret_cast<int32_t*>(dst)[i] = cast_element<int32_t>(a.p, from, i); break;
+              default: reinterpret_cast<int64_t*>(dst)[i] = cast_element<int64_t>(a.p, from, i); break;
+            }
+          }
+        }
         r.scalar = a.scalar;
+        continue;
+      }
+      // The numeric dtype the instruction runs in: its operand's (Where: X's).
+      const DType t = prog_.reg_types[in.op == EwOp::kWhere ? in.args[1] : in.args[0]];
+      if (t == DType::kInt32) {
+        r.scalar = execute_int<int32_t>(in, regs, dst, len, desc_);
+        continue;
+      }
+      if (t == DType::kInt64) {
+        r.scalar = execute_int<int64_t>(in, regs, dst, len, desc_);
         continue;
       }
       r.scalar = execute(in, regs, dst, len);
     }
     for (size_t j = 0; j < prog_.results.size(); ++j) {
       const Reg& r = regs[prog_.results[j]];
-      const size_t es = prog_.reg_types[prog_.results[j]] == DType::kBool ? 1 : 4;
+      const size_t es = dtype_bytes(prog_.reg_types[prog_.results[j]]);
       char* o = out_base[j] + out_at * static_cast<int64_t>(es);
       if (!r.scalar) {
         std::memcpy(o, r.p, static_cast<size_t>(len) * es);
-      } else if (es == 1) {
-        std::memset(o, *static_cast<const uint8_t*>(r.p), static_cast<size_t>(len));
       } else {
-        const float v = *r.f();
-        float* of = reinterpret_cast<float*>(o);
-        for (int64_t i = 0; i < len; ++i) of[i] = v;
+        for (int64_t i = 0; i < len; ++i) std::memcpy(o + i * static_cast<int64_t>(es), r.p, es);
       }
     }
   }
