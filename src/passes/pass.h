@@ -78,6 +78,7 @@ std::unique_ptr<Pass> make_matmul_add_to_gemm();
 std::unique_ptr<Pass> make_conv_activation_fusion();  // Conv + Add + activation -> FusedConv
 std::unique_ptr<Pass> make_transformer_fusion();  // GELU, LayerNorm spelled out -> one op; attention
 std::unique_ptr<Pass> make_matmul_epilogue_fusion();  // MatMul + bias + activation -> FusedMatMul
+std::unique_ptr<Pass> make_matmul_merge();  // projections of one input -> one FusedMatMul + Split
 std::unique_ptr<Pass> make_autofusion();  // elementwise groups -> FusedElementwise
 std::unique_ptr<Pass> make_shape_inference();
 
