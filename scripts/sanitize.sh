@@ -6,6 +6,9 @@
 #   - every unit test (gec_tests), the CLI tests included;
 #   - the shared models at -O0 and -O3 and the shared cases at every level;
 #   - the opset 18..23 models (tests/new_opsets) at -O0 and -O3;
+#   - the shared models and cases compiled with their data's shapes
+#     (*_static: automatic fusion, attention, layouts) and the decoder
+#     models (tests/transformer_decoder);
 #   - the saved fuzz inputs (tests/fuzz_regressions/).
 # Not run here: the ONNX conformance suite, MemoryModels.* (it compiles and
 # runs every shared model at every level with caller buffers: 215 s without
@@ -32,7 +35,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:suppressions=$PWD/tests/san
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-fuzz
-ctest --output-on-failure -j2 --timeout 900 -R '^([A-Z][A-Za-z0-9]*\.|shared_models$|shared_cases$|new_opsets$|fuzz_)' \
+ctest --output-on-failure -j2 --timeout 900 -R '^([A-Z][A-Za-z0-9]*\.|shared_models$|shared_models_static$|shared_cases$|shared_cases_static$|new_opsets$|transformer_decoder|fuzz_)' \
   -E '^MemoryModels\.'
 asan_done=$(date +%s)
 cd ..

@@ -1,6 +1,6 @@
 // ONNX frontend on the real models in ../shared/models (read-only): each
-// imports, verifies, and has the node count the manifest lists. Skipped when
-// the shared folder is absent.
+// imports, verifies, and has the node count the manifest lists. Fails
+// (saying so) when the shared folder is absent.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -2,7 +2,7 @@
 // at -O3 with the static input shapes of test_data_set_0: the plan is within
 // 5% of its lower bound, the outputs match the reference, and running with
 // caller-owned output buffers (zero copy where possible) gives the same
-// outputs. Skipped when the shared folder is absent.
+// outputs. Fails (saying so) when the shared folder is absent.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -20,6 +20,7 @@
 #include "model/writer.h"
 #include "ops/domain.h"
 #include "passes/pass.h"
+#include "passes/rewrite_rules.h"
 #include "schedule/schedule.h"
 #include "support/mapped_file.h"
 
@@ -105,10 +106,6 @@ namespace {
 // U+FFFD instead of throwing.
 constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
-// CompileOptions::extra_outputs: the named (or, for "*", every) tensor a
-// main-graph node computes becomes a graph output, in node order, after the
-// model's own outputs. Names are marked right after import (the passes keep
-// them); "*" after the passes (the values of the optimized graph).
 /// The compile report's "fusion" object: kernels entering the first pass
 /// that fuses or folds (after -O1's cleanup) and leaving the last pass,
 /// FusedElementwise groups and the ops in them, rewrites per rule.
@@ -131,12 +128,23 @@ nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassS
         ops_in_groups += static_cast<int64_t>(n->fused_from.size());
       }
   });
-  nlohmann::json r = rules;
+  // Every rule by name (0 when it did not fire or its pass did not run),
+  // then the grouping passes' counts.
+  nlohmann::json r = nlohmann::json::object();
+  for (const passes::RewriteRule* rule : passes::all_rules()) r[rule->name] = rules.value(rule->name, 0);
+  int64_t merged = 0;
+  for (const auto& s : stats)
+    if (s.name == "matmul_merge") merged += s.changes;
+  r["matmul_merge"] = merged;
   r["autofusion"] = groups;
   return {{"groups", groups}, {"ops_in_groups", ops_in_groups}, {"kernels_before", before < 0 ? after : before},
           {"kernels_after", after}, {"rules", r}};
 }
 
+// CompileOptions::extra_outputs: the named (or, for "*", every) tensor a
+// main-graph node computes becomes a graph output, in node order, after the
+// model's own outputs. Names are marked right after import (the passes keep
+// them); "*" after the passes (the values of the optimized graph).
 void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
   std::unordered_set<const ir::Value*> out(g.outputs().begin(), g.outputs().end());
   auto add = [&](ir::Value* v) {

@@ -1,7 +1,8 @@
 // autofusion: every maximal connected group of elementwise and broadcasting
-// ops that the fused kernel can run (ops::elementwise_instruction: unary
-// math and activations, binary arithmetic, comparisons, logic, Where, Clip,
-// Cast between float32 and bool) becomes one com.graphengine::
+// ops that the fused kernel can run (ops::elementwise_instruction: float32
+// unary math and activations, Clip, Gelu; arithmetic, comparisons and Where
+// on float32, int32 and int64; bool logic; Cast between float32, bool,
+// int32 and int64 except float to integer) becomes one com.graphengine::
 // FusedElementwise node whose program computes the group. The group's
 // intermediates vanish from the graph (and so from the memory plan); its
 // inputs are read once and its outputs (the values read outside the group or

@@ -25,7 +25,7 @@ void add_fusion(PassManager& pm) {
   pm.add(make_conv_scale_folding());    // Conv + per-channel Mul / Add
   pm.add(make_gemm_bn_folding());       // Gemm / MatMul + BatchNormalization
   pm.add(make_matmul_add_to_gemm());    // MatMul + 1-D bias Add (2-D A)
-  pm.add(make_transformer_fusion());    // spelled-out GELU / LayerNorm -> Gelu / LayerNormalization
+  pm.add(make_transformer_fusion());    // GELU, LayerNorm, residual Add + LayerNorm, attention
   pm.add(make_matmul_epilogue_fusion());  // MatMul + bias [+ activation] -> FusedMatMul (oneDNN post-ops)
   pm.add(make_matmul_merge());          // Q, K, V projections of one input -> one product + Split
 }

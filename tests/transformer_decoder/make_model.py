@@ -1,8 +1,9 @@
 """Exports a small decoder-only transformer (GPT-style: pre-LayerNorm, causal
 self-attention with a boolean mask filled with -inf, tanh-approximated GELU)
 with PyTorch, at sequence lengths 128 and 1024, in the ONNX backend-test
-layout: <dir>/model.onnx and test_data_set_0/{input_0,output_0}.pb, the
-output computed by PyTorch eager (float32) as the reference.
+layout: <dir>/model.onnx (sequence axis symbolic) and
+test_data_set_0/{input_0,output_0}.pb, the output computed by PyTorch eager
+(float32) as the reference.
 
 Run with Debian's python (python3-torch 1.13, python3-onnx):
     /usr/bin/python3 tests/transformer_decoder/make_model.py
@@ -77,7 +78,10 @@ def main():
         with torch.no_grad():
             ref = model(ids)
         path = os.path.join(out_dir, "model.onnx")
+        # The sequence axis stays symbolic ("seq"): `gec test` runs the dynamic
+        # path, `gec test --static-shapes` the static one (fusions included).
         torch.onnx.export(model, (ids,), path, input_names=["input_ids"], output_names=["logits"],
+                          dynamic_axes={"input_ids": {1: "seq"}, "logits": {1: "seq"}},
                           opset_version=17, do_constant_folding=True)
         onnx.checker.check_model(onnx.load(path))
         for name, arr, fname in (("input_ids", ids.numpy(), "input_0.pb"), ("logits", ref.numpy(), "output_0.pb")):

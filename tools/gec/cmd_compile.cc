@@ -25,6 +25,15 @@ void print_table(const nlohmann::json& r) {
   for (const auto& p : r["passes"])
     std::printf("%-26s %9.2f %8lld %8lld %8lld\n", p["name"].get<std::string>().c_str(), p["ms"].get<double>(),
                 p["nodes_before"].get<long long>(), p["nodes_after"].get<long long>(), p["changes"].get<long long>());
+  if (r.contains("fusion")) {
+    const auto& f = r["fusion"];
+    std::string fired;
+    for (const auto& [rule, count] : f["rules"].items())
+      if (count.get<long long>() > 0) fired += (fired.empty() ? "" : ", ") + rule + " " + std::to_string(count.get<long long>());
+    std::printf("\nfusion: %lld -> %lld kernels, %lld elementwise groups of %lld ops; %s\n",
+                f["kernels_before"].get<long long>(), f["kernels_after"].get<long long>(), f["groups"].get<long long>(),
+                f["ops_in_groups"].get<long long>(), fired.empty() ? "no rule fired" : fired.c_str());
+  }
   const auto& m = r["memory"];
   std::printf("\nnodes: %lld in the model file, %lld after optimization\n", r["nodes"]["onnx"].get<long long>(),
               r["nodes"]["final"].get<long long>());

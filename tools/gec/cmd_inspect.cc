@@ -34,7 +34,7 @@ std::string layouts(const std::vector<ops::Layout>& l) {
 void print_steps(const model::LoadedModel& m) {
   const std::vector<ir::Node*> nodes = m.graph->node_list();
   std::printf("execution plan (main graph, %zu steps):\n", m.execution_plan.graphs[0].steps.size());
-  std::printf("  %5s  %-36s %-18s %-22s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads", "layouts in -> out",
+  std::printf("  %5s  %-36s %-26s %-22s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads", "layouts in -> out",
               "outputs");
   int i = 0;
   for (const schedule::Step& st : m.execution_plan.graphs[0].steps) {
@@ -50,7 +50,7 @@ void print_steps(const model::LoadedModel& m) {
     const std::string lay = st.input_layouts.empty() && st.output_layouts.empty()
                                 ? "plain"
                                 : layouts(st.input_layouts) + " -> " + layouts(st.output_layouts);
-    std::printf("  %5d  %-36s %-18s %-22s %-7s %-24s %s\n", i++, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
+    std::printf("  %5d  %-36s %-26s %-22s %-7s %-24s %s\n", i++, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
                 st.threads == 1 ? "1" : "all", lay.c_str(), outs.c_str());
   }
 }

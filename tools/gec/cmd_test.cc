@@ -62,7 +62,7 @@ void run_one(const std::string& dir, const BackendTestOptions& base, const Expec
 
 Command add_test(CLI::App& root) {
   auto a = std::make_shared<TestArgs>();
-  CLI::App* app = root.add_subcommand("test", "run ONNX backend-test folders (model.onnx + test_data_set_N/)");
+  CLI::App* app = root.add_subcommand("test", "run backend-test folders (model.onnx, model.pb or model.json + test_data_set_N/)");
   app->add_option("paths", a->paths, "test folders, or folders of test folders")->required();
   // One level per -O (repeat the flag), so `-O 0 -O 3 DIR1 DIR2` leaves the paths alone.
   app->add_option("-O,--opt-level", a->levels, "optimization levels to run, each must pass (repeatable; default 2)")

@@ -29,7 +29,7 @@ void restart_with_openmp_policy(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   restart_with_openmp_policy(argc, argv);
-  CLI::App app{"GraphEngine: an ONNX graph compiler and executor for x86-64 CPUs"};
+  CLI::App app{"GraphEngine: a graph compiler and executor for ONNX and TensorFlow models on x86-64 CPUs"};
   app.set_version_flag("--version", std::string("gec ") + gec::version());
   app.require_subcommand(1);
   std::vector<gec::cli::Command> cmds = {gec::cli::add_compile(app), gec::cli::add_run(app),
