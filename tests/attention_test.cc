@@ -130,7 +130,31 @@ TEST(AttentionRule, FullyMaskedRowsGiveNaNLikeSoftmax) {
           1);
 }
 
+// A NaN in Q: the unfused Softmax gives NaN for that row; so must the kernel
+// (Highway's exp maps NaN to 0, which would drop it silently).
+TEST(AttentionRule, NaNScoresPropagate) {
+  auto g = ir::parse_graph(attention_graph("[1,5,4]", "[1,4,6]", "[1,6,3]", "[1,5,6]", "[1,5,3]", "",
+                                           "  %p = Softmax(%s) {axis = -1} : float32[1,5,6]\n"));
+  std::map<std::string, Tensor> feeds;
+  float phase = 0.f;
+  for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.8f);
+  feeds["q"].as<float>()[2 * 4 + 1] = std::numeric_limits<float>::quiet_NaN();  // row 2
+  attention_only()->run(*g);
+  const std::vector<float> y = values<float>(run_graph(*g, feeds)[0]);
+  for (int r = 0; r < 5; ++r)
+    for (int e = 0; e < 3; ++e) EXPECT_EQ(std::isnan(y[r * 3 + e]), r == 2) << r << "," << e;
+}
+
 // ---- guards ------------------------------------------------------------------------
+
+// A mask that broadcasts the scores up ([1,1,8,8] + [1,2,8,8]): not this
+// pattern (the fused node would compute one head's scores only).
+TEST(AttentionRuleGuards, MaskThatBroadcastsTheScoresUp) {
+  compare(attention_graph("[1,1,8,4]", "[1,1,4,8]", "[1,1,8,5]", "[1,1,8,8]", "[1,2,8,5]", "  input %m: float32[1,2,8,8]\n",
+                          "  %a = Add(%s, %m) : float32[1,2,8,8]\n  %p = Softmax(%a) {axis = -1} : float32[1,2,8,8]\n"),
+          0);
+}
+
 
 TEST(AttentionRuleGuards, SoftmaxNotOverTheLastAxis) {
   compare(attention_graph("[2,4,4]", "[2,4,4]", "[2,4,4]", "[2,4,4]", "[2,4,4]", "",
@@ -179,6 +203,50 @@ TEST(AttentionRuleGuards, ScoresReadOutsideThePattern) {
   output %y
   output %s
 })");
+}
+
+// ---- the fused ops' own checks (what a crafted .gom reaches) ---------------------
+
+TEST(FusedOpsInfer, BadAttributesAndShapesAreRefused) {
+  const Tensor q = make<float>({1, 2, 3}, std::vector<float>(6, 0.5f));
+  const Tensor kt = make<float>({1, 3, 4}, std::vector<float>(12, 0.25f));
+  const Tensor v = make<float>({1, 4, 2}, std::vector<float>(8, 1.f));
+  auto sdpa = [&](std::vector<Tensor> in, std::vector<ir::Attribute> a) {
+    return run_op("ScaledDotProductAttention", in, a, 1, ops::kGecDomain);
+  };
+  EXPECT_EQ(values<float>(sdpa({q, kt, v}, {})[0]), std::vector<float>(4, 1.f)) << "uniform weights over V's rows of 1";
+  expect_error([&] { sdpa({q, kt, v}, {ir::Attribute::String("mask_kind", "causal")}); }, ErrorCode::kInvalidModel,
+               "mask_kind must be none, additive or boolean");
+  expect_error([&] { sdpa({q, kt, v}, {ir::Attribute::String("mask_kind", "additive")}); }, ErrorCode::kInvalidModel,
+               "needs input 3");
+  expect_error([&] { sdpa({q, kt, v, make<float>({3, 4}, std::vector<float>(12, 0.f))}, {ir::Attribute::String("mask_kind", "additive")}); },
+               ErrorCode::kInvalidModel, "cannot be broadcast");
+  expect_error([&] { sdpa({q, kt, v, make<float>({2, 4}, std::vector<float>(8, 0.f))}, {ir::Attribute::String("mask_kind", "boolean")}); },
+               ErrorCode::kInvalidModel, "a boolean mask must be bool");
+  expect_error([&] { sdpa({q, make<float>({1, 2, 4}, std::vector<float>(8, 0.f)), v}, {}); }, ErrorCode::kInvalidModel,
+               "Kt is not [..., D, T]");
+
+  const Tensor a = make<float>({2, 3}, std::vector<float>(6, 1.f));
+  const Tensor w = make<float>({3, 2}, std::vector<float>(6, 1.f));
+  auto fmm = [&](std::vector<Tensor> in, std::vector<ir::Attribute> at) {
+    return run_op("FusedMatMul", in, at, 1, ops::kGecDomain);
+  };
+  EXPECT_EQ(values<float>(fmm({a, w, make<float>({2}, {-4.f, 1.f})}, {ir::Attribute::String("activation", "Relu")})[0]),
+            (std::vector<float>{0.f, 4.f, 0.f, 4.f}));
+  expect_error([&] { fmm({a, w}, {ir::Attribute::String("activation", "Swish")}); }, ErrorCode::kInvalidModel,
+               "activation 'Swish' is not one of");
+  expect_error([&] { fmm({a, w, make<float>({3}, {1.f, 2.f, 3.f})}, {}); }, ErrorCode::kInvalidModel, "bias must be [2]");
+  expect_error([&] { fmm({a, make<float>({1, 3, 2}, std::vector<float>(6, 1.f))}, {}); }, ErrorCode::kInvalidModel,
+               "B rank 2");
+
+  const Tensor x = make<float>({2, 4}, std::vector<float>(8, 1.f));
+  const Tensor g = make<float>({4}, std::vector<float>(4, 1.f));
+  auto sln = [&](std::vector<Tensor> in) { return run_op("SkipLayerNormalization", in, {}, 1, ops::kGecDomain); };
+  expect_error([&] { sln({x, make<float>({1, 4}, std::vector<float>(4, 1.f)), g}); }, ErrorCode::kInvalidModel,
+               "X and Skip must be float32 of one shape");
+  expect_error([&] { sln({x, x, make<float>({3}, std::vector<float>(3, 1.f))}); }, ErrorCode::kInvalidModel,
+               "does not broadcast to the normalized shape");
+  expect_error([&] { sln({x, x}); }, ErrorCode::kInvalidModel, "needs X, Skip and Scale");
 }
 
 }  // namespace

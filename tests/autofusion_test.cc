@@ -328,6 +328,41 @@ TEST(AutoFusionGuards, InputLimitSplitsAGroup) {
     if (node->op_type == "FusedElementwise") EXPECT_LE(node->inputs().size(), static_cast<size_t>(ops::kMaxFusedInputs));
 }
 
+// Two groups that would read each other: chain A and chain B each exceed the
+// input limit when merged, b2 = A's a1 + b0 joins B, a4 = a1 + b3 (a B value)
+// would join A: then A reads B and B reads A. The merge must be refused, and
+// whatever groups form, the graph stays acyclic and computes the same.
+TEST(AutoFusionGuards, TwoGroupsNeverReadEachOther) {
+  std::string text = "graph {\n";
+  for (int i = 0; i < 5; ++i) text += "  input %x" + std::to_string(i) + ": float32[2,3]\n  input %y" + std::to_string(i) + ": float32[2,3]\n";
+  text += R"(  %a0 = Add(%x0, %x1) : float32[2,3]
+  %a1 = Add(%a0, %x2) : float32[2,3]
+  %a2 = Add(%a1, %x3) : float32[2,3]
+  %a3 = Add(%a2, %x4) : float32[2,3]
+  %c0 = Add(%y0, %y1) : float32[2,3]
+  %c1 = Add(%c0, %y2) : float32[2,3]
+  %c2 = Add(%c1, %y3) : float32[2,3]
+  %b0 = Add(%c2, %y4) : float32[2,3]
+  %b2 = Add(%b0, %a1) : float32[2,3]
+  %b3 = Relu(%b0) : float32[2,3]
+  %a4 = Add(%a1, %b3) : float32[2,3]
+  output %a3
+  output %b2
+  output %a4
+}
+)";
+  auto g = ir::parse_graph(text);
+  std::map<std::string, Tensor> feeds;
+  float phase = 0.f;
+  for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.5f);
+  const std::vector<Tensor> want = run_graph(*g, feeds);
+  make_autofusion()->run(*g);
+  g->verify();  // acyclic, uses consistent
+  const std::vector<Tensor> got = run_graph(*g, feeds);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(values<float>(got[i]), values<float>(want[i])) << i;
+}
+
 // ---- the kernel's program checks (a crafted .gom reaches them) ------------------
 
 TEST(FusedElementwiseKernel, BadProgramsAreRefused) {
@@ -346,6 +381,20 @@ TEST(FusedElementwiseKernel, BadProgramsAreRefused) {
   expect_error([&] { run({"Add"}, {0, -1, -1}, {1}); }, ErrorCode::kInvalidModel, "operand 1 is missing");
   expect_error([&] { run({"Neg"}, {0, -1, -1}, {7}); }, ErrorCode::kInvalidModel, "result register 7 is out of range");
   expect_error([&] { run({"Neg"}, {0, -1}, {1}); }, ErrorCode::kInvalidModel, "3 entries per instruction");
+  expect_error([&] { run({"Neg"}, {0, 0, -1}, {1}); }, ErrorCode::kInvalidModel, "takes no operand 1");
+  // A Clip whose max is a whole block (it must be one element: the kernel
+  // reads one).
+  expect_error([&] { run({"Neg", "Clip"}, {0, -1, -1, 0, -1, 1}, {2}); }, ErrorCode::kInvalidModel,
+               "Clip's min/max must hold one element");
+  // Cast targets: not a dtype code, float to integer.
+  auto cast = [&](float to) {
+    return run_op("FusedElementwise", {x},
+                  {ir::Attribute::Strings("ops", {"Cast"}), ir::Attribute::Ints("args", {0, -1, -1}),
+                   ir::Attribute::Floats("params", {to, 0.f, 0.f}), ir::Attribute::Ints("results", {1})},
+                  1, ops::kGecDomain);
+  };
+  for (float to : {std::nanf(""), 1e30f, 1.5f, 6.f})
+    expect_error([&] { cast(to); }, ErrorCode::kInvalidModel, "a Cast the fused kernel does not run");
 }
 
 // ---- end to end: sessions, threads, the report ----------------------------------

@@ -128,7 +128,12 @@ Types types_of(const EwInstr& in, const std::array<DType, 3>& ops) {
     case Sig::kClip: t.in = {F, F, F}; t.out = F; break;
     case Sig::kCast: {
       t.in = {castable(ops[0]) ? ops[0] : F, U, U};
-      t.out = static_cast<DType>(static_cast<int32_t>(in.params[0]));
+      const float to = in.params[0];  // a dtype code: checked before it is converted
+      if (!(to >= 0.f && to <= 32.f) || to != std::floor(to)) {
+        t.ok = false;
+        break;
+      }
+      t.out = static_cast<DType>(static_cast<int32_t>(to));
       const bool to_int = t.out == DType::kInt32 || t.out == DType::kInt64;
       t.ok = castable(t.out) && !(to_int && t.in[0] == F);  // float -> integer stays the Cast kernel's
       break;
@@ -157,8 +162,14 @@ void infer_fused_elementwise(InferContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.shape(i));
   for (const EwInstr& in : p.code) {
     Shape r = shapes[in.args[0]];
-    for (int j = 1; j < 3; ++j)
-      if (in.args[j] >= 0 && in.op != EwOp::kClip) r = broadcast_shapes(ctx, r, shapes[in.args[j]]);
+    for (int j = 1; j < 3; ++j) {
+      if (in.args[j] < 0) continue;
+      if (in.op == EwOp::kClip) {  // min and max are scalars (Clip-13); the kernel reads one element
+        if (shape_numel(shapes[in.args[j]]) != 1) ctx.error("Clip's min/max must hold one element");
+        continue;
+      }
+      r = broadcast_shapes(ctx, r, shapes[in.args[j]]);
+    }
     shapes.push_back(r);
   }
   for (size_t k = 0; k < p.results.size(); ++k) {
@@ -282,6 +293,7 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
           return std::nullopt;
       break;
     case Sig::kCast:
+      if (ni != 1) return std::nullopt;
       in.params = {static_cast<float>(n.get_int("to", 0)), 0.f, 0.f};
       break;
   }

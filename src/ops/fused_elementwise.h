@@ -80,7 +80,8 @@ constexpr int kMaxFusedInstructions = 48;
 
 /// Decodes and checks `n`'s program against its input dtypes: attribute
 /// sizes, known op names, each operand an earlier register of the right
-/// dtype, Cast targets float32 or bool, results in range, at most
+/// dtype, Cast targets one of float32, bool, int32, int64 (not float to
+/// integer), results in range, at most
 /// kMaxFusedInputs inputs and kMaxFusedInstructions instructions. Errors:
 /// gec::Error(kInvalidModel) naming the node and the instruction.
 EwProgram decode_program(const ir::Node& n, const std::vector<DType>& input_types);

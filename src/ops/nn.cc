@@ -109,7 +109,7 @@ void infer_fused_matmul(InferContext& ctx) {
 // epsilon}: LayerNormalization-17 of X + Skip (same shape, float32), made by
 // transformer_fusion's residual_layernorm rule. One output, Y.
 void infer_skip_layernorm(InferContext& ctx) {
-  if (ctx.num_inputs() < 3 || !ctx.has_input(1)) ctx.error("needs X, Skip and Scale");
+  if (ctx.num_inputs() < 3 || !ctx.has_input(1) || !ctx.has_input(2)) ctx.error("needs X, Skip and Scale");
   if (ctx.shape(1) != ctx.shape(0) || ctx.dtype(0) != DType::kFloat32 || ctx.dtype(1) != DType::kFloat32)
     ctx.error("X and Skip must be float32 of one shape");
   const Shape& x = ctx.shape(0);

@@ -92,13 +92,22 @@ class GraphFuser {
   }
 
   /// True when some node that `members` read from outside is computed from
-  /// a member: merging them into one node would make a cycle.
+  /// a member: merging them into one node would make a cycle. Every other
+  /// group counts as the one node it will become (reaching one of its
+  /// members continues from all of its members' inputs), so two groups can
+  /// never end up reading each other. Nodes before the first member and in
+  /// no group cannot depend on a member: the search stops there.
   bool cyclic(const std::vector<ir::Node*>& members) const {
     const std::unordered_set<const ir::Node*> in(members.begin(), members.end());
     int64_t first = INT64_MAX;
     for (const ir::Node* m : members) first = std::min(first, pos_.at(m));
     std::unordered_set<const ir::Node*> seen;
+    std::unordered_set<int64_t> groups_seen;
     std::vector<const ir::Node*> stack;
+    auto push_inputs = [&](const ir::Node* n) {
+      for (const ir::Value* v : n->inputs())
+        if (v && v->producer() && v->producer()->owner() == &g_) stack.push_back(v->producer());
+    };
     for (const ir::Node* m : members)
       for (const ir::Value* v : m->inputs())
         if (v && v->producer() && v->producer()->owner() == &g_ && !in.count(v->producer()))
@@ -106,11 +115,20 @@ class GraphFuser {
     while (!stack.empty()) {
       const ir::Node* q = stack.back();
       stack.pop_back();
-      if (!seen.insert(q).second || pos_.at(q) < first) continue;
+      if (!seen.insert(q).second) continue;
       if (in.count(q)) return true;
+      auto g = group_of_.find(q);
+      if (g != group_of_.end()) {
+        if (groups_seen.insert(g->second).second)
+          for (const ir::Node* m : groups_.at(g->second)) {
+            if (in.count(m)) return true;
+            push_inputs(m);
+          }
+        continue;
+      }
+      if (pos_.at(q) < first) continue;
       if (has_subgraph(q)) return true;  // its bodies may read members' values: stay clear
-      for (const ir::Value* v : q->inputs())
-        if (v && v->producer() && v->producer()->owner() == &g_) stack.push_back(v->producer());
+      push_inputs(q);
     }
     return false;
   }

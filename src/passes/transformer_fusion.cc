@@ -371,11 +371,16 @@ std::optional<Match> match_attention(const ir::Graph& g, ir::Node* mm2) {
   for (int64_t i = 0; i + 2 < rank; ++i)
     if (ks[i] != qs[i] || vs[i] != qs[i]) return std::nullopt;
   if (ks[rank - 2] != qs[rank - 1] || vs[rank - 2] != ks[rank - 1]) return std::nullopt;
+  // The scores [..., S, T]: the mask and the softmax must keep exactly them
+  // (a mask that broadcasts the scores up is not this pattern).
+  Shape scores(qs.begin(), qs.end() - 1);
+  scores.push_back(ks[rank - 1]);
+  if (ps != scores) return std::nullopt;
   if (mask) {
     const Shape ms = mask->type.static_shape();
     if (static_cast<int64_t>(ms.size()) > rank) return std::nullopt;
     for (size_t i = 0; i < ms.size(); ++i)
-      if (ms[i] != 1 && ms[i] != ps[ps.size() - ms.size() + i]) return std::nullopt;
+      if (ms[i] != 1 && ms[i] != scores[scores.size() - ms.size() + i]) return std::nullopt;
   }
   nodes.push_back(mm1);
   return Match{mm2, std::move(nodes), {q, kt, v, mask}, f};

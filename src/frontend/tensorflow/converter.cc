@@ -1,6 +1,7 @@
 // The TensorFlow frontend's conversion state and helpers (converter.h).
 #include "frontend/tensorflow/converter.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/kernel.h"
@@ -54,7 +55,15 @@ DType proto_type(const gec::tf::TensorProto& t, const std::string& what, Shape* 
     shape->push_back(d.size());
     n *= d.size();
   }
-  const int64_t esize = dt == DType::kString ? 32 : static_cast<int64_t>(dtype_size(dt));
+  // A string element costs its std::string and its bytes: the longest given
+  // string stands for the repeated ones.
+  int64_t esize = static_cast<int64_t>(dtype_size(dt));
+  if (dt == DType::kString) {
+    esize = 32;
+    int64_t longest = 0;
+    for (const auto& v : t.string_val()) longest = std::max<int64_t>(longest, static_cast<int64_t>(v.size()));
+    esize += longest;
+  }
   if (n > kMaxConstantBytes / esize)
     fail(ErrorCode::kUnsupported, what + ": a constant of " + dtype_name(dt) + shape_str(*shape) + " (" +
                                       std::to_string(n * esize) + " bytes) is larger than the " +

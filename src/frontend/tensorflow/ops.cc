@@ -32,6 +32,8 @@ const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 /// Bound on window sizes, strides and dilations (keeps pad arithmetic far
 /// from overflow; real models use single digits).
 constexpr int64_t kMaxWindow = int64_t{1} << 20;
+/// Bound on the image sizes a resize or a transposed convolution may ask for.
+constexpr int64_t kMaxImageDim = int64_t{1} << 20;
 /// Most outputs a Split / Unpack may make.
 constexpr int64_t kMaxSplitOutputs = 4096;
 
@@ -309,6 +311,8 @@ void resize(C& c, bool bilinear) {
   ir::Value* x = c.in_nchw(0);  // images are NHWC in TensorFlow
   const std::vector<int64_t> hw = c.const_ints(1, "size");
   if (hw.size() != 2) c.error("size must have 2 entries");
+  for (int64_t v : hw)
+    if (v < 1 || v > kMaxImageDim) c.error("size entries must lie in [1, " + std::to_string(kMaxImageDim) + "]");
   const Shape xs = c.shape_of(x);
   const bool ac = c.attr_b("align_corners", false), hp = c.attr_b("half_pixel_centers", false);
   std::vector<Attribute> a;
@@ -420,6 +424,8 @@ std::map<std::string, OpConverter> make_table() {
   t["Conv2DBackpropInput"] = [](C& c) {
     const std::vector<int64_t> sizes = c.const_ints(0, "input_sizes");
     if (sizes.size() != 4) c.error("input_sizes must have 4 entries");
+    for (int64_t v : sizes)
+      if (v < 1 || v > kMaxImageDim) c.error("input_sizes entries must lie in [1, " + std::to_string(kMaxImageDim) + "]");
     const bool nhwc = c.nhwc();
     ir::Value* x = nhwc ? c.in_nchw(2) : c.in(2);
     ir::Value* w = c.transpose(c.in(1), {3, 2, 0, 1});  // [kh,kw,Cout,Cin] -> [Cin, Cout, kh, kw]

@@ -53,6 +53,7 @@ constexpr size_t kN = ops::kMaxFusedInputs;
 struct Reg {
   const void* p = nullptr;
   bool scalar = false;
+  bool one_element = false;  // an input tensor of one element (Pow's x^2 case, as its kernel)
   const float* f() const { return static_cast<const float*>(p); }
   const uint8_t* b() const { return static_cast<const uint8_t*>(p); }
 };
@@ -194,8 +195,10 @@ bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
   const Reg& b = in.args[1] >= 0 ? regs[in.args[1]] : none;
   const Reg& c = in.args[2] >= 0 ? regs[in.args[2]] : none;
   bool scalar = a.scalar;
-  if (in.args[1] >= 0) scalar = scalar && b.scalar;
-  if (in.args[2] >= 0) scalar = scalar && c.scalar;
+  if (in.op != EwOp::kClip) {  // Clip's min/max are one element (checked by infer): x decides
+    if (in.args[1] >= 0) scalar = scalar && b.scalar;
+    if (in.args[2] >= 0) scalar = scalar && c.scalar;
+  }
   const int64_t m = scalar ? 1 : n;
   float* of = static_cast<float*>(dst);
   uint8_t* ob = static_cast<uint8_t*>(dst);
@@ -208,7 +211,7 @@ bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
     case EwOp::kMin: map2(a.f(), a.scalar, b.f(), b.scalar, of, m, [](float x, float y) { return (x < y || x != x) ? x : y; }); break;
     case EwOp::kPRelu: map2(a.f(), a.scalar, b.f(), b.scalar, of, m, [](float x, float s) { return x < 0.f ? s * x : x; }); break;
     case EwOp::kPow:
-      if (b.scalar && b.f()[0] == 2.f)  // as the Pow kernel: x^2 is a multiply
+      if (b.one_element && b.f()[0] == 2.f)  // as the Pow kernel: x^2 of a one-element 2 is a multiply
         map2(a.f(), a.scalar, a.f(), a.scalar, of, m, [](float x, float) { return x * x; });
       else
         map2(a.f(), a.scalar, b.f(), b.scalar, of, m, [](float x, float e) { return std::pow(x, e); });
@@ -289,6 +292,7 @@ class FusedElementwiseKernel final : public Kernel {
     shapes.fill(&out);
     for (size_t i = 0; i < prog_.input_types.size(); ++i) shapes[i] = &ctx.in(i).shape;
     plan_ = make_broadcast_plan<kN>(out, shapes);
+    for (size_t i = 0; i < prog_.input_types.size(); ++i) one_element_[i] = shape_numel(ctx.in(i).shape) == 1;
   }
 
   void run(KernelContext& ctx) override {
@@ -328,6 +332,7 @@ class FusedElementwiseKernel final : public Kernel {
     for (size_t i = 0; i < ni; ++i) {
       const size_t es = dtype_bytes(prog_.input_types[i]);
       regs[i].scalar = plan_.inner_bcast[i];
+      regs[i].one_element = one_element_[i];
       regs[i].p = in_base[i] + (off[i] + (regs[i].scalar ? 0 : c)) * static_cast<int64_t>(es);
     }
     for (size_t k = 0; k < prog_.code.size(); ++k) {
@@ -381,6 +386,7 @@ class FusedElementwiseKernel final : public Kernel {
   std::string desc_;
   ops::EwProgram prog_;
   BroadcastPlan<kN> plan_;
+  std::array<bool, kN> one_element_{};
   std::vector<float> scratch_;
 };
 

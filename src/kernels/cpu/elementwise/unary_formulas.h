@@ -42,9 +42,13 @@ inline T unary_value(T x, const UnaryParams& p) {
     if constexpr (std::is_unsigned_v<T>) return x;
     else return x < T(0) ? T(0) : x;  // NaN < 0 is false: NaN passes through
   } else if constexpr (op == U::kNeg) {
-    return static_cast<T>(-x);
+    if constexpr (std::is_integral_v<T>)  // wraps for the most negative value (no signed overflow)
+      return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
+    else return static_cast<T>(-x);
   } else if constexpr (op == U::kAbs) {
     if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (std::is_integral_v<T>)
+      return x < T(0) ? static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x)) : x;
     else return x < T(0) ? static_cast<T>(-x) : x;
   } else if constexpr (op == U::kSign) {
     if constexpr (std::is_floating_point_v<T>)

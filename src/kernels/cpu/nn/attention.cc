@@ -53,9 +53,10 @@ class AttentionKernel final : public Kernel {
     d_ = q[r - 1];
     t_ = kt[r - 1];
     dv_ = v[r - 1];
-    mask_batch_.assign(static_cast<size_t>(batch_), 0);
     mask_row_ = mask_col_ = 0;
-    if (kind_ == 0) return;
+    mask_batch_.clear();
+    if (kind_ == 0 || ctx.out(0).numel() == 0 || t_ == 0) return;
+    mask_batch_.assign(static_cast<size_t>(batch_), 0);
     // The mask right-aligned to the scores [batch..., S, T]: element strides
     // per scores dim, 0 where it broadcasts.
     const Shape& m = ctx.in(3).shape;

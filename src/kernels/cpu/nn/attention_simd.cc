@@ -3,8 +3,8 @@
 //
 // One block of query rows of one (batch, head):
 //   ScoresBlock:  s[r][t] = scale * sum_d q[r][d] * kt[d][t]     (kt = K^T, [D, T] rows)
-//   SoftmaxRows:  s[r][:] = softmax(s[r][:]) in place; a row that is all
-//                 -inf (every key masked) gives NaN, as Softmax does
+//   SoftmaxRows:  s[r][:] = softmax(s[r][:]) in place; a row holding a NaN
+//                 or all -inf (every key masked) gives NaN, as Softmax does
 //   OutputBlock:  o[r][e] = sum_t p[r][t] * v[t][e]                (v [T, Dv] rows)
 // Vectors run along T (scores) and along Dv (output), both contiguous.
 #undef HWY_TARGET_INCLUDE
@@ -84,8 +84,9 @@ void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
   for (int64_t r = 0; r < rows; ++r) {
     float* x = s + r * lds;
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t < T; ++t) mx = std::max(mx, x[t]);
-    if (mx == -std::numeric_limits<float>::infinity()) {  // every key masked: 0/0, as the unfused Softmax
+    for (int64_t t = 0; t < T; ++t) mx = (x[t] > mx || x[t] != x[t]) ? x[t] : mx;  // a NaN wins
+    // A NaN score, or every key masked (-inf - -inf): NaN, as the unfused Softmax.
+    if (mx != mx || mx == -std::numeric_limits<float>::infinity()) {
       std::fill(x, x + T, std::numeric_limits<float>::quiet_NaN());
       continue;
     }

@@ -13,7 +13,7 @@
 // run it as b1*.. small products: a [128, 1, 256] x [256, 768] MatMul (M = 1)
 // ran at ~84 GFLOP/s as 128 1x256 products.
 //
-// com.graphengine::FusedMatMul (ops/fused_matmul.cc) is the same MatMul with
+// com.graphengine::FusedMatMul (schema in ops/nn.cc) is the same MatMul with
 // an optional bias [N] and activation run by oneDNN in the primitive (bias
 // argument, eltwise post-op), so neither needs its own pass over Y.
 //
