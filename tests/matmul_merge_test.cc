@@ -42,7 +42,7 @@ TEST(MatMulMerge, QkvProjectionsBecomeOneProductAndASplit) {
 
 TEST(MatMulMergeGuards, NothingToMerge) {
   auto pass = make_matmul_merge();
-  // One projection; an activation; a weight that is not constant; another K.
+  // One projection; an activation; a weight that is not constant.
   for (const std::string body : {
            "  %q = MatMul(%x, %wq) : float32[2,5,3]\n  %y = Neg(%q) : float32[2,5,3]\n  output %y\n",
            "  %q = com.graphengine::FusedMatMul(%x, %wq) {activation = \"Relu\"} : float32[2,5,3]\n"

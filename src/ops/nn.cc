@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/nn_shape.h"
+#include "ops/fused_matmul.h"
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -100,8 +101,7 @@ void infer_fused_matmul(InferContext& ctx) {
   if (ctx.has_input(2) && ctx.shape(2) != Shape{ctx.shape(1)[1]})
     ctx.error("bias must be [" + std::to_string(ctx.shape(1)[1]) + "], got " + shape_str(ctx.shape(2)));
   const std::string act = ctx.node->get_string("activation", "");
-  if (!act.empty() && act != "Relu" && act != "Tanh" && act != "Sigmoid" && act != "Gelu" && act != "GeluTanh")
-    ctx.error("activation '" + act + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
+  if (!matmul_activation(act)) ctx.error("activation '" + act + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
   infer_matmul(ctx);
 }
 
@@ -347,6 +347,41 @@ void infer_rotary_embedding(InferContext& ctx) {
 }
 
 }  // namespace
+
+std::optional<MatMulActivation> matmul_activation(const std::string& name) {
+  using A = MatMulActivation;
+  for (A a : {A::kNone, A::kRelu, A::kTanh, A::kSigmoid, A::kGelu, A::kGeluTanh})
+    if (name == matmul_activation_name(a)) return a;
+  return std::nullopt;
+}
+
+const char* matmul_activation_name(MatMulActivation a) {
+  switch (a) {
+    case MatMulActivation::kNone: return "";
+    case MatMulActivation::kRelu: return "Relu";
+    case MatMulActivation::kTanh: return "Tanh";
+    case MatMulActivation::kSigmoid: return "Sigmoid";
+    case MatMulActivation::kGelu: return "Gelu";
+    case MatMulActivation::kGeluTanh: return "GeluTanh";
+  }
+  return "";
+}
+
+std::optional<MatMulActivation> matmul_activation_of(const ir::Node& n) {
+  if (n.outputs().size() != 1) return std::nullopt;
+  if (n.domain.empty()) {
+    if (n.op_type == "Relu") return MatMulActivation::kRelu;
+    if (n.op_type == "Tanh") return MatMulActivation::kTanh;
+    if (n.op_type == "Sigmoid") return MatMulActivation::kSigmoid;
+    return std::nullopt;
+  }
+  if (n.domain == kGecDomain && n.op_type == "Gelu") {
+    const std::string a = n.get_string("approximate", "none");
+    if (a == "none") return MatMulActivation::kGelu;
+    if (a == "tanh") return MatMulActivation::kGeluTanh;
+  }
+  return std::nullopt;
+}
 
 GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});

@@ -12,6 +12,7 @@
 // never broadcasts the product to a new shape); every intermediate read only
 // by the next node (the driver's guard).
 #include "ops/domain.h"
+#include "ops/fused_matmul.h"
 #include "passes/pass.h"
 #include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
@@ -27,13 +28,9 @@ bool f32(const ir::Value* v) { return v && v->type.dtype == DType::kFloat32 && v
 
 /// The FusedMatMul activation name for `n`, or "" when it is none of them.
 std::string activation_of(const ir::Node* n) {
-  if (!n || n->outputs().size() != 1) return "";
-  if (n->domain.empty() && (n->op_type == "Relu" || n->op_type == "Tanh" || n->op_type == "Sigmoid")) return n->op_type;
-  if (n->domain == ops::kGecDomain && n->op_type == "Gelu") {
-    const std::string a = n->get_string("approximate", "none");
-    return a == "tanh" ? "GeluTanh" : a == "none" ? "Gelu" : "";
-  }
-  return "";
+  if (!n) return "";
+  const auto a = ops::matmul_activation_of(*n);
+  return a ? ops::matmul_activation_name(*a) : "";
 }
 
 std::optional<Match> match(const ir::Graph& g, ir::Node* mm) {

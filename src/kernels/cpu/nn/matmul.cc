@@ -13,7 +13,7 @@
 // run it as b1*.. small products: a [128, 1, 256] x [256, 768] MatMul (M = 1)
 // ran at ~84 GFLOP/s as 128 1x256 products.
 //
-// com.graphengine::FusedMatMul (schema in ops/nn.cc) is the same MatMul with
+// com.graphengine::FusedMatMul (ops/fused_matmul.h) is the same MatMul with
 // an optional bias [N] and activation run by oneDNN in the primitive (bias
 // argument, eltwise post-op), so neither needs its own pass over Y.
 //
@@ -27,6 +27,7 @@
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
+#include "ops/fused_matmul.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -101,25 +102,31 @@ void matmul_loop(const MatmulDims& d, const T* a, const T* b, T* y) {
   }
 }
 
+using ops::MatMulActivation;
+
 /// A FusedMatMul activation as a oneDNN eltwise algorithm; false for none.
-bool activation_alg(const std::string& act, dnnl::algorithm* alg) {
-  if (act.empty()) return false;
-  if (act == "Relu") *alg = dnnl::algorithm::eltwise_relu;
-  else if (act == "Tanh") *alg = dnnl::algorithm::eltwise_tanh;
-  else if (act == "Sigmoid") *alg = dnnl::algorithm::eltwise_logistic;
-  else if (act == "Gelu") *alg = dnnl::algorithm::eltwise_gelu_erf;
-  else if (act == "GeluTanh") *alg = dnnl::algorithm::eltwise_gelu_tanh;
-  else fail(ErrorCode::kInvalidModel, "FusedMatMul activation '" + act + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
-  return true;
+bool activation_alg(MatMulActivation act, dnnl::algorithm* alg) {
+  switch (act) {
+    case MatMulActivation::kNone: return false;
+    case MatMulActivation::kRelu: *alg = dnnl::algorithm::eltwise_relu; return true;
+    case MatMulActivation::kTanh: *alg = dnnl::algorithm::eltwise_tanh; return true;
+    case MatMulActivation::kSigmoid: *alg = dnnl::algorithm::eltwise_logistic; return true;
+    case MatMulActivation::kGelu: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
+    case MatMulActivation::kGeluTanh: *alg = dnnl::algorithm::eltwise_gelu_tanh; return true;
+  }
+  return false;
 }
 
 /// The activation's formula (ONNX operator texts; Gelu-20 for both forms).
-float activation_value(const std::string& act, float x) {
-  if (act == "Relu") return x < 0.f ? 0.f : x;
-  if (act == "Tanh") return std::tanh(x);
-  if (act == "Sigmoid") return 1.f / (1.f + std::exp(-x));
-  if (act == "Gelu") return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
-  if (act == "GeluTanh") return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+float activation_value(MatMulActivation act, float x) {
+  switch (act) {
+    case MatMulActivation::kNone: return x;
+    case MatMulActivation::kRelu: return x < 0.f ? 0.f : x;
+    case MatMulActivation::kTanh: return std::tanh(x);
+    case MatMulActivation::kSigmoid: return 1.f / (1.f + std::exp(-x));
+    case MatMulActivation::kGelu: return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
+    case MatMulActivation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+  }
   return x;
 }
 
@@ -128,7 +135,10 @@ class MatMulKernel final : public Kernel {
   explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {
     if (n.op_type == "FusedMatMul") {
       fused_ = true;
-      act_ = n.get_string("activation", "");
+      const std::string name = n.get_string("activation", "");
+      const auto act = ops::matmul_activation(name);
+      if (!act) fail(ErrorCode::kInvalidModel, desc_ + ": activation '" + name + "' is not one of Relu, Tanh, Sigmoid, Gelu, GeluTanh");
+      act_ = *act;
       has_act_ = activation_alg(act_, &alg_);
       has_bias_ = n.has_input(2);
     }
@@ -206,7 +216,7 @@ class MatMulKernel final : public Kernel {
 
   std::string desc_;
   bool fused_ = false, has_bias_ = false, has_act_ = false;
-  std::string act_;
+  MatMulActivation act_ = MatMulActivation::kNone;
   dnnl::algorithm alg_ = dnnl::algorithm::eltwise_relu;
   memory bias_;
   MatmulDims dims_;
