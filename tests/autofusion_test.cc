@@ -244,13 +244,15 @@ TEST(AutoFusion, IntegerDivisionByZeroIsAnError) {
   auto g = ir::parse_graph(R"(graph {
   input %x: int32[4]
   input %z: int32[4]
-  %a = Add(%x, %x) : int32[4]
-  %y = Div(%a, %z) : int32[4]
+  %a = Add(%x, %x) : int32[4] @a
+  %y = Div(%a, %z) : int32[4] @y
   output %y
 })");
   EXPECT_EQ(make_autofusion()->run(*g), 1);
   const std::map<std::string, Tensor> feeds = {{"x", make<int32_t>({4}, {1, 2, 3, 4})}, {"z", make<int32_t>({4}, {1, 0, 1, 1})}};
-  expect_error([&] { run_graph(*g, feeds); }, ErrorCode::kInvalidArgument, "integer division by zero");
+  // The error names the model's nodes the fused one computes.
+  expect_error([&] { run_graph(*g, feeds); }, ErrorCode::kInvalidArgument,
+               "(com.graphengine::FusedElementwise fused from 'a', 'y'): integer division by zero");
 }
 
 // A dim known only as a named symbol fuses (the same name is the same size,

@@ -102,7 +102,14 @@ const Attribute* Node::find_attr(const std::string& n) const {
 bool Node::has_attr(const std::string& n) const { return find_attr(n) != nullptr; }
 
 std::string Node::describe() const {
-  return "node '" + name + "' (" + (domain.empty() ? "" : domain + "::") + op_type + ")";
+  std::string from;  // a fused node names the model's nodes it computes
+  if (fused_from.size() > 1) {
+    from = " fused from ";
+    const size_t shown = std::min<size_t>(fused_from.size(), 6);
+    for (size_t i = 0; i < shown; ++i) from += (i ? ", " : "") + ("'" + fused_from[i] + "'");
+    if (fused_from.size() > shown) from += " and " + std::to_string(fused_from.size() - shown) + " more";
+  }
+  return "node '" + name + "' (" + (domain.empty() ? "" : domain + "::") + op_type + from + ")";
 }
 
 int64_t Node::get_int(const std::string& n) const {

@@ -141,7 +141,9 @@ class Node {
   void set_attr(Attribute a);
   void remove_attr(const std::string& n);
 
-  /// "node 'conv1' (Conv)" for error messages.
+  /// "node 'conv1' (Conv)" for error messages; a fused node also names the
+  /// model nodes it computes: "node 'y' (com.graphengine::FusedElementwise
+  /// fused from 'a', 'm', 'y')".
   std::string describe() const;
 
  private:
