@@ -83,8 +83,22 @@ void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t r = 0; r < rows; ++r) {
     float* x = s + r * lds;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t < T; ++t) mx = (x[t] > mx || x[t] != x[t]) ? x[t] : mx;  // a NaN wins
+    // The row's max, and whether it holds a NaN (a NaN wins), a vector at a time.
+    auto vm = hn::Set(d, -std::numeric_limits<float>::infinity());
+    auto vnan = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + lanes <= T; i += lanes) {
+      const auto v = hn::LoadU(d, x + i);
+      vm = hn::Max(vm, v);
+      vnan = hn::IfThenElse(hn::IsNaN(v), hn::Set(d, 1.f), vnan);
+    }
+    float mx = hn::GetLane(hn::MaxOfLanes(d, vm));
+    bool nan = hn::GetLane(hn::MaxOfLanes(d, vnan)) > 0.f;
+    for (; i < T; ++i) {
+      nan = nan || x[i] != x[i];
+      mx = x[i] > mx ? x[i] : mx;
+    }
+    if (nan) mx = std::numeric_limits<float>::quiet_NaN();
     // A NaN score, or every key masked (-inf - -inf): NaN, as the unfused Softmax.
     if (mx != mx || mx == -std::numeric_limits<float>::infinity()) {
       std::fill(x, x + T, std::numeric_limits<float>::quiet_NaN());
