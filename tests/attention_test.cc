@@ -122,6 +122,18 @@ TEST(AttentionRule, PlainSoftmaxRank3) {
           1);
 }
 
+// BERT's additive mask (1 - m) * -10000 added on the left: the Mul-made mask
+// is tried as the scores first, then the other side matches.
+TEST(AttentionRule, MaskMadeByAMulOnTheLeft) {
+  compare(attention_graph("[2,2,6,4]", "[2,2,4,6]", "[2,2,6,3]", "[2,2,6,6]", "[2,2,6,3]",
+                          "  input %m: float32[2,1,1,6]\n  const %one: float32[] = [1.0]\n"
+                          "  const %big: float32[] = [-10000.0]\n  const %c: float32[] = [0.5]\n",
+                          "  %inv = Sub(%one, %m) : float32[2,1,1,6]\n  %mk = Mul(%inv, %big) : float32[2,1,1,6]\n"
+                          "  %sc = Mul(%s, %c) : float32[2,2,6,6]\n  %a = Add(%mk, %sc) : float32[2,2,6,6]\n"
+                          "  %p = Softmax(%a) {axis = -1} : float32[2,2,6,6]\n"),
+          1);
+}
+
 // A row whose every key is masked with -inf: NaN, as the unfused Softmax.
 TEST(AttentionRule, FullyMaskedRowsGiveNaNLikeSoftmax) {
   compare(attention_graph("[1,6,4]", "[1,4,6]", "[1,6,3]", "[1,6,6]", "[1,6,3]",

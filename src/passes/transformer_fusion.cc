@@ -309,44 +309,11 @@ bool static_f32(const ir::Value* v) {
 /// with the same batch dims on Q, Kt and V (no broadcasting between them),
 /// Softmax over the last axis, a mask that broadcasts to the scores without
 /// raising their rank, a finite scale.
-std::optional<Match> match_attention(const ir::Graph& g, ir::Node* mm2) {
-  ir::Value* v = mm2->input(1);
-  ir::Node* sm = sole_producer(g, mm2->input(0), "Softmax");
-  if (!sm || !static_f32(v) || !static_f32(mm2->input(0))) return std::nullopt;
-  const Shape ps = mm2->input(0)->type.static_shape();
-  const int64_t rank = static_cast<int64_t>(ps.size());
-  int64_t axis = sm->get_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (rank < 2 || axis != rank - 1) return std::nullopt;
-  std::vector<ir::Node*> nodes{mm2, sm};
-  AttentionFound f;
-  ir::Value* cur = sm->input(0);
-  ir::Value* mask = nullptr;
-  // The mask.
-  if (ir::Node* add = sole_producer(g, cur, "Add")) {
-    for (int side = 0; side < 2 && !mask; ++side) {
-      ir::Value* scores = add->input(side);
-      ir::Value* m = add->input(1 - side);
-      ir::Node* p = scores ? scores->producer() : nullptr;
-      if (!p || !(is_op(p, "MatMul") || is_op(p, "Mul") || is_op(p, "Div"))) continue;
-      if (!m || m->type.dtype != DType::kFloat32 || !m->type.is_static()) continue;
-      mask = m;
-      cur = scores;
-    }
-    if (!mask) return std::nullopt;
-    f.mask_kind = "additive";
-    nodes.push_back(add);
-  } else if (ir::Node* wh = sole_producer(g, cur, "Where")) {
-    ir::Value* cond = wh->input(0);
-    const auto fill = const_floats(wh->input(1));
-    if (!cond || cond->type.dtype != DType::kBool || !cond->type.is_static() || !fill || fill->size() != 1)
-      return std::nullopt;
-    mask = cond;
-    f.mask_kind = "boolean";
-    f.fill = (*fill)[0];
-    cur = wh->input(2);
-    nodes.push_back(wh);
-  }
+/// The rest of the attention pattern below the mask: the scale and
+/// MatMul(Q, Kt), and the shape guards.
+std::optional<Match> attention_below_mask(const ir::Graph& g, ir::Node* mm2, ir::Value* v, const Shape& ps,
+                                          int64_t rank, std::vector<ir::Node*> nodes, AttentionFound f, ir::Value* cur,
+                                          ir::Value* mask) {
   // The scale.
   for (const char* op : {"Mul", "Div"}) {
     ir::Node* sc = sole_producer(g, cur, op);
@@ -384,6 +351,46 @@ std::optional<Match> match_attention(const ir::Graph& g, ir::Node* mm2) {
   }
   nodes.push_back(mm1);
   return Match{mm2, std::move(nodes), {q, kt, v, mask}, f};
+}
+
+std::optional<Match> match_attention(const ir::Graph& g, ir::Node* mm2) {
+  ir::Value* v = mm2->input(1);
+  ir::Node* sm = sole_producer(g, mm2->input(0), "Softmax");
+  if (!sm || !static_f32(v) || !static_f32(mm2->input(0))) return std::nullopt;
+  const Shape ps = mm2->input(0)->type.static_shape();
+  const int64_t rank = static_cast<int64_t>(ps.size());
+  int64_t axis = sm->get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank < 2 || axis != rank - 1) return std::nullopt;
+  std::vector<ir::Node*> nodes{mm2, sm};
+  AttentionFound f;
+  ir::Value* cur = sm->input(0);
+  ir::Value* mask = nullptr;
+  // The mask.
+  if (ir::Node* add = sole_producer(g, cur, "Add")) {
+    // Either operand may be the scores (a mask computed by a Mul, as BERT's
+    // (1 - m) * -10000, looks like a scaled score too): try both.
+    f.mask_kind = "additive";
+    nodes.push_back(add);
+    for (int side = 0; side < 2; ++side) {
+      ir::Value* scores = add->input(side);
+      ir::Value* m = add->input(1 - side);
+      if (!scores || !m || m->type.dtype != DType::kFloat32 || !m->type.is_static()) continue;
+      if (auto r = attention_below_mask(g, mm2, v, ps, rank, nodes, f, scores, m)) return r;
+    }
+    return std::nullopt;
+  } else if (ir::Node* wh = sole_producer(g, cur, "Where")) {
+    ir::Value* cond = wh->input(0);
+    const auto fill = const_floats(wh->input(1));
+    if (!cond || cond->type.dtype != DType::kBool || !cond->type.is_static() || !fill || fill->size() != 1)
+      return std::nullopt;
+    mask = cond;
+    f.mask_kind = "boolean";
+    f.fill = (*fill)[0];
+    cur = wh->input(2);
+    nodes.push_back(wh);
+  }
+  return attention_below_mask(g, mm2, v, ps, rank, std::move(nodes), f, cur, mask);
 }
 
 ir::Value* rewrite_attention(ir::Graph& g, const Match& m) {
