@@ -21,6 +21,8 @@ struct BackendTestOptions {
   /// input_shapes (as an offline compile for deployment would), instead of
   /// once with the model's declared (possibly symbolic) shapes.
   bool static_shapes = false;
+  /// Passes and rules to skip in every compile (CompileOptions::disabled_passes).
+  std::vector<std::string> disabled_passes;
 };
 
 /// What an expectations file says about one test.

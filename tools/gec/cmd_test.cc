@@ -19,6 +19,7 @@ struct TestArgs {
   std::string expect;
   bool quiet = false;
   bool static_shapes = false;
+  std::vector<std::string> disabled_passes;
 };
 
 struct Tally {
@@ -76,6 +77,8 @@ Command add_test(CLI::App& root) {
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");
+  app->add_option("--disable-pass", a->disabled_passes,
+                  "skip a pass or a single rewrite rule by name in every compile (repeatable)");
   app->add_flag("--static-shapes", a->static_shapes,
                 "compile once per data set with its inputs' shapes (as --input-shape would), not with the declared dims");
   return {app, [a]() {
@@ -85,6 +88,7 @@ Command add_test(CLI::App& root) {
             o.atol = a->atol;
             o.num_threads = a->threads;
             o.static_shapes = a->static_shapes;
+            o.disabled_passes = a->disabled_passes;
             Expectations ex;
             if (!a->expect.empty()) ex = Expectations::load(a->expect);
             auto dirs = collect_test_dirs(a->paths);
