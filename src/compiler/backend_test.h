@@ -17,9 +17,9 @@ struct BackendTestOptions {
   int num_threads = 0;                // 0 = all cores
   /// Compare only dtypes and shapes (tests of random ops such as Bernoulli).
   bool shape_only = false;
-  /// Compile once per data set with its input tensors' shapes as
-  /// input_shapes (as an offline compile for deployment would), instead of
-  /// once with the model's declared (possibly symbolic) shapes.
+  /// After the compile with the model's declared (possibly symbolic) shapes,
+  /// compile again per data set with its input tensors' shapes as
+  /// input_shapes (as an offline compile for deployment would) and run that.
   bool static_shapes = false;
   /// Passes and rules to skip in every compile (CompileOptions::disabled_passes).
   std::vector<std::string> disabled_passes;

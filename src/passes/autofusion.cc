@@ -218,13 +218,7 @@ class GraphFuser {
       ir::Value* from = escaping[k];
       ir::Value* to = f->output(k);
       to->type = from->type;
-      const bool was_output = g_.is_graph_output(from);
-      GEC_CHECK(replace_value(g_, from, to), "autofusion: cannot replace " + from->name());
-      if (!was_output && !from->name().empty()) {
-        const std::string name = from->name();
-        g_.rename_value(from, g_.unique_name(name));
-        g_.rename_value(to, name);
-      }
+      GEC_CHECK(replace_value_keeping_name(g_, from, to), "autofusion: cannot replace " + from->name());
     }
     for (auto it = members.rbegin(); it != members.rend(); ++it) g_.remove_node(*it);
     return 1;

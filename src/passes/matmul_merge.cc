@@ -117,13 +117,7 @@ int64_t merge_graph(ir::Graph& g) {
         ir::Value* from = ps[i].node->output(0);
         ir::Value* to = split->output(i);
         to->type = from->type;
-        const bool was_output = g.is_graph_output(from);
-        GEC_CHECK(replace_value(g, from, to), "matmul_merge: cannot replace " + from->name());
-        if (!was_output) {
-          const std::string name = from->name();
-          g.rename_value(from, g.unique_name(name));
-          g.rename_value(to, name);
-        }
+        GEC_CHECK(replace_value_keeping_name(g, from, to), "matmul_merge: cannot replace " + from->name());
         g.remove_node(ps[i].node);
       }
       ++merged;

@@ -77,23 +77,17 @@ struct GraphRewriter {
     const std::vector<std::string> names = source_names(m);
     ir::Value* to = rule.rewrite(g, m);
     GEC_CHECK(to != nullptr && to != from, "rule " + rule.name + ": the rewrite made no replacement");
-    GEC_CHECK(replace_value(g, from, to), "rule " + rule.name + ": the replacement cannot take over " + from->name());
     // The node now computing the pattern: new, or a pattern node changed in
     // place (not an unrelated producer the rewrite merely pointed at).
     ir::Node* made = to->producer();
     const bool ours = made && (!alive.count(made) ||
                                std::find(m.nodes.begin(), m.nodes.end(), made) != m.nodes.end());
+    // Ours computes what the pattern's last value did: it takes that name (a
+    // FusedConv of Conv + Relu outputs the Relu's value, not the Conv's).
+    GEC_CHECK(ours ? replace_value_keeping_name(g, from, to) : replace_value(g, from, to),
+              "rule " + rule.name + ": the replacement cannot take over " + from->name());
     if (ours) {
       made->fused_from = names;
-      // The value computes what the pattern's last value did: it takes that
-      // name (a FusedConv of Conv + Relu outputs the Relu's value, not the
-      // Conv's), so that dumps and `gec compare` match values by meaning.
-      if (from->owner() == &g && to->owner() == &g && !g.is_graph_output(to) && !from->name().empty() &&
-          to->name() != from->name()) {
-        const std::string name = from->name();
-        g.rename_value(from, g.unique_name(name));
-        g.rename_value(to, name);
-      }
     } else {
       made = nullptr;
     }

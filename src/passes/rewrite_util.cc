@@ -76,6 +76,18 @@ bool replace_value(ir::Graph& g, ir::Value* from, ir::Value* to) {
   return true;
 }
 
+bool replace_value_keeping_name(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  if (!replace_value(g, from, to)) return false;
+  // A graph output's name has moved to `to` already.
+  if (from->owner() == &g && to->owner() == &g && !g.is_graph_output(to) && !from->name().empty() &&
+      to->name() != from->name()) {
+    const std::string name = from->name();
+    g.rename_value(from, g.unique_name(name));
+    g.rename_value(to, name);
+  }
+  return true;
+}
+
 void remove_if_dead(ir::Graph& g, ir::Node* n) {
   for (ir::Value* o : n->outputs())
     if (!o->uses().empty() || g.is_graph_output(o)) return;

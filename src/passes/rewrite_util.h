@@ -50,6 +50,11 @@ std::optional<Shape> static_shape(const ir::Value* v);
 /// is left for the caller (or dead-node elimination) to remove.
 bool replace_value(ir::Graph& g, ir::Value* from, ir::Value* to);
 
+/// replace_value, and `to` also takes `from`'s name when both belong to `g`
+/// (`from` gets a fresh one): a fused node's output is the value the fused
+/// nodes computed, so dumps and `gec compare` match it by name.
+bool replace_value_keeping_name(ir::Graph& g, ir::Value* from, ir::Value* to);
+
 /// Removes `n` when none of its outputs is used or a graph output.
 void remove_if_dead(ir::Graph& g, ir::Node* n);
 

@@ -80,7 +80,7 @@ Command add_test(CLI::App& root) {
   app->add_option("--disable-pass", a->disabled_passes,
                   "skip a pass or a single rewrite rule by name in every compile (repeatable)");
   app->add_flag("--static-shapes", a->static_shapes,
-                "compile once per data set with its inputs' shapes (as --input-shape would), not with the declared dims");
+                "also compile per data set with its inputs' shapes (as --input-shape would) and run that");
   return {app, [a]() {
             BackendTestOptions o;
             if (!a->levels.empty()) o.opt_levels = a->levels;
