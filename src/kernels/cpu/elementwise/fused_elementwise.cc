@@ -185,8 +185,6 @@ D cast_element(const void* p, DType t, int64_t i) {
   }
 }
 
-size_t dtype_bytes(DType t) { return t == DType::kBool ? 1 : t == DType::kInt64 ? 8 : 4; }
-
 /// Runs instruction `in` over a block of `n` elements into `dst`; returns
 /// whether the result repeats one element.
 bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
@@ -330,7 +328,7 @@ class FusedElementwiseKernel final : public Kernel {
     Reg regs[kN + ops::kMaxFusedInstructions];
     const size_t ni = prog_.input_types.size();
     for (size_t i = 0; i < ni; ++i) {
-      const size_t es = dtype_bytes(prog_.input_types[i]);
+      const size_t es = dtype_size(prog_.input_types[i]);
       regs[i].scalar = plan_.inner_bcast[i];
       regs[i].one_element = one_element_[i];
       regs[i].p = in_base[i] + (off[i] + (regs[i].scalar ? 0 : c)) * static_cast<int64_t>(es);
@@ -345,7 +343,7 @@ class FusedElementwiseKernel final : public Kernel {
         const DType from = prog_.reg_types[in.args[0]], to = prog_.reg_types[ni + k];
         const int64_t m = a.scalar ? 1 : len;
         if (from == to) {
-          std::memcpy(dst, a.p, static_cast<size_t>(m) * dtype_bytes(from));
+          std::memcpy(dst, a.p, static_cast<size_t>(m) * dtype_size(from));
         } else {
           for (int64_t i = 0; i < m; ++i) {
             switch (to) {
@@ -373,7 +371,7 @@ class FusedElementwiseKernel final : public Kernel {
     }
     for (size_t j = 0; j < prog_.results.size(); ++j) {
       const Reg& r = regs[prog_.results[j]];
-      const size_t es = dtype_bytes(prog_.reg_types[prog_.results[j]]);
+      const size_t es = dtype_size(prog_.reg_types[prog_.results[j]]);
       char* o = out_base[j] + out_at * static_cast<int64_t>(es);
       if (!r.scalar) {
         std::memcpy(o, r.p, static_cast<size_t>(len) * es);
