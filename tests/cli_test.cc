@@ -262,7 +262,7 @@ TEST_F(Cli, InspectAndCorruptedFiles) {
   // --steps: one line per step with its node, op, kernel, layouts and output placement.
   r = gec("inspect " + p("m.gom") + " --steps");
   ASSERT_EQ(r.status, 0) << r.out;
-  for (const char* s : {"execution plan (main graph, 2 steps)", "add0", "act0", "Relu", "native", "plain", "y arena@", "s arena@"})
+  for (const char* s : {"execution plan (main graph, 2 steps, 1 stream, 0 events)", "add0", "act0", "Relu", "native", "plain", "y arena@", "s arena@"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   std::string bytes;
   {

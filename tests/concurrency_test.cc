@@ -13,6 +13,7 @@
 #include "gec/compiler.h"
 #include "gec/runtime.h"
 #include "gec/threading.h"
+#include "model/reader.h"
 #include "onnx_build.h"
 #include "test_util.h"
 
@@ -142,6 +143,75 @@ TEST(Concurrency, ConcurrentRequestsOnOneSessionComputeTheSameBits) {
     EXPECT_EQ(mismatches[t], 0) << "thread " << t;
     EXPECT_EQ(errors[t], 0) << "thread " << t << ": wait_when_busy queues instead of failing";
   }
+}
+
+// x[1,8,12,12] -> three branches (1x1 conv, 3x3 conv, maxpool) -> Concat:
+// independent steps for a multi-stream plan.
+std::string branchy_model_bytes() {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,8,12,12");
+  ob::add_output(g, "y", ob::kFloat, "1,24,12,12");
+  for (int b = 0; b < 2; ++b) {
+    const int64_t k = b ? 3 : 1;
+    std::vector<float> w(static_cast<size_t>(8 * 8 * k * k));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>((i + b) % 11) - 5) / 13.f;
+    ob::add_float_init(g, "w" + std::to_string(b), {8, 8, k, k}, w);
+    auto* c = ob::add_node(g, "Conv", {"x", "w" + std::to_string(b)}, {"c" + std::to_string(b)});
+    ob::attr_ints(c, "pads", {k / 2, k / 2, k / 2, k / 2});
+    ob::add_node(g, "Relu", {"c" + std::to_string(b)}, {"r" + std::to_string(b)});
+  }
+  auto* mp = ob::add_node(g, "MaxPool", {"x"}, {"p"});
+  ob::attr_ints(mp, "kernel_shape", {3, 3});
+  ob::attr_ints(mp, "pads", {1, 1, 1, 1});
+  ob::attr_i(ob::add_node(g, "Concat", {"r0", "r1", "p"}, {"y"}), "axis", 1);
+  return m.SerializeAsString();
+}
+
+// Four requests at once on one Session of a plan on three streams, each run
+// on two workers (two threads per request): every output is the bits of the
+// same Session running one request at a time.
+TEST(Concurrency, ConcurrentRequestsOnAMultiStreamPlan) {
+  const std::string bytes = branchy_model_bytes();
+  CompileOptions o;
+  o.opt_level = 0;
+  o.streams = 3;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size(), o);
+  ASSERT_GE(model::read_gom_bytes(cm.gom).execution_plan.graphs[0].streams, 2);
+  constexpr int kThreads = 4, kRuns = 6;
+  SessionOptions so;
+  so.num_threads = 2;
+  so.adapt_threads = false;
+  so.max_concurrent_requests = kThreads;
+  so.wait_when_busy = true;
+  auto s = Session::load_from_bytes(cm.gom, so);
+  std::vector<std::vector<float>> want;
+  for (int t = 0; t < kThreads; ++t) want.push_back(testing::values<float>(s->run({input(t).view()})[0]));
+  std::vector<int> mismatches(kThreads, 0), errors(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const Tensor x = input(t);
+      for (int r = 0; r < kRuns; ++r) {
+        try {
+          if (testing::values<float>(s->run({x.view()})[0]) != want[t]) ++mismatches[t];
+        } catch (const Error&) {
+          ++errors[t];
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+    EXPECT_EQ(errors[t], 0) << "thread " << t;
+  }
+  // The reference itself matches a one-stream plan run on one thread.
+  CompileOptions seq = o;
+  seq.streams = 1;
+  SessionOptions one;
+  one.num_threads = 1;
+  auto s1 = Session::load_from_bytes(compile_onnx_bytes(bytes.data(), bytes.size(), seq).gom, one);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(testing::values<float>(s1->run({input(t).view()})[0]), want[t]);
 }
 
 // Without wait_when_busy a run beyond the limit is refused with a clear

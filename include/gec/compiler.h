@@ -42,6 +42,12 @@ struct CompileOptions {
   /// TensorFlow models: the tensors to make outputs ("node" or "node:k");
   /// empty = every node output nobody consumes. kInvalidArgument for ONNX.
   std::vector<std::string> outputs;
+  /// Streams the main graph is spread over (schedule/streams.cc): 0 = auto
+  /// (from the graph's width and the cores: the count whose estimated run is
+  /// clearly shortest; 1 below -O2), 1 = one sequential step list, up to 64.
+  /// A run uses at most as many workers as it has threads, and splits its
+  /// threads between them. Outside 0..64: kInvalidArgument.
+  int streams = 0;
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
   /// Called as each stage starts (parse, optimize, schedule, memory, lower,

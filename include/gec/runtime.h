@@ -79,6 +79,10 @@ struct NodeProfile {
   /// thread id of the thread that ran it.
   std::vector<double> call_start_ms, call_ms;
   std::vector<int> call_tid;
+  /// The stream that ran it (0 on a one-stream plan), and per call the ms it
+  /// waited for other streams' events before it started (0 without waits).
+  int stream = 0;
+  std::vector<double> call_wait_ms;
 };
 
 inline constexpr int kMaxThreadsPerCore = 4;

@@ -197,6 +197,7 @@ BackendTestResult run_backend_test(const std::string& dir, const BackendTestOpti
       CompileOptions co;
       co.opt_level = level;
       co.disabled_passes = opts.disabled_passes;
+      co.streams = opts.streams;
       auto t0 = std::chrono::steady_clock::now();
       CompiledModel cm = compile_file(model_file_of(dir), co);
       res.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

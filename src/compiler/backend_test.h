@@ -23,6 +23,8 @@ struct BackendTestOptions {
   bool static_shapes = false;
   /// Passes and rules to skip in every compile (CompileOptions::disabled_passes).
   std::vector<std::string> disabled_passes;
+  /// CompileOptions::streams of every compile (0 = auto).
+  int streams = 0;
 };
 
 /// What an expectations file says about one test.

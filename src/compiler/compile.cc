@@ -221,6 +221,12 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     report["nodes"]["final"] = g.count_nodes_recursive();
   }
   g.topo_sort();
+  // Streams: below -O2, auto means one (a plan in the model's own order).
+  schedule::StreamOptions stream_opts;
+  stream_opts.streams = opts.streams == 0 && opts.opt_level < 2 ? 1 : opts.streams;
+  int64_t one_stream_arena = -1;
+  if (stream_opts.streams != 1) one_stream_arena = memory::plan_memory(g, ir::ValueIndex(g)).arena_bytes;
+  const schedule::StreamAssignment streams = schedule::assign_streams(g, stream_opts);
   if (opts.verify_each_pass) g.verify();
   // The dump after the passes' (input + one per pass run) shows the Reorders.
   if (!opts.dump_graph_dir.empty() && layouts_on)
@@ -230,12 +236,14 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("memory", 3, 6);
   const ir::ValueIndex ids(g);
-  const memory::MemoryPlan plan = memory::plan_memory(g, ids);
+  const schedule::Concurrency order(streams.schedule);
+  const memory::MemoryPlan plan = memory::plan_memory(g, ids, &order);
   const memory::MemoryStats& ms = plan.stats;
   // Always verified (not only in debug builds or under verify_each_pass): it
   // only visits pairs of values that share bytes, a few ms on large models,
-  // and a wrong plan would corrupt results silently.
-  memory::verify_plan(g, ids, plan);
+  // and a wrong plan would corrupt results silently. On several streams it
+  // also proves every read waits for its producer.
+  memory::verify_plan(g, ids, plan, &order);
   stages["memory"] = ms_since(t);
   if (opts.max_weights_bytes > 0 && ms.weights_bytes > opts.max_weights_bytes)
     fail(ErrorCode::kUnsupported, path + ": " + std::to_string(ms.weights_bytes) + " bytes of weights, more than the " +
@@ -249,12 +257,24 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
                       {"reuse_rate", ms.reuse_rate}, {"dynamic_values", ms.dynamic_values},
                       {"aliases", ms.aliases}, {"in_place", ms.in_place},
                       {"concats_in_place", ms.concats_in_place}, {"strategy", ms.strategy}};
+  int64_t waits = 0;
+  for (const schedule::Step& st : streams.schedule.steps) waits += static_cast<int64_t>(st.wait_events.size());
+  report["streams"] = {{"count", streams.schedule.streams},
+                       {"choice", streams.choice},
+                       {"events_before_pruning", streams.events_before_pruning},
+                       {"events", waits},
+                       {"events_recorded", streams.schedule.events},
+                       {"critical_path_ms_estimate", streams.critical_path_ms},
+                       {"estimate_ms", streams.estimate_ms},
+                       {"one_stream_estimate_ms", streams.sequential_estimate_ms},
+                       {"arena_bytes", ms.arena_bytes},
+                       {"one_stream_arena_bytes", one_stream_arena >= 0 ? one_stream_arena : ms.arena_bytes}};
 
   // Lower: each node's kernel, created once with its layouts (proving op,
   // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("lower", 4, 6);
-  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts);
+  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule);
   stages["lower"] = ms_since(t);
 
   nlohmann::json meta;
@@ -264,7 +284,8 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   meta["source_sha256"] = sha256_hex(data, size);
   meta["source_opset"] = imported.opset;
   meta["source_producer"] = imported.producer;
-  meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes}};
+  meta["options"] = {{"opt_level", opts.opt_level}, {"disabled_passes", opts.disabled_passes},
+                     {"streams", opts.streams}};
   if (!opts.extra_outputs.empty()) meta["options"]["extra_outputs"] = opts.extra_outputs;
   for (const auto& [name, shape] : opts.input_shapes) meta["options"]["input_shapes"][name] = shape;
 

@@ -290,6 +290,30 @@ static void collect_implicit_inputs(const Node& n, const Graph& g, std::vector<c
   }
 }
 
+std::vector<const Value*> Graph::implicit_inputs(const Node& n) const {
+  std::vector<const Value*> r;
+  collect_implicit_inputs(n, *this, r);
+  return r;
+}
+
+void Graph::set_order(const std::vector<Node*>& order) {
+  std::unordered_map<const Node*, size_t> rank;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i]->owner() != this || !rank.emplace(order[i], i).second)
+      fail(ErrorCode::kInternal, "set_order: a node twice or from another graph");
+  if (rank.size() != nodes_.size()) fail(ErrorCode::kInternal, "set_order: not every node of the graph");
+  for (const Node* n : order) {
+    std::vector<const Value*> deps(n->inputs().begin(), n->inputs().end());
+    collect_implicit_inputs(*n, *this, deps);
+    for (const Value* v : deps)
+      if (v && v->producer() && v->producer()->owner() == this && rank.at(v->producer()) >= rank.at(n))
+        fail(ErrorCode::kInternal, "set_order: " + n->describe() + " before the producer of '" + v->name() + "'");
+  }
+  nodes_.sort([&](const std::unique_ptr<Node>& a, const std::unique_ptr<Node>& b) {
+    return rank.at(a.get()) < rank.at(b.get());
+  });
+}
+
 void Graph::topo_sort() {
   std::unordered_map<const Node*, int> pending;
   std::unordered_map<const Value*, std::vector<Node*>> waiters;

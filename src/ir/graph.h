@@ -198,6 +198,12 @@ class Graph {
 
   /// Reorders nodes topologically (stable); throws kInvalidModel on a cycle.
   void topo_sort();
+  /// Puts the nodes in `order`, which must hold each of this graph's nodes
+  /// once, producers before readers (kInternal otherwise).
+  void set_order(const std::vector<Node*>& order);
+  /// Values `n`'s subgraphs read from this graph (outer-scope reads): with
+  /// its inputs, what orders `n` after other nodes. May repeat values.
+  std::vector<const Value*> implicit_inputs(const Node& n) const;
   /// Checks SSA, acyclicity, use lists and that each input is defined in this
   /// graph or an enclosing one; throws gec::Error(kInternal) describing the
   /// first problem.

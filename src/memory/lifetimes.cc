@@ -39,24 +39,53 @@ void note_reads(const ir::Graph& sub, int64_t step, std::unordered_map<const ir:
 
 }  // namespace
 
-Lifetimes compute_lifetimes(const ir::Graph& g) {
+Lifetimes compute_lifetimes(const ir::Graph& g, const schedule::Concurrency* c) {
   Lifetimes lt;
   lt.order = g.node_list();
+  if (c && c->sequential()) c = nullptr;
+  if (c && c->steps() != static_cast<int64_t>(lt.order.size()))
+    fail(ErrorCode::kInternal, "stream order of " + std::to_string(c->steps()) + " steps for " +
+                                   std::to_string(lt.order.size()) + " nodes");
+  lt.concurrency = c;
   int64_t step = 0;
+  std::unordered_map<const ir::Value*, int64_t> reads;  // this node's reads, incl. its subgraphs'
   for (ir::Node* n : lt.order) {
+    reads.clear();
     for (const ir::Value* in : n->inputs())
-      if (in) lt.last[in] = std::max(lt.last[in], step);
+      if (in) reads[in] = step;
     for (const auto& a : n->attrs)
-      if (a.kind == ir::Attribute::Kind::kGraph && a.g) note_reads(*a.g, step, lt.last);
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g) note_reads(*a.g, step, reads);
+    for (const auto& [v, s] : reads) {
+      lt.last[v] = std::max(lt.last[v], step);
+      if (c) lt.users[v].push_back(step);
+    }
     for (const ir::Value* o : n->outputs()) {
       lt.first[o] = step;
       lt.last[o] = std::max(lt.last[o], step);
+      if (c) lt.users[o].push_back(step);
     }
     ++step;
   }
   lt.end = step;
+  if (c)
+    for (auto& [v, users] : lt.users)
+      for (int64_t u : users) lt.last[v] = std::max(lt.last[v], c->last_unordered(u));
   for (const ir::Value* o : g.outputs()) lt.last[o] = step;
   return lt;
+}
+
+bool Lifetimes::others_done_before(const ir::Value* v, int64_t at) const {
+  if (!concurrency) {
+    auto it = last.find(v);
+    return it == last.end() || it->second <= at;
+  }
+  auto l = last.find(v);
+  if (l != last.end() && l->second >= end) return false;  // a graph output
+  auto it = users.find(v);
+  if (it == users.end()) return true;
+  for (int64_t u : it->second)
+    if (u != at && !concurrency->happens_before(u, at)) return false;
+  return true;
 }
 
 bool is_alias_op(const ir::Node& n) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "schedule/concurrency.h"
 
 namespace gec::memory {
 
@@ -24,12 +25,22 @@ int64_t value_bytes(const ir::Value* v);
 /// first[v]: step of v's producer; last[v]: step of its last reader (a node
 /// whose subgraph reads v counts), or `end` for graph outputs, where `end` =
 /// number of main-graph nodes. Steps index node_list() of the main graph.
+///
+/// With a multi-stream order `c` (schedule/concurrency.h), last[v] is the
+/// last step that is not ordered after every user of v (its producer and its
+/// readers): before it, some step that may run concurrently with a user could
+/// otherwise take v's bytes. A value starting after last[v] is written only
+/// once every user of v has finished. users[v] lists the users' steps then.
 struct Lifetimes {
   std::unordered_map<const ir::Value*, int64_t> first, last;
+  std::unordered_map<const ir::Value*, std::vector<int64_t>> users;
   std::vector<ir::Node*> order;
   int64_t end = 0;
+  const schedule::Concurrency* concurrency = nullptr;  // null: one stream
+  /// Every user of `v` but step `at` finishes before step `at` starts.
+  bool others_done_before(const ir::Value* v, int64_t at) const;
 };
-Lifetimes compute_lifetimes(const ir::Graph& g);
+Lifetimes compute_lifetimes(const ir::Graph& g, const schedule::Concurrency* c = nullptr);
 
 /// Offset assignment for blocks (sets of values sharing bytes) given their
 /// lifetime [first, last] and aligned size. Returns the arena size and writes

@@ -105,8 +105,10 @@ class Grouper {
           dtype_size(x->type.dtype) != dtype_size(o->type.dtype) || !spans_block(x))
         continue;
       const Block& b = blocks_[where_.at(x).first];
-      bool dies_here = last_of(x) == step;  // and no member of its block is read later
-      for (const Member& m : b.members) dies_here = dies_here && last_of(m.v) <= step;
+      // x is read here; no member of its block is used after (or, on
+      // several streams, at the same time as) this step.
+      bool dies_here = last_of(x) >= step;
+      for (const Member& m : b.members) dies_here = dies_here && lt_.others_done_before(m.v, step);
       if (!dies_here) continue;
       join(o, where_.at(x).first, 0);
       ++st_.in_place;
@@ -207,11 +209,11 @@ int64_t lower_bound(const std::vector<Block>& blocks, const Lifetimes& lt) {
 
 }  // namespace
 
-MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids) {
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order) {
   MemoryPlan plan;
   MemoryStats& st = plan.stats;
   classify(g, ids, plan);
-  const Lifetimes lt = compute_lifetimes(g);
+  const Lifetimes lt = compute_lifetimes(g, order);
   Grouper grouper(lt, ids, plan);
   grouper.run();
   std::vector<Block>& blocks = grouper.blocks();

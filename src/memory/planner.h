@@ -12,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "memory/memory_plan.h"
+#include "schedule/concurrency.h"
 
 namespace gec::memory {
 
@@ -33,7 +34,15 @@ namespace gec::memory {
 /// Memory Management for Deep Neural Net Inference, 2020), each placing a
 /// block in the smallest gap that fits among placed blocks live at the same
 /// time.
-MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids);
+///
+/// Several streams (`order` not null and not sequential): steps of different
+/// streams may run at the same time, so two values share bytes only when
+/// every use of one happens before the other is written, in every
+/// interleaving the plan's events allow; a value's lifetime then ends at the
+/// last step not ordered after all its uses (memory/lifetimes.h), and an
+/// in-place write over an input needs every other use of that input to
+/// happen before it.
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order = nullptr);
 
 /// Checks a plan on its own terms (not trusting the planner's grouping):
 /// every arena value lies inside the arena at an offset aligned to its element
@@ -42,7 +51,14 @@ MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids);
 /// elementwise output over an input read last at that node, or a Concat input
 /// exactly at its slice of an output marked in place. Throws
 /// gec::Error(kInternal) naming the two values.
-void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan);
+///
+/// With several streams (`order`), "before" is the plan's happens-before
+/// order: every value must be produced before each of its readers runs
+/// (including reads from subgraphs), and a value may take bytes another uses
+/// only when every use of the other happens before its producer runs (for an
+/// in-place write: every use but the writer's own read).
+void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan,
+                 const schedule::Concurrency* order = nullptr);
 
 /// One arena value of a planned graph, for reports and drawings.
 struct ArenaTensor {

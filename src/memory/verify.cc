@@ -10,6 +10,11 @@
 // allow-list writing over p itself (same offset, size and shape). Values that
 // are not written need no check of their own: their bytes were written by
 // their source, which the pairs with the source already protect.
+//
+// On several streams, "while p still has a reader" means: some use of p (its
+// producer or a reader) does not happen before q's producer in the plan's
+// stream-and-event order (schedule/concurrency.h), so the two may overlap in
+// some run; and every read must happen after its value's producer.
 #include <algorithm>
 
 #include "gec/error.h"
@@ -65,11 +70,31 @@ bool in_place_ok(const Slot& p, const Slot& w) {
 
 }  // namespace
 
-void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan) {
+void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan& plan,
+                 const schedule::Concurrency* order) {
   const int64_t arena_bytes = plan.arena_bytes;
   if (static_cast<int32_t>(plan.values.size()) != ids.size())
     bad("the plan has " + std::to_string(plan.values.size()) + " values, the model " + std::to_string(ids.size()));
-  const Lifetimes lt = compute_lifetimes(g);
+  const Lifetimes lt = compute_lifetimes(g, order);
+  const schedule::Concurrency* c = lt.concurrency;
+  if (c)
+    for (const auto& [v, users] : lt.users) {
+      auto f = lt.first.find(v);
+      if (f == lt.first.end()) continue;  // a graph input or constant
+      for (int64_t u : users)
+        if (u != f->second && !c->happens_before(f->second, u))
+          bad("step " + std::to_string(u) + " (" + lt.order[static_cast<size_t>(u)]->describe() + ") reads " + q(v) +
+              " without waiting for its producer (step " + std::to_string(f->second) + ", stream " +
+              std::to_string(c->stream_of(f->second)) + ")");
+    }
+  // On several streams: every use of p is over before w's producer starts,
+  // or w writes over p in place with every other use of p over.
+  auto concurrent_ok = [&](const Slot& p, const Slot& w) {
+    if (!lt.others_done_before(p.v, w.first)) return false;
+    const std::vector<int64_t>& users = lt.users.at(p.v);
+    const bool w_reads_p = std::find(users.begin(), users.end(), w.first) != users.end();
+    return !w_reads_p || in_place_ok(p, w);
+  };
   std::vector<Slot> slots;
   for (const ir::Node* n : lt.order)
     for (const ir::Value* o : n->outputs()) {
@@ -107,7 +132,12 @@ void verify_plan(const ir::Graph& g, const ir::ValueIndex& ids, const MemoryPlan
         if (p.first == w.first)
           bad(q(p.v) + " and " + q(w.v) + " are written by the same node and share bytes");
         if (!w.writes) continue;
-        if (w.first == p.last && in_place_ok(p, w)) continue;
+        if (c ? concurrent_ok(p, w) : w.first == p.last && in_place_ok(p, w)) continue;
+        if (c)
+          bad(q(w.v) + " (" + w.producer->describe() + ", step " + std::to_string(w.first) + " on stream " +
+              std::to_string(c->stream_of(w.first)) + ") overwrites " + q(p.v) + " (made by step " +
+              std::to_string(p.first) + " on stream " + std::to_string(c->stream_of(p.first)) +
+              ") while a use of it is not ordered before that step");
         bad(q(w.v) + " (" + w.producer->describe() + ") overwrites " + q(p.v) + " while it is still read (steps " +
             std::to_string(p.first) + ".." + std::to_string(p.last) + " vs " + std::to_string(w.first) + ")");
       }

@@ -3,6 +3,7 @@
 // code and offset before it is used, so that no input file can crash it or
 // make it read outside the file. Constants alias the WEIGHTS bytes.
 #include "model/reader.h"
+#include "schedule/concurrency.h"
 
 #include <xxhash.h>
 
@@ -324,9 +325,10 @@ class GraphBuilder {
   }
 
   // Each graph's steps name each of its nodes once, in node-table order
-  // (one step list per graph in this version; the plan verifier's lifetimes
-  // follow that order), with valid layout codes, one per input/output or
-  // none.
+  // (the plan verifier's lifetimes follow that order), with valid layout
+  // codes, one per input/output or none. Only the main graph has streams;
+  // their events must make a run that cannot deadlock (schedule::Concurrency
+  // checks that, at verify time).
   void read_execution_plan(schedule::ExecutionPlan& plan) const {
     const gom::ExecutionPlan& pe = m_.execution_plan();
     if (pe.graphs_size() != m_.graphs_size())
@@ -335,7 +337,15 @@ class GraphBuilder {
     for (int gi = 0; gi < pe.graphs_size(); ++gi) {
       const std::vector<ir::Node*> nodes = graphs_[gi]->node_list();
       schedule::GraphSchedule& gs = plan.graphs.emplace_back();
-      for (const gom::Step& ps : pe.graphs(gi).steps()) {
+      const gom::GraphSchedule& pg = pe.graphs(gi);
+      gs.streams = std::max(1, pg.streams());
+      gs.events = pg.events();
+      if (gi > 0 && (gs.streams != 1 || gs.events != 0))
+        bad("graph " + std::to_string(gi) + " is a subgraph and has streams or events of its own");
+      if (gs.streams > schedule::kMaxStreams || gs.events < 0 || gs.events > pg.steps_size())
+        bad("graph " + std::to_string(gi) + ": " + std::to_string(gs.streams) + " streams, " +
+            std::to_string(gs.events) + " events");
+      for (const gom::Step& ps : pg.steps()) {
         const size_t index = gs.steps.size();
         const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(index);
         if (index >= nodes.size() || ps.node() != static_cast<int32_t>(index))
@@ -349,6 +359,14 @@ class GraphBuilder {
         if (ps.threads() != 0 && ps.threads() != 1)
           bad(what + " has threads " + std::to_string(ps.threads()) + " (0 or 1)");
         s.threads = ps.threads();
+        s.stream = ps.stream();
+        if (s.stream < 0 || s.stream >= gs.streams || ps.record() < 0 || ps.record() > gs.events ||
+            ps.wait_events_size() > gs.events)
+          bad(what + " names stream " + std::to_string(s.stream) + ", event " + std::to_string(ps.record() - 1) +
+              " and " + std::to_string(ps.wait_events_size()) + " waits, beyond the plan's " +
+              std::to_string(gs.streams) + " streams and " + std::to_string(gs.events) + " events");
+        s.record_event = ps.record() - 1;
+        s.wait_events.assign(ps.wait_events().begin(), ps.wait_events().end());
         read_layouts(ps.input_layouts(), n.inputs().size(), s.input_layouts, what + " (" + n.describe() + ") inputs");
         read_layouts(ps.output_layouts(), n.outputs().size(), s.output_layouts, what + " (" + n.describe() + ") outputs");
         gs.steps.push_back(std::move(s));
@@ -380,7 +398,9 @@ class GraphBuilder {
   //    output shape depends on a computed input's values, is checked at run
   //    time instead (LoadedModel::check_at_run);
   //  - the memory plan passes memory::verify_plan (no two live values share
-  //    bytes unless an alias, in-place or Concat slice makes it right).
+  //    bytes unless an alias, in-place or Concat slice makes it right) in
+  //    the streams' happens-before order, which also proves every read waits
+  //    for its producer.
   void check_plans_against_ops(LoadedModel& r) {
     for (const ir::Graph* g : graphs_)
       for (const auto& n : g->nodes())
@@ -445,7 +465,8 @@ class GraphBuilder {
       }
     }
     try {
-      memory::verify_plan(*main_, r.ids, plan);
+      const schedule::Concurrency order(r.execution_plan.graphs.at(0));
+      memory::verify_plan(*main_, r.ids, plan, &order);
     } catch (const Error& e) {
       bad(e.what());
     }

@@ -156,6 +156,10 @@ void put_memory_plan(const memory::MemoryPlan& p, gom::MemoryPlan* out) {
 void put_execution_plan(const schedule::ExecutionPlan& p, gom::ExecutionPlan* out) {
   for (const schedule::GraphSchedule& g : p.graphs) {
     gom::GraphSchedule* pg = out->add_graphs();
+    if (g.streams > 1) {
+      pg->set_streams(g.streams);
+      pg->set_events(g.events);
+    }
     for (const schedule::Step& s : g.steps) {
       gom::Step* ps = pg->add_steps();
       ps->set_node(s.node);
@@ -164,6 +168,9 @@ void put_execution_plan(const schedule::ExecutionPlan& p, gom::ExecutionPlan* ou
       for (ops::Layout l : s.output_layouts) ps->add_output_layouts(static_cast<int32_t>(l));
       ps->set_variant(s.variant);
       ps->set_threads(s.threads);
+      ps->set_stream(s.stream);
+      for (int32_t e : s.wait_events) ps->add_wait_events(e);
+      ps->set_record(s.record_event + 1);
     }
   }
 }

@@ -311,25 +311,38 @@ std::string ProfileResult::json() const {
 }
 
 std::string ProfileResult::trace_json() const {
-  // One complete ("X") event per node call, at its real start, on the
-  // thread that ran it (Chrome trace-event format, microseconds).
+  // One complete ("X") event per node call, at its real start, on the row of
+  // the stream that ran it (Chrome trace-event format, microseconds); the
+  // OS thread is in its args. A call that waited for another stream's event
+  // has a "wait" slice just before it.
   nlohmann::json events = nlohmann::json::array();
   double t0 = -1;
-  for (const ProfiledNode& pn : nodes)
+  int streams = 1;
+  for (const ProfiledNode& pn : nodes) {
     for (double st : pn.node.call_start_ms) t0 = t0 < 0 ? st : std::min(t0, st);
+    streams = std::max(streams, pn.node.stream + 1);
+  }
   for (const ProfiledNode& pn : nodes) {
     const NodeProfile& p = pn.node;
     for (size_t k = 0; k < p.call_ms.size(); ++k) {
-      nlohmann::json args = {{"kernel", p.kernel}};
+      nlohmann::json args = {{"kernel", p.kernel}, {"os_thread", k < p.call_tid.size() ? p.call_tid[k] : 0}};
       if (!p.fused_from.empty()) args["fused_from"] = p.fused_from;
-      events.push_back({{"name", p.name}, {"cat", p.op_type}, {"ph", "X"},
-                        {"ts", (p.call_start_ms[k] - t0) * 1000.0}, {"dur", p.call_ms[k] * 1000.0},
-                        {"pid", 1}, {"tid", k < p.call_tid.size() ? p.call_tid[k] : 0}, {"args", args}});
+      const double ts = (p.call_start_ms[k] - t0) * 1000.0;
+      const double wait = k < p.call_wait_ms.size() ? p.call_wait_ms[k] * 1000.0 : 0.0;
+      if (wait > 0)
+        events.push_back({{"name", "wait"}, {"cat", "event"}, {"ph", "X"}, {"ts", ts - wait}, {"dur", wait},
+                          {"pid", 1}, {"tid", p.stream}, {"args", {{"before", p.name}}}});
+      events.push_back({{"name", p.name}, {"cat", p.op_type}, {"ph", "X"}, {"ts", ts},
+                        {"dur", p.call_ms[k] * 1000.0}, {"pid", 1}, {"tid", p.stream}, {"args", args}});
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     return a["ts"].get<double>() < b["ts"].get<double>();
   });
+  // Rows named after their streams, after the calls (metadata events).
+  for (int sidx = 0; streams > 1 && sidx < streams; ++sidx)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", sidx},
+                      {"args", {{"name", "stream " + std::to_string(sidx)}}}});
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "gec/bench.h"
 #include "gec/error.h"
@@ -40,9 +41,30 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
   // The kernels trust value kinds (a sequence slot vs tensor bytes).
   ops::check_value_kinds(main_);
   GEC_CHECK(model.graphs.size() == model.execution_plan.graphs.size(), "execution plan does not fit the model");
-  for (size_t gi = 0; gi < model.graphs.size(); ++gi)
-    build(*model.graphs[gi], model.execution_plan.graphs[gi], gi == 0 ? model.check_at_run : std::vector<int32_t>{});
+  const schedule::GraphSchedule& main_schedule = model.execution_plan.graphs[0];
+  streams_ = std::max<int32_t>(1, main_schedule.streams);
+  for (int32_t k = 0; k < streams_; ++k) scratch_.push_back(std::make_unique<kernels::ScratchBuffer>());
+  events_ = std::make_unique<EventSet>(main_schedule.events);
+  // A subgraph runs on the stream of the main-graph node owning it.
+  std::unordered_map<const ir::Graph*, int32_t> graph_stream;
+  const std::vector<ir::Node*> main_nodes = main_.node_list();
+  std::function<void(const ir::Node&, int32_t)> claim = [&](const ir::Node& n, int32_t stream) {
+    for (const auto& a : n.attrs)
+      if (a.kind == ir::Attribute::Kind::kGraph && a.g) {
+        graph_stream[a.g.get()] = stream;
+        for (const auto& sn : a.g->nodes()) claim(*sn, stream);
+      }
+  };
+  for (const schedule::Step& ps : main_schedule.steps)
+    if (ps.node >= 0 && static_cast<size_t>(ps.node) < main_nodes.size())
+      claim(*main_nodes[static_cast<size_t>(ps.node)], ps.stream);
+  for (size_t gi = 0; gi < model.graphs.size(); ++gi) {
+    auto it = graph_stream.find(model.graphs[gi]);
+    build(*model.graphs[gi], model.execution_plan.graphs[gi], gi == 0 ? model.check_at_run : std::vector<int32_t>{},
+          it == graph_stream.end() ? 0 : it->second);
+  }
   find_bindable_outputs();
+  run_threads_ = 0;  // configure() on the first run
 }
 
 // An arena output can take a caller buffer when nothing produced after it
@@ -99,7 +121,7 @@ void Executor::unbind_outputs() {
 }
 
 void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule,
-                     const std::vector<int32_t>& check_at_run) {
+                     const std::vector<int32_t>& check_at_run, int32_t stream) {
   GraphPlan& plan = plans_[&g];
   const std::vector<ir::Node*> table = g.node_list();
   plan.steps.reserve(schedule.steps.size());
@@ -138,8 +160,14 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
       s.decide_at_run = !all_static && !control_flow;
     }
     s.ctx.num_threads = s.single_thread ? 1 : num_threads_;
+    s.stream = &g == &main_ ? ps.stream : stream;
+    GEC_CHECK(s.stream >= 0 && s.stream < streams_, "step on a stream the plan does not have");
+    if (&g == &main_) {
+      s.waits = ps.wait_events;
+      s.record = ps.record_event;
+    }
     s.ctx.subgraphs = this;
-    s.ctx.scratch = &scratch_;
+    s.ctx.scratch = scratch_[static_cast<size_t>(s.stream)].get();
     s.ctx.node = n;
     if (s.schema->shape_from_kernel) {
       s.needs_infer = false;
@@ -215,57 +243,100 @@ const AnyValue& Executor::output_value(size_t i) const {
   return *slot;
 }
 
-void Executor::run(int threads) {
-  threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
-  if (threads != run_threads_) {
-    // oneDNN fixes a primitive's thread count when it is created: every
-    // kernel is reshaped (its primitives made again) for the new count.
-    // oneDNN's primitive cache keeps both sets, so switching back is cheap.
-    run_threads_ = threads;
-    for (auto& [graph, plan] : plans_)
-      for (Step& s : plan.steps) {
-        if (s.single_thread) continue;  // one thread whatever the run's count
-        s.ctx.num_threads = s.small_now ? 1 : threads;
+void Executor::configure(int threads) {
+  // oneDNN fixes a primitive's thread count when it is created: a kernel
+  // whose count changes is reshaped (its primitives made again); oneDNN's
+  // primitive cache keeps both sets, so switching back is cheap.
+  run_threads_ = threads;
+  const int workers = std::max(1, std::min(streams_, threads));
+  std::vector<int> budget(static_cast<size_t>(workers));
+  for (int w = 0; w < workers; ++w) budget[static_cast<size_t>(w)] = threads / workers + (w < threads % workers ? 1 : 0);
+  for (auto& [graph, plan] : plans_)
+    for (Step& s : plan.steps) {
+      s.budget = budget[static_cast<size_t>(s.stream % workers)];
+      const int n = s.single_thread || s.small_now ? 1 : s.budget;
+      if (n != s.ctx.num_threads) {
+        s.ctx.num_threads = n;
         s.reshaped = false;
       }
+    }
+  worker_steps_.assign(static_cast<size_t>(workers), {});
+  for (Step& s : plans_.at(&main_).steps) worker_steps_[static_cast<size_t>(s.stream % workers)].push_back(&s);
+  if (!workers_ || workers_->count() != workers)
+    workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
+}
+
+void Executor::run(int threads) {
+  threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
+  if (threads != run_threads_) configure(threads);
+  if (!workers_) {
+    run_graph(plans_.at(&main_));
+  } else {
+    events_->begin_run();
+    workers_->run();
   }
-  omp_set_num_threads(threads);
-  run_graph(plans_.at(&main_));
   // Sequences and optionals live outside the memory plan: drop every one
   // but the outputs now, rather than hold them until the next run.
   for (int32_t id : transient_slots_) slots_[static_cast<size_t>(id)].reset();
 }
 
-void Executor::run_graph(GraphPlan& plan) {
-  for (Step& s : plan.steps) {
-    if (!profile_) {
-      run_step(s);
-      continue;
+// One worker's share of a multi-stream run: its steps in plan order, each
+// after the events it waits for. A failing step aborts the run: the other
+// workers stop at their next wait.
+void Executor::run_worker(int worker) {
+  try {
+    for (Step* s : worker_steps_[static_cast<size_t>(worker)]) {
+      const auto t0 = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      for (int32_t e : s->waits)
+        if (!events_->wait(e)) return;
+      if (events_->aborted()) return;
+      const double wait_ms =
+          profile_ && !s->waits.empty()
+              ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
+              : 0.0;
+      run_timed(*s, wait_ms);
+      if (s->record >= 0) events_->record(s->record);
     }
-    auto t0 = std::chrono::steady_clock::now();
-    run_step(s);
-    auto t1 = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    s.prof.total_ms += ms;
-    s.prof.calls += 1;
-    if (s.prof.call_ms.size() < kMaxProfiledCalls) {  // bounded; total_ms and calls stay exact
-      s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
-      s.prof.call_ms.push_back(ms);
-      s.prof.call_tid.push_back(static_cast<int>(::gettid()));
-    }
-    s.prof.input_shapes.clear();
-    int64_t bytes = 0;
-    for (const TensorView* in : s.ctx.inputs) {
-      s.prof.input_shapes.push_back(in ? in->shape : Shape{});
-      if (in) bytes += static_cast<int64_t>(in->bytes());
-    }
-    s.prof.output_shapes.clear();
-    for (const TensorView* out : s.ctx.outputs) {
-      bytes += static_cast<int64_t>(out->bytes());
-      s.prof.output_shapes.push_back(out->shape);
-    }
-    s.prof.bytes_accessed = bytes;
+  } catch (...) {
+    events_->abort();
+    throw;
   }
+}
+
+void Executor::run_graph(GraphPlan& plan) {
+  for (Step& s : plan.steps) run_timed(s, 0.0);
+}
+
+void Executor::run_timed(Step& s, double wait_ms) {
+  if (!profile_) {
+    run_step(s);
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  run_step(s);
+  auto t1 = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  s.prof.total_ms += ms;
+  s.prof.calls += 1;
+  s.prof.stream = s.stream;
+  if (s.prof.call_ms.size() < kMaxProfiledCalls) {  // bounded; total_ms and calls stay exact
+    s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
+    s.prof.call_ms.push_back(ms);
+    s.prof.call_tid.push_back(static_cast<int>(::gettid()));
+    s.prof.call_wait_ms.push_back(wait_ms);
+  }
+  s.prof.input_shapes.clear();
+  int64_t bytes = 0;
+  for (const TensorView* in : s.ctx.inputs) {
+    s.prof.input_shapes.push_back(in ? in->shape : Shape{});
+    if (in) bytes += static_cast<int64_t>(in->bytes());
+  }
+  s.prof.output_shapes.clear();
+  for (const TensorView* out : s.ctx.outputs) {
+    bytes += static_cast<int64_t>(out->bytes());
+    s.prof.output_shapes.push_back(out->shape);
+  }
+  s.prof.bytes_accessed = bytes;
 }
 
 void Executor::run_step(Step& s) {
@@ -307,20 +378,14 @@ void Executor::run_step(Step& s) {
       }
       s.small_now = bytes < schedule::kSingleThreadBytes &&
                     node_flops(s.node->op_type, s.shapes, outs) < schedule::kSingleThreadFlops;
-      s.ctx.num_threads = s.small_now ? 1 : run_threads_;
+      s.ctx.num_threads = s.small_now ? 1 : s.budget;
     }
-    const bool one = s.single_thread || s.small_now;
-    if (one) omp_set_num_threads(1);  // oneDNN sizes a primitive by the threads at creation
+    // oneDNN sizes a primitive by the threads at its creation.
+    if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
     s.kernel->reshape(s.ctx);
-    if (one) omp_set_num_threads(run_threads_);
     s.reshaped = true;
   }
-  if (s.single_thread || s.small_now) {
-    omp_set_num_threads(1);
-    s.kernel->run(s.ctx);
-    omp_set_num_threads(run_threads_);
-    return;
-  }
+  if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
   s.kernel->run(s.ctx);
 }
 
@@ -371,6 +436,7 @@ void Executor::reset_profile() {
       s.prof.call_start_ms.clear();
       s.prof.call_ms.clear();
       s.prof.call_tid.clear();
+      s.prof.call_wait_ms.clear();
     }
 }
 

@@ -15,6 +15,15 @@
 // run and whenever the shape of one of its inputs differs from the last
 // reshape; static steps therefore reshape once.
 //
+// Streams: a main graph planned on several streams runs on
+// min(streams, threads) workers (runtime/stream_workers.h); worker w runs the
+// steps of streams s with s % workers == w in plan order, waiting for each
+// step's events before it starts and recording its event when done, and owns
+// threads / workers of the run's intra-op threads (the remainder to the first
+// ones). One worker runs every step in plan order, events not needed. A
+// subgraph runs on the worker of the node that owns it. Every stream has its
+// own oneDNN scratch buffer.
+//
 // Memory plan features this file implements at run time: a Concat the planner
 // marked in place (MemoryPlan::concat_in_place) is skipped, its inputs having
 // been produced into their slices of the output; a graph output may be bound
@@ -31,6 +40,7 @@
 #include "kernels/kernel.h"
 #include "model/reader.h"
 #include "ops/op_schema.h"
+#include "runtime/stream_workers.h"
 
 namespace gec::runtime {
 
@@ -93,6 +103,10 @@ class Executor final : public kernels::SubgraphRunner {
     bool single_thread = false;  // the plan runs it on one thread (schedule::Step::threads)
     bool decide_at_run = false;  // shapes not static at compile: decided again at each reshape
     bool small_now = false;      // decide_at_run: the current shapes make it a one-thread step
+    int32_t stream = 0;          // the stream of its main-graph node (subgraphs: of the owner)
+    int budget = 1;              // intra-op threads of its worker in this run
+    std::vector<int32_t> waits;  // events to wait for (main graph)
+    int32_t record = -1;         // event to record (main graph)
     std::vector<Shape> shapes; // input shapes of the last reshape
     kernels::KernelContext ctx;
     NodeProfile prof;
@@ -101,17 +115,26 @@ class Executor final : public kernels::SubgraphRunner {
     std::vector<Step> steps;
   };
 
-  void build(const ir::Graph& g, const schedule::GraphSchedule& schedule, const std::vector<int32_t>& check_at_run);
+  void build(const ir::Graph& g, const schedule::GraphSchedule& schedule, const std::vector<int32_t>& check_at_run,
+             int32_t stream);
   bool in_arena(int32_t id) const { return plan_.in_arena(id); }
+  /// Workers and thread budgets for a run on `threads` threads.
+  void configure(int threads);
   void run_graph(GraphPlan& plan);
+  void run_worker(int worker);
+  void run_timed(Step& s, double wait_ms);
   void run_step(Step& s);
   TensorView* allocate_dynamic(int32_t id, DType dt, const Shape& shape);
   TensorView* allocate_output(const ir::Node* node, int32_t id, DType dt, const Shape& shape);
   void find_bindable_outputs();
 
   std::vector<TensorView> frame_;
-  /// oneDNN scratch memory for this executor's kernels (one run at a time).
-  kernels::ScratchBuffer scratch_;
+  /// oneDNN scratch memory per stream (a stream runs one kernel at a time).
+  std::vector<std::unique_ptr<kernels::ScratchBuffer>> scratch_;
+  int32_t streams_ = 1;
+  std::unique_ptr<EventSet> events_;
+  std::unique_ptr<StreamWorkers> workers_;
+  std::vector<std::vector<Step*>> worker_steps_;  // per worker, its main-graph steps in plan order
   std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
   std::vector<int32_t> transient_slots_;   // non-tensor values that are not main graph outputs
   std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id

@@ -1,5 +1,6 @@
 // make_execution_plan: see schedule.h.
 #include "gec/bench.h"
+#include "gec/error.h"
 #include "schedule/schedule.h"
 
 namespace gec::schedule {
@@ -29,10 +30,17 @@ int32_t threads_for(const ir::Node& n) {
 }
 }  // namespace
 
-ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts) {
+ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
+                                  const GraphSchedule* streams) {
   ExecutionPlan plan;
+  if (streams) GEC_CHECK(streams->steps.size() == g.nodes().size(), "stream plan does not fit the graph");
   ir::for_each_graph(g, [&](const ir::Graph& sg) {
     GraphSchedule& gs = plan.graphs.emplace_back();
+    const bool main = &sg == &g && streams;
+    if (main) {
+      gs.streams = streams->streams;
+      gs.events = streams->events;
+    }
     int32_t index = 0;
     for (const auto& n : sg.nodes()) {
       Step s;
@@ -44,6 +52,12 @@ ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& la
       }
       s.kernel = kernels::create_kernel(*n, kernel_config(*n, s))->impl_name();
       s.threads = threads_for(*n);
+      if (main) {
+        const Step& ss = streams->steps[static_cast<size_t>(s.node)];
+        s.stream = ss.stream;
+        s.wait_events = ss.wait_events;
+        s.record_event = ss.record_event;
+      }
       gs.steps.push_back(std::move(s));
     }
   });

@@ -3,9 +3,12 @@
 // kernel implementation chosen at compile time and the layout of each input
 // and output. Made by the schedule stage (schedule.h), written to the .gom as
 // its own message (model/gom.proto: ExecutionPlan) and executed by
-// runtime/executor.cc. One step list per graph today (one stream); the
-// streams work adds more lists and the events between them here. Header
-// only: the runtime library does not link the compiler.
+// runtime/executor.cc. The main graph's steps may be spread over several
+// streams (schedule/streams.cc): a stream runs its steps in the plan's order,
+// and an edge between streams is an event one step records when it ends and
+// another waits for before it starts. Subgraphs run on the stream of the node
+// that owns them. Header only: the runtime library does not link the
+// compiler.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,13 @@ struct Step {
   /// for a parallel region to pay (make_execution_plan decides from its
   /// static bytes and FLOPs: kSingleThreadBytes, kSingleThreadFlops).
   int32_t threads = 0;
+  /// The stream that runs this step (0 .. GraphSchedule::streams - 1).
+  int32_t stream = 0;
+  /// Events this step waits for before it starts; each is recorded by an
+  /// earlier step of another stream.
+  std::vector<int32_t> wait_events;
+  /// Event this step records when it has finished (-1 = none).
+  int32_t record_event = -1;
 };
 
 /// A node touching fewer bytes (inputs + outputs, static shapes) and doing
@@ -40,8 +50,15 @@ struct Step {
 inline constexpr int64_t kSingleThreadBytes = 32 * 1024;
 inline constexpr double kSingleThreadFlops = 0.25e6;
 
+/// Streams a plan may name (the .gom loader refuses more).
+inline constexpr int32_t kMaxStreams = 64;
+
 struct GraphSchedule {
+  /// In node order (step i runs node i), a topological order.
   std::vector<Step> steps;
+  /// Streams the steps are spread over (1 for subgraphs) and events recorded.
+  int32_t streams = 1;
+  int32_t events = 0;
 };
 
 struct ExecutionPlan {

@@ -4,12 +4,16 @@
 //    convolutions, asking the kernel library which implementation each
 //    layout gets; inserts com.graphengine::Reorder nodes where a consumer
 //    wants the other layout.
+//  - assign_streams (streams.cc): spreads the main graph over streams by
+//    list scheduling on a cost estimate (cost_model.h), puts the nodes in
+//    the order found and places the events between streams, pruned;
 //  - make_execution_plan (execution_plan.cc): one step per node in
 //    topological order, each with the kernel created once for it (proving op,
-//    attributes, dtypes and layouts are supported) and its layouts.
+//    attributes, dtypes and layouts are supported), its layouts and stream.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -38,10 +42,50 @@ struct LayoutAssignment {
 /// (kernels::implementation_for_layout when empty; tests inject one).
 LayoutAssignment assign_layouts(ir::Graph& g, kernels::LayoutQuery query = {});
 
+struct StreamOptions {
+  /// Streams for the main graph: 0 = auto (the count whose estimated run is
+  /// shortest, when clearly shorter than one stream), 1 = one sequential step
+  /// list, up to kMaxStreams.
+  int streams = 0;
+  /// Intra-op threads a run will have, split between the streams
+  /// (0 = gec::available_cores()).
+  int threads = 0;
+};
+
+/// What assign_streams decided.
+struct StreamAssignment {
+  /// The main graph's steps in its new node order: stream, waits and records
+  /// only (kernels and layouts are make_execution_plan's).
+  GraphSchedule schedule;
+  /// Cross-stream data edges, each of which would need an event unpruned.
+  int64_t events_before_pruning = 0;
+  /// Estimates (cost_model.h) at the chosen count and at one stream.
+  double critical_path_ms = 0, estimate_ms = 0, sequential_estimate_ms = 0;
+  std::string choice;  // "requested" or "auto: N (why)"
+};
+
+/// Assigns the main graph's nodes to streams (see streams.cc for the
+/// method) and, with more than one stream in use, reorders its nodes into the
+/// order the list scheduler took them. Streams nobody uses are dropped.
+/// Errors: kInvalidArgument for a count outside 0..kMaxStreams.
+StreamAssignment assign_streams(ir::Graph& g, const StreamOptions& o);
+
+/// The streams and events of `g`'s main graph in its node order, given each
+/// node's stream (`streams[i]` for node i; any numbers, renumbered 0.. in
+/// order of first use): a node waits for each producer on another stream
+/// unless the order already implies it (the producer finished before an
+/// earlier step of its stream, or before a step that an event it already
+/// waits for follows). `before_pruning` receives the number of cross-stream
+/// producer-reader pairs. Errors: kInternal for a wrong count.
+GraphSchedule place_events(const ir::Graph& g, const std::vector<int32_t>& streams, int64_t* before_pruning = nullptr);
+
 /// The execution plan of `g` (and its subgraphs) in the graphs' node order,
 /// which must be topological. Creates every node's kernel with its layouts:
 /// an unsupported op, attribute, dtype or layout throws gec::Error
-/// (kUnsupported / kInvalidModel) naming the node.
-ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts);
+/// (kUnsupported / kInvalidModel) naming the node. `streams` (null = one
+/// stream) gives the main graph's streams and events, made by
+/// assign_streams for this node order.
+ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
+                                  const GraphSchedule* streams = nullptr);
 
 }  // namespace gec::schedule

@@ -40,6 +40,7 @@ struct CompileFlags {
   std::vector<std::string> extra_outputs;  // NAME,... or *
   std::vector<std::string> outputs;        // TensorFlow: NODE[:K],...
   int64_t max_weights_bytes = 0, max_arena_bytes = 0;
+  std::string streams = "auto";  // "auto" or 1..64
   /// The options that only mean something when compiling (-O,
   /// --input-shape, --disable-pass): open_model refuses them for a .gom.
   std::vector<CLI::Option*> compile_only;

@@ -41,6 +41,15 @@ void print_table(const nlohmann::json& r) {
               m["arena_bytes"].get<long long>(), m["lower_bound_bytes"].get<long long>(),
               m["no_reuse_bytes"].get<long long>(), 100 * m["reuse_rate"].get<double>(),
               m["weights_bytes"].get<long long>());
+  if (r.contains("streams")) {
+    const auto& st = r["streams"];
+    std::printf("streams: %lld (%s), %lld events of %lld cross-stream edges after pruning; estimated %.3f ms "
+                "(critical path %.3f ms, one stream %.3f ms); arena %lld bytes, %lld on one stream\n",
+                st["count"].get<long long>(), st["choice"].get<std::string>().c_str(), st["events"].get<long long>(),
+                st["events_before_pruning"].get<long long>(), st["estimate_ms"].get<double>(),
+                st["critical_path_ms_estimate"].get<double>(), st["one_stream_estimate_ms"].get<double>(),
+                st["arena_bytes"].get<long long>(), st["one_stream_arena_bytes"].get<long long>());
+  }
 }
 }  // namespace
 

@@ -30,28 +30,47 @@ std::string layouts(const std::vector<ops::Layout>& l) {
 }
 
 // One line per step of the main graph: index, node, op, kernel, layouts
-// (inputs -> outputs), then each output's placement.
+// (inputs -> outputs), then each output's placement. A plan on several
+// streams is listed stream by stream, each step with the events it waits for
+// (and the steps recording them) and the event it records.
 void print_steps(const model::LoadedModel& m) {
   const std::vector<ir::Node*> nodes = m.graph->node_list();
-  std::printf("execution plan (main graph, %zu steps):\n", m.execution_plan.graphs[0].steps.size());
-  std::printf("  %5s  %-36s %-26s %-22s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads", "layouts in -> out",
-              "outputs");
-  int i = 0;
-  for (const schedule::Step& st : m.execution_plan.graphs[0].steps) {
-    const ir::Node& n = *nodes[static_cast<size_t>(st.node)];
-    std::string outs;
-    for (const ir::Value* o : n.outputs()) {
-      const int32_t id = m.ids.id(o);
-      const memory::Placement& p = m.memory_plan.at(id);
-      outs += (outs.empty() ? "" : ", ") + o->name() + " " + storage_name(p.storage);
-      if (p.storage == memory::Storage::kArena) outs += "@" + std::to_string(p.offset);
-      if (m.memory_plan.concat_done(id)) outs += " (in place: skipped)";
+  const schedule::GraphSchedule& gs = m.execution_plan.graphs[0];
+  std::printf("execution plan (main graph, %zu steps, %d stream%s, %d event%s):\n", gs.steps.size(), gs.streams,
+              gs.streams == 1 ? "" : "s", gs.events, gs.events == 1 ? "" : "s");
+  std::vector<int> recorder(static_cast<size_t>(gs.events), -1);
+  for (size_t i = 0; i < gs.steps.size(); ++i)
+    if (gs.steps[i].record_event >= 0) recorder[static_cast<size_t>(gs.steps[i].record_event)] = static_cast<int>(i);
+  for (int32_t stream = 0; stream < gs.streams; ++stream) {
+    if (gs.streams > 1) {
+      size_t count = 0;
+      for (const schedule::Step& st : gs.steps) count += st.stream == stream;
+      std::printf("stream %d (%zu steps):\n", stream, count);
     }
-    const std::string lay = st.input_layouts.empty() && st.output_layouts.empty()
-                                ? "plain"
-                                : layouts(st.input_layouts) + " -> " + layouts(st.output_layouts);
-    std::printf("  %5d  %-36s %-26s %-22s %-7s %-24s %s\n", i++, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
-                st.threads == 1 ? "1" : "all", lay.c_str(), outs.c_str());
+    std::printf("  %5s  %-36s %-26s %-22s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads",
+                "layouts in -> out", "outputs");
+    int i = -1;
+    for (const schedule::Step& st : gs.steps) {
+      ++i;
+      if (st.stream != stream) continue;
+      const ir::Node& n = *nodes[static_cast<size_t>(st.node)];
+      std::string outs;
+      for (const ir::Value* o : n.outputs()) {
+        const int32_t id = m.ids.id(o);
+        const memory::Placement& p = m.memory_plan.at(id);
+        outs += (outs.empty() ? "" : ", ") + o->name() + " " + storage_name(p.storage);
+        if (p.storage == memory::Storage::kArena) outs += "@" + std::to_string(p.offset);
+        if (m.memory_plan.concat_done(id)) outs += " (in place: skipped)";
+      }
+      for (int32_t e : st.wait_events)
+        outs += "; waits e" + std::to_string(e) + " (step " + std::to_string(recorder[static_cast<size_t>(e)]) + ")";
+      if (st.record_event >= 0) outs += "; records e" + std::to_string(st.record_event);
+      const std::string lay = st.input_layouts.empty() && st.output_layouts.empty()
+                                  ? "plain"
+                                  : layouts(st.input_layouts) + " -> " + layouts(st.output_layouts);
+      std::printf("  %5d  %-36s %-26s %-22s %-7s %-24s %s\n", i, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
+                  st.threads == 1 ? "1" : "all", lay.c_str(), outs.c_str());
+    }
   }
 }
 
@@ -97,8 +116,18 @@ void print_metadata(const std::string& text) {
     if (o.contains("disabled_passes") && o["disabled_passes"].is_array())
       for (const auto& p : o["disabled_passes"])
         if (p.is_string()) line += " --disable-pass " + p.get<std::string>();
+    if (o.contains("streams") && o["streams"].is_number_integer())
+      line += " --streams " + (o["streams"].get<int64_t>() == 0 ? std::string("auto") : o["streams"].dump());
     std::printf("%s\n", line.c_str());
   }
+  const nlohmann::json& st = object_at(object_at(meta, "report"), "streams");
+  if (!st.empty())
+    std::printf("streams: %.0f (%s); events %.0f of %.0f cross-stream edges after pruning; estimated %.3f ms, "
+                "critical path %.3f ms, one stream %.3f ms; arena %.0f bytes, %.0f on one stream\n",
+                number_at(st, "count"), text_at(st, "choice").c_str(), number_at(st, "events"),
+                number_at(st, "events_before_pruning"), number_at(st, "estimate_ms"),
+                number_at(st, "critical_path_ms_estimate"), number_at(st, "one_stream_estimate_ms"),
+                number_at(st, "arena_bytes"), number_at(st, "one_stream_arena_bytes"));
   const nlohmann::json& m = object_at(object_at(meta, "report"), "memory");
   if (m.empty()) return;
   std::printf("memory plan: no reuse %.0f bytes, arena %.0f, lower bound %.0f, weights %.0f, reuse rate %.1f%%\n",

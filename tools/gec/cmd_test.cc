@@ -20,6 +20,7 @@ struct TestArgs {
   bool quiet = false;
   bool static_shapes = false;
   std::vector<std::string> disabled_passes;
+  int streams = 0;
 };
 
 struct Tally {
@@ -77,6 +78,7 @@ Command add_test(CLI::App& root) {
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");
+  app->add_option("--streams", a->streams, "streams of every compile (0 = auto, 1..64)")->check(CLI::Range(0, 64));
   app->add_option("--disable-pass", a->disabled_passes,
                   "skip a pass or a single rewrite rule by name in every compile (repeatable)");
   app->add_flag("--static-shapes", a->static_shapes,
@@ -89,6 +91,7 @@ Command add_test(CLI::App& root) {
             o.num_threads = a->threads;
             o.static_shapes = a->static_shapes;
             o.disabled_passes = a->disabled_passes;
+            o.streams = a->streams;
             Expectations ex;
             if (!a->expect.empty()) ex = Expectations::load(a->expect);
             auto dirs = collect_test_dirs(a->paths);

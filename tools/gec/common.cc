@@ -30,6 +30,10 @@ void CompileFlags::add_to(CLI::App* app) {
   compile_only.push_back(app->add_option("--extra-outputs", extra_outputs,
                                          "also output these values (NAME,NAME,...; * = every value a node computes)")
                              ->delimiter(','));
+  compile_only.push_back(app->add_option("--streams", streams,
+                                         "streams to spread the graph over: auto (from its width and the cores), "
+                                         "1 (one sequential step list) .. 64; a run uses at most one worker per thread")
+                             ->capture_default_str());
   app->add_option("--max-weights-bytes", max_weights_bytes, "refuse a model with more bytes of weights (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--max-arena-bytes", max_arena_bytes,
@@ -69,6 +73,16 @@ CompileOptions CompileFlags::to_options() const {
   o.outputs = outputs;
   o.max_weights_bytes = max_weights_bytes;
   o.max_arena_bytes = max_arena_bytes;
+  if (streams != "auto") {
+    try {
+      size_t used = 0;
+      const int n = std::stoi(streams, &used);
+      if (used != streams.size() || n < 1 || n > 64) throw std::invalid_argument(streams);
+      o.streams = n;
+    } catch (const std::exception&) {
+      fail(ErrorCode::kInvalidArgument, "--streams '" + streams + "': expected auto or a count from 1 to 64");
+    }
+  }
   for (const auto& spec : input_shapes) {
     auto [name, shape] = parse_shape_spec(spec, "--input-shape");
     o.input_shapes[name] = shape;
