@@ -13,6 +13,7 @@
 #include "memory_test_util.h"
 #include "model/reader.h"
 #include "onnx_build.h"
+#include "runtime/executor.h"
 #include "schedule/concurrency.h"
 #include "schedule/schedule.h"
 #include "test_util.h"
@@ -378,6 +379,86 @@ TEST(Streams, AFailingStepEndsTheRunOnEveryStream) {
   testing::expect_error([&] { s->run({x.view(), bad.view()}); }, ErrorCode::kInvalidArgument, "gather");
   auto out = s->run({x.view(), good.view()});
   EXPECT_EQ(out[1].as<float>()[0], std::max(0.f, x.as<float>()[64]));
+}
+
+// An If whose branches read two outer values made on different streams (its
+// only dependencies are outer-scope reads): it must wait for both, and its
+// body runs on its own stream's worker.
+TEST(Streams, SubgraphsReadingOuterValuesWaitForTheirProducers) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "cond", ob::kBool, "");
+  ob::add_input(g, "x", ob::kFloat, "64,64");
+  ob::add_output(g, "y", ob::kFloat, "64,64");
+  ob::add_node(g, "Sigmoid", {"x"}, {"a1"}, "a1");
+  ob::add_node(g, "Tanh", {"a1"}, {"a2"}, "a2");
+  ob::add_node(g, "Exp", {"a2"}, {"a"}, "a3");
+  ob::add_node(g, "Relu", {"x"}, {"b1"}, "b1");
+  ob::add_node(g, "Neg", {"b1"}, {"b"}, "b2");
+  auto* iff = ob::add_node(g, "If", {"cond"}, {"y"}, "branch");
+  auto* then_g = ob::attr(iff, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  then_g->set_name("then");
+  ob::add_node(then_g, "Add", {"a", "b"}, {"t"}, "then_add");
+  ob::add_output(then_g, "t", ob::kFloat, "64,64");
+  auto* else_g = ob::attr(iff, "else_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  else_g->set_name("else");
+  ob::add_node(else_g, "Mul", {"a", "b"}, {"e"}, "else_mul");
+  ob::add_output(else_g, "e", ob::kFloat, "64,64");
+  const std::string bytes = m.SerializeAsString();
+  Tensor x(DType::kFloat32, {64, 64});
+  for (int64_t k = 0; k < x.numel(); ++k) x.as<float>()[k] = static_cast<float>(k % 13) / 6.f - 1.f;
+  std::vector<std::vector<float>> got;
+  for (int streams : {1, 2, 3}) {
+    CompileOptions o;
+    o.opt_level = 0;
+    o.streams = streams;
+    const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size(), o);
+    EXPECT_EQ(model::read_gom_bytes(cm.gom).execution_plan.graphs[0].streams, std::min(streams, 2)) << streams;
+    SessionOptions so;
+    so.num_threads = streams;
+    auto s = Session::load_from_bytes(cm.gom, so);
+    for (bool c : {true, false}) {
+      Tensor cond(DType::kBool, {});
+      cond.as<uint8_t>()[0] = c;
+      for (int r = 0; r < 3; ++r) got.push_back(testing::values<float>(s->run({cond.view(), x.view()})[0]));
+    }
+  }
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], got[k % 6]) << k;
+  const float a = std::exp(std::tanh(1.f / (1.f + std::exp(-x.as<float>()[7])))), b = -std::max(0.f, x.as<float>()[7]);
+  EXPECT_NEAR(got[0][7], a + b, 1e-5);
+  EXPECT_NEAR(got[3][7], a * b, 1e-5);
+}
+
+}  // namespace
+}  // namespace gec
+
+namespace gec {
+namespace {
+
+// Two run contexts (executors) of one model share the packed convolution
+// weights: the second run context packs nothing of its own, and both compute
+// the same bits.
+TEST(SharedWeights, RunContextsOfOneModelPackConvWeightsOnce) {
+  const std::string bytes = inception_bytes();
+  CompileOptions o;
+  o.streams = 1;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size(), o);
+  const model::LoadedModel m = model::read_gom_bytes(cm.gom);
+  kernels::SharedWeights shared;
+  std::vector<uint8_t> arena1(static_cast<size_t>(m.arena_bytes) + 64), arena2(arena1.size());
+  auto align = [](std::vector<uint8_t>& a) {
+    return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(a.data()) + 63) / 64 * 64);
+  };
+  runtime::Executor e1(m, align(arena1), 1, false, 0, &shared), e2(m, align(arena2), 1, false, 0, &shared);
+  const Tensor x = inception_input();
+  e1.bind_input(0, x.view());
+  e1.run();
+  const size_t after_one = shared.size();
+  EXPECT_GT(after_one, 0u) << "no conv asked for a packed weight layout";
+  e2.bind_input(0, x.view());
+  e2.run();
+  EXPECT_EQ(shared.size(), after_one);
+  EXPECT_EQ(std::memcmp(e1.output(0).data, e2.output(0).data, e1.output(0).bytes()), 0);
 }
 
 }  // namespace

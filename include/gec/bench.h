@@ -72,6 +72,8 @@ struct BenchResult {
   /// Requests in flight (BenchOptions::concurrency); run_ms and the
   /// percentiles are per request over all of them.
   int concurrency = 1;
+  /// Streams of the model's plan (Session::streams).
+  int streams = 1;
   /// Runs per second: 1000 / median_ms at concurrency 1, else the runs
   /// completed per second of wall clock (throughput_per_s is the same figure,
   /// under its older name).

@@ -149,6 +149,9 @@ class Session {
   /// Threads the last run used (num_threads, or fewer under
   /// SessionOptions::adapt_threads); num_threads before the first run.
   int last_run_threads() const;
+  /// Streams the model's plan spreads its main graph over (1: sequential);
+  /// a run uses min(streams, its threads) workers.
+  int streams() const;
   /// True when loaded with SessionOptions::profile.
   bool profiling() const;
   /// Timings per node (main graph order) if profiling was enabled.

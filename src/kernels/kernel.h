@@ -19,6 +19,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <mutex>
 #include <vector>
 
 #include "gec/error.h"
@@ -65,6 +67,26 @@ class ScratchBuffer {
   size_t size_ = 0;
 };
 
+/// What kernels prepare once from constant data and share between every run
+/// context of one loaded model (SessionOptions::max_concurrent_requests): a
+/// copy of a weight tensor packed into the layout a primitive asked for. An
+/// entry is immutable once made and lives as long as the loaded model or a
+/// kernel holding it. Thread-safe.
+class SharedWeights {
+ public:
+  /// The entry for constant data at `data` that `matches` accepts (one data
+  /// pointer may be packed in several layouts), or else the one `make`
+  /// returns, stored. make() runs under the lock, so an entry is made once.
+  std::shared_ptr<const void> find_or_make(const void* data, const std::function<bool(const void*)>& matches,
+                                           const std::function<std::shared_ptr<const void>()>& make);
+  /// Entries held.
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<const void*, std::vector<std::shared_ptr<const void>>> entries_;
+};
+
 struct KernelContext {
   /// The node being run (for error messages); null outside a session.
   const ir::Node* node = nullptr;
@@ -78,6 +100,9 @@ struct KernelContext {
   /// The run's scratch memory (null outside a session: kernels then use
   /// their own).
   ScratchBuffer* scratch = nullptr;
+  /// Prepared weights shared by the run contexts of one model (null outside
+  /// a session: kernels then keep their own).
+  SharedWeights* shared_weights = nullptr;
   /// For shape_from_kernel ops: allocates output i with the given shape and
   /// returns it (also stored in outputs[i]).
   std::function<TensorView*(size_t, DType, const Shape&)> allocate_output;

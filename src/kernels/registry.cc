@@ -185,6 +185,23 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const 
   return outs;
 }
 
+std::shared_ptr<const void> SharedWeights::find_or_make(const void* data, const std::function<bool(const void*)>& matches,
+                                                        const std::function<std::shared_ptr<const void>()>& make) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<const void>>& list = entries_[data];
+  for (const auto& e : list)
+    if (matches(e.get())) return e;
+  list.push_back(make());
+  return list.back();
+}
+
+size_t SharedWeights::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t n = 0;
+  for (const auto& [data, list] : entries_) n += list.size();
+  return n;
+}
+
 ScratchBuffer::~ScratchBuffer() { aligned_free(data_); }
 
 void* ScratchBuffer::get(size_t bytes) {

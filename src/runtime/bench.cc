@@ -170,6 +170,7 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   r.max_ms = *std::max_element(r.run_ms.begin(), r.run_ms.end());
   r.peak_rss_bytes = peak_rss_bytes();
   r.threads = s.num_threads();
+  r.streams = s.streams();
   r.os_threads = os_threads();
   r.min_run_threads = *std::min_element(used.begin(), used.end());
   r.max_run_threads = *std::max_element(used.begin(), used.end());
@@ -205,6 +206,7 @@ std::string BenchResult::json() const {
                       {"min_run_threads", min_run_threads},
                       {"max_run_threads", max_run_threads},
                       {"os_threads", os_threads},
+                      {"streams", streams},
                       {"openmp_wait_policy", openmp_wait_policy},
                       {"warmup", warmup},
                       {"timed_s", timed_s},

@@ -14,7 +14,7 @@
 namespace gec::runtime {
 
 Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile,
-                   int64_t max_dynamic_bytes)
+                   int64_t max_dynamic_bytes, kernels::SharedWeights* shared)
     : frame_(static_cast<size_t>(model.ids.size())),
       slots_(static_cast<size_t>(model.ids.size())),
       dynamic_(static_cast<size_t>(model.ids.size())),
@@ -25,7 +25,8 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
       num_threads_(num_threads),
       run_threads_(num_threads),
       profile_(profile),
-      max_dynamic_bytes_(max_dynamic_bytes) {
+      max_dynamic_bytes_(max_dynamic_bytes),
+      shared_weights_(shared) {
   for (int32_t id = 0; id < ids_.size(); ++id) {
     const ir::Value* v = ids_.value(id);
     TensorView& tv = frame_[static_cast<size_t>(id)];
@@ -168,6 +169,7 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
     }
     s.ctx.subgraphs = this;
     s.ctx.scratch = scratch_[static_cast<size_t>(s.stream)].get();
+    s.ctx.shared_weights = shared_weights_;
     s.ctx.node = n;
     if (s.schema->shape_from_kernel) {
       s.needs_infer = false;

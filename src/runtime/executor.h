@@ -52,8 +52,10 @@ class Executor final : public kernels::SubgraphRunner {
   /// limit): more is gec::Error(kUnsupported) naming it. Errors: kUnsupported
   /// when an op has no kernel in this build, kCorruptFile when this build's
   /// kernel for a step is not the implementation the plan names.
+  /// `shared` (may be null; must outlive the executor): the model's
+  /// prepared weights, shared with the other executors of one Session.
   Executor(const model::LoadedModel& model, uint8_t* arena, int num_threads, bool profile,
-           int64_t max_dynamic_bytes = 0);
+           int64_t max_dynamic_bytes = 0, kernels::SharedWeights* shared = nullptr);
 
   /// Binds the main graph inputs (views must stay valid during run()).
   void bind_input(size_t i, const TensorView& v);
@@ -151,6 +153,7 @@ class Executor final : public kernels::SubgraphRunner {
   bool profile_;
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // profile timestamps
   int64_t max_dynamic_bytes_;
+  kernels::SharedWeights* shared_weights_;
 };
 
 }  // namespace gec::runtime

@@ -48,6 +48,8 @@ struct Session::Impl {
   SessionOptions opts;
   int64_t max_arena = 0;
   std::vector<IoInfo> inputs, outputs;
+  // Weights the kernels pack once for every run context (oneDNN layouts).
+  kernels::SharedWeights shared_weights;
   // The context pool: contexts are made on demand, up to
   // opts.max_concurrent_requests; a run takes an idle one for its duration.
   std::mutex pool_mu;
@@ -61,7 +63,8 @@ struct Session::Impl {
   RunContext* make_context() {
     auto c = std::make_unique<RunContext>();
     c->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(model.arena_bytes)));
-    c->exec = std::make_unique<runtime::Executor>(model, c->arena, opts.num_threads, opts.profile, max_arena);
+    c->exec = std::make_unique<runtime::Executor>(model, c->arena, opts.num_threads, opts.profile, max_arena,
+                                                   &shared_weights);
     contexts.push_back(std::move(c));
     return contexts.back().get();
   }
@@ -190,6 +193,7 @@ int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
 int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
 int Session::num_threads() const { return impl_->opts.num_threads; }
+int Session::streams() const { return std::max(1, impl_->model.execution_plan.graphs.at(0).streams); }
 int Session::last_run_threads() const { return impl_->last_run_threads.load(std::memory_order_relaxed); }
 bool Session::profiling() const { return impl_->opts.profile; }
 // Profiling Sessions have one context (make_impl refuses more).

@@ -120,10 +120,11 @@ Command add_bench(CLI::App& root) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs in %.2f s after %d warm-up, %d threads%s\n", a->model.c_str(), r.iterations,
-                        r.timed_s, a->warmup, r.threads,
+            std::printf("%s: %d runs in %.2f s after %d warm-up, %d threads%s, %d stream%s\n", a->model.c_str(),
+                        r.iterations, r.timed_s, a->warmup, r.threads,
                         r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
-                                             " requests in flight").c_str() : "");
+                                             " requests in flight").c_str() : "",
+                        r.streams, r.streams == 1 ? "" : "s");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
             std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)%s\n",

@@ -56,18 +56,52 @@ void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::de
   plain_ = user == wanted;
   user_ = unbound_memory(user);
   packed_from_ = nullptr;
+  shared_entry_.reset();
   if (!plain_) {
-    packed_ = dnnl::memory(wanted, cpu_engine());  // owns its buffer
+    packed_ = unbound_memory(wanted);  // a buffer of its own or shared bytes, at the first get()
+    owned_ = false;
     const dnnl::reorder::primitive_desc pd(user_, packed_, Scratchpad::attr());
     reorder_ = dnnl::reorder(pd);
     scratch_.set(pd.scratchpad_desc());
   }
 }
 
-dnnl::memory& PackedWeights::get(void* data) {
+namespace {
+// A packed copy in a SharedWeights: the layout and the buffer holding it.
+struct SharedPacked {
+  dnnl::memory::desc desc;
+  dnnl::memory mem;
+};
+}  // namespace
+
+dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
   bind(user_, data);
   if (plain_) return user_;
+  if (data != packed_from_ && shared) {
+    const dnnl::memory::desc wanted = packed_.get_desc();
+    shared_entry_ = shared->find_or_make(
+        data, [&](const void* e) { return static_cast<const SharedPacked*>(e)->desc == wanted; },
+        [&]() -> std::shared_ptr<const void> {
+          auto p = std::make_shared<SharedPacked>();
+          p->desc = wanted;
+          p->mem = dnnl::memory(wanted, cpu_engine());
+          std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, p->mem}};
+          scratch_.bind(args, nullptr);
+          reorder_.execute(cpu_stream(), args);
+          cpu_stream().wait();
+          return p;
+        });
+    // Our own memory object over the shared bytes: nothing mutable is shared.
+    packed_ = dnnl::memory(wanted, cpu_engine(), static_cast<const SharedPacked*>(shared_entry_.get())->mem.get_data_handle());
+    owned_ = false;
+    packed_from_ = data;
+  }
   if (data != packed_from_) {
+    if (!owned_) {
+      packed_ = dnnl::memory(packed_.get_desc(), cpu_engine());  // owns its buffer
+      owned_ = true;
+      shared_entry_.reset();
+    }
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, packed_}};
     scratch_.bind(args, nullptr);
     reorder_.execute(cpu_stream(), args);

@@ -84,21 +84,34 @@ class Scratchpad {
 /// Weights held in the layout a primitive asked for (format_tag::any). The
 /// reorder runs only when the user's weight pointer changes (weights are
 /// constants in practice, so once per session); when the primitive accepts
-/// the plain layout the user's buffer is used directly.
+/// the plain layout the user's buffer is used directly. Given a model's
+/// SharedWeights (a weight that is a constant of the model), the packed copy
+/// is made once for all run contexts and shared read-only.
 class PackedWeights {
  public:
   /// Sets the user (plain) and wanted layouts; forgets any packed copy.
   void reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted);
-  /// The memory to bind as DNNL_ARG_WEIGHTS for user data at `data`.
-  dnnl::memory& get(void* data);
+  /// The memory to bind as DNNL_ARG_WEIGHTS for user data at `data`;
+  /// `shared` (may be null) when `data` is constant for the model's life.
+  dnnl::memory& get(void* data, SharedWeights* shared = nullptr);
 
  private:
   dnnl::memory user_, packed_;
+  std::shared_ptr<const void> shared_entry_;  // keeps a shared packed copy alive
   dnnl::reorder reorder_;
   bool plain_ = true;
+  bool owned_ = false;  // packed_ has a buffer of its own
   const void* packed_from_ = nullptr;
   Scratchpad scratch_;
 };
+
+/// ctx.shared_weights when input `i` of the node is a constant of the model
+/// (its bytes never change and every run context sees the same ones), else
+/// null.
+inline SharedWeights* shared_weights_for(const KernelContext& ctx, size_t i) {
+  const bool constant = ctx.node && i < ctx.node->inputs().size() && ctx.node->input(i) && ctx.node->input(i)->constant;
+  return constant ? ctx.shared_weights : nullptr;
+}
 
 /// Binds `m` to `data` (const_cast: oneDNN takes void* for inputs too).
 inline void bind(dnnl::memory& m, const void* data) { m.set_data_handle(const_cast<void*>(data)); }
