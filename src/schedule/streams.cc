@@ -15,6 +15,7 @@
 // events the same way). Kept exactly with vector clocks, as
 // schedule/concurrency.h computes them.
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -190,17 +191,32 @@ StreamAssignment assign_streams(ir::Graph& g, const StreamOptions& o) {
     chosen = simulate(d, count, std::max(1, threads / count));
     a.choice = "requested";
   } else if (o.streams == 0) {
-    // Auto: the count whose simulated run is shortest, when it beats one
-    // stream with every thread by a margin the estimate can be trusted to.
-    a.choice = "auto: 1 (no stream count is estimated 15% faster than one stream with " + std::to_string(threads) +
-               " threads)";
-    for (int k = 2; k <= std::min(threads, 8); k *= 2) {
+    // Auto: the count whose simulated run is shortest, when it really uses
+    // several streams and beats one stream with every thread by a margin the
+    // estimate can be trusted to; only when shapes are known at compile time
+    // (the estimate of a node of unknown shape is a guess).
+    size_t unknown = 0;
+    for (const ir::Node* n : d.nodes) {
+      bool known = true;
+      for (const ir::Value* v : n->inputs()) known = known && (!v || !v->type.is_tensor() || v->type.is_static());
+      for (const ir::Value* v : n->outputs()) known = known && (!v->type.is_tensor() || v->type.is_static());
+      unknown += !known;
+    }
+    a.choice = "auto: no count estimated 15% faster than one stream on " + std::to_string(threads) + " threads";
+    if (unknown * 10 > d.nodes.size())
+      a.choice = "auto: " + std::to_string(unknown) + " of " + std::to_string(d.nodes.size()) +
+                 " nodes have shapes known only at run time, no estimate to go by (compile with --input-shape)";
+    for (int k = 2; unknown * 10 <= d.nodes.size() && k <= std::min(threads, 8); k *= 2) {
       Simulation s = simulate(d, k, std::max(1, threads / k));
-      if (s.makespan_us < 0.85 * one.makespan_us && s.makespan_us < chosen.makespan_us) {
+      bool several = false;
+      for (int32_t st : s.stream) several = several || st != s.stream.front();
+      if (several && s.makespan_us < 0.85 * one.makespan_us && s.makespan_us < chosen.makespan_us) {
         chosen = std::move(s);
         count = k;
-        a.choice = "auto: " + std::to_string(k) + " (estimated " + std::to_string(chosen.makespan_us / 1000) +
-                   " ms against " + std::to_string(one.makespan_us / 1000) + " ms on one stream)";
+        char why[160];
+        std::snprintf(why, sizeof why, "auto: %d streams of %d thread(s) estimated %.3f ms, one stream %.3f ms", k,
+                      std::max(1, threads / k), chosen.makespan_us / 1000, one.makespan_us / 1000);
+        a.choice = why;
       }
     }
   } else {
