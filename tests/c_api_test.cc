@@ -183,6 +183,8 @@ TEST(CApi, BadCallsReturnAStatusAndAMessageNamingTheProblem) {
   expect_status(gec_compile_file("/nonexistent/m.onnx", "/tmp/x.gom", nullptr, nullptr), GEC_IO, "m.onnx");
   gec_compile_options* co = gec_compile_options_create();
   expect_status(gec_compile_options_set_opt_level(co, 7), GEC_INVALID_ARGUMENT, "outside 0..3");
+  expect_status(gec_compile_options_set_streams(co, 65), GEC_INVALID_ARGUMENT, "outside 0..64");
+  EXPECT_EQ(gec_compile_options_set_streams(co, 2), GEC_OK);
   int64_t bad_dims[1] = {-2};
   expect_status(gec_compile_options_set_input_shape(co, "X", bad_dims, 1), GEC_INVALID_ARGUMENT, "negative");
   gec_compile_options_free(co);

@@ -208,6 +208,9 @@ void gec_compile_options_free(gec_compile_options* options); /* NULL is fine */
 /* 0: no optimization; 1: cleanup; 2: + fusion; 3: everything. Else
  * GEC_INVALID_ARGUMENT. */
 gec_status gec_compile_options_set_opt_level(gec_compile_options* options, int level);
+/* Streams to spread the main graph over: 0 = auto (the default), 1 = one
+ * sequential step list, up to 64; else GEC_INVALID_ARGUMENT. */
+gec_status gec_compile_options_set_streams(gec_compile_options* options, int streams);
 /* Fixes the shape of an input with dynamic dims (`rank` dims). */
 gec_status gec_compile_options_set_input_shape(gec_compile_options* options, const char* input_name,
                                                const int64_t* dims, int32_t rank);

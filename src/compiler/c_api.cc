@@ -32,6 +32,15 @@ gec_status gec_compile_options_set_opt_level(gec_compile_options* options, int l
   });
 }
 
+gec_status gec_compile_options_set_streams(gec_compile_options* options, int streams) {
+  return guarded([&] {
+    require(options, "options");
+    if (streams < 0 || streams > 64)
+      fail(ErrorCode::kInvalidArgument, "streams " + std::to_string(streams) + " is outside 0..64");
+    options->opts.streams = streams;
+  });
+}
+
 gec_status gec_compile_options_set_input_shape(gec_compile_options* options, const char* input_name,
                                                const int64_t* dims, int32_t rank) {
   return guarded([&] {
