@@ -236,7 +236,13 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("memory", 3, 6);
   const ir::ValueIndex ids(g);
-  const schedule::Concurrency order(streams.schedule);
+  const schedule::Concurrency order = [&] {
+    try {
+      return schedule::Concurrency(streams.schedule);
+    } catch (const Error& e) {  // our own schedule: a compiler bug, not a corrupt file
+      fail(ErrorCode::kInternal, e.what());
+    }
+  }();
   const memory::MemoryPlan plan = memory::plan_memory(g, ids, &order);
   const memory::MemoryStats& ms = plan.stats;
   // Always verified (not only in debug builds or under verify_each_pass): it

@@ -271,6 +271,11 @@ void Executor::configure(int threads) {
 void Executor::run(int threads) {
   threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
   if (threads != run_threads_) configure(threads);
+  // Steps set the calling thread's OpenMP count; the caller gets its own back.
+  struct RestoreOmp {
+    int n = omp_get_max_threads();
+    ~RestoreOmp() { omp_set_num_threads(n); }
+  } restore;
   if (!workers_) {
     run_graph(plans_.at(&main_));
   } else {

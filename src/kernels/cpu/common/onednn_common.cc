@@ -69,7 +69,7 @@ void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::de
 namespace {
 // A packed copy in a SharedWeights: the layout and the buffer holding it.
 struct SharedPacked {
-  dnnl::memory::desc desc;
+  dnnl::memory::desc user, desc;  // the layout packed from, and into
   dnnl::memory mem;
 };
 }  // namespace
@@ -78,12 +78,17 @@ dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
   bind(user_, data);
   if (plain_) return user_;
   if (data != packed_from_ && shared) {
-    const dnnl::memory::desc wanted = packed_.get_desc();
+    const dnnl::memory::desc wanted = packed_.get_desc(), from = user_.get_desc();
     shared_entry_ = shared->find_or_make(
-        data, [&](const void* e) { return static_cast<const SharedPacked*>(e)->desc == wanted; },
+        data,
+        [&](const void* e) {
+          const auto* p = static_cast<const SharedPacked*>(e);
+          return p->desc == wanted && p->user == from;
+        },
         [&]() -> std::shared_ptr<const void> {
           auto p = std::make_shared<SharedPacked>();
           p->desc = wanted;
+          p->user = from;
           p->mem = dnnl::memory(wanted, cpu_engine());
           std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, p->mem}};
           scratch_.bind(args, nullptr);
