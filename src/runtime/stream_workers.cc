@@ -6,7 +6,7 @@
 namespace gec::runtime {
 
 namespace {
-// About 20 us of _mm_pause on current x86-64 cores (a pause is 30-140 cycles).
+// 600 _mm_pause: roughly 1-30 us on current x86-64 cores (a pause is 5-140 cycles).
 constexpr int kSpins = 600;
 
 template <typename Ready>

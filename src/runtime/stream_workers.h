@@ -1,6 +1,7 @@
-// The threads that run a multi-stream plan (schedule/execution_plan.h): one
-// worker per stream in use (the caller's thread is worker 0), and the events
-// between them. Waiting spins for a short, bounded time (about 20 us), then
+// The threads that run a multi-stream plan (schedule/execution_plan.h):
+// min(streams, threads) workers (the caller's thread is worker 0), and the
+// events between them. Waiting spins for a short, bounded time (600 pauses,
+// roughly 1-30 us by CPU), then
 // blocks on a condition variable, so a waiting worker never holds a core for
 // long; a run ends with every worker idle (blocked) until the next.
 #pragma once
