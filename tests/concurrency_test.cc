@@ -105,6 +105,32 @@ TEST(Concurrency, CompilesSideBySide) {
 namespace gec {
 namespace {
 
+// One thread per entry of `want`: thread t runs input(t) `runs` times on `s`
+// at once with the others; every output must be want[t] bit for bit, and no
+// run may fail (`why_no_errors` explains that expectation in the message).
+void expect_concurrent_runs_match(Session& s, const std::vector<std::vector<float>>& want, int runs,
+                                  const std::string& why_no_errors) {
+  const int n = static_cast<int>(want.size());
+  std::vector<int> mismatches(static_cast<size_t>(n), 0), errors(static_cast<size_t>(n), 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t)
+    threads.emplace_back([&, t] {
+      const Tensor x = input(t);
+      for (int r = 0; r < runs; ++r) {
+        try {
+          if (testing::values<float>(s.run({x.view()})[0]) != want[static_cast<size_t>(t)]) ++mismatches[static_cast<size_t>(t)];
+        } catch (const Error&) {
+          ++errors[static_cast<size_t>(t)];
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < n; ++t) {
+    EXPECT_EQ(mismatches[static_cast<size_t>(t)], 0) << "thread " << t;
+    EXPECT_EQ(errors[static_cast<size_t>(t)], 0) << "thread " << t << why_no_errors;
+  }
+}
+
 // Many runs in flight on one Session (SessionOptions::max_concurrent_requests):
 // every output is bit for bit the sequential one, whichever run context a
 // request gets.
@@ -124,25 +150,7 @@ TEST(Concurrency, ConcurrentRequestsOnOneSessionComputeTheSameBits) {
   many.max_concurrent_requests = 3;
   many.wait_when_busy = true;
   auto s = Session::load_from_bytes(cm.gom, many);
-  std::vector<int> mismatches(kThreads, 0), errors(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      const Tensor x = input(t);
-      for (int r = 0; r < kRuns; ++r) {
-        try {
-          const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
-          if (got != want[t]) ++mismatches[t];
-        } catch (const Error&) {
-          ++errors[t];
-        }
-      }
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
-    EXPECT_EQ(errors[t], 0) << "thread " << t << ": wait_when_busy queues instead of failing";
-  }
+  expect_concurrent_runs_match(*s, want, kRuns, ": wait_when_busy queues instead of failing");
 }
 
 // x[1,8,12,12] -> three branches (1x1 conv, 3x3 conv, maxpool) -> Concat:
@@ -187,24 +195,7 @@ TEST(Concurrency, ConcurrentRequestsOnAMultiStreamPlan) {
   auto s = Session::load_from_bytes(cm.gom, so);
   std::vector<std::vector<float>> want;
   for (int t = 0; t < kThreads; ++t) want.push_back(testing::values<float>(s->run({input(t).view()})[0]));
-  std::vector<int> mismatches(kThreads, 0), errors(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      const Tensor x = input(t);
-      for (int r = 0; r < kRuns; ++r) {
-        try {
-          if (testing::values<float>(s->run({x.view()})[0]) != want[t]) ++mismatches[t];
-        } catch (const Error&) {
-          ++errors[t];
-        }
-      }
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
-    EXPECT_EQ(errors[t], 0) << "thread " << t;
-  }
+  expect_concurrent_runs_match(*s, want, kRuns, "");
   // The reference itself matches a one-stream plan run on one thread.
   CompileOptions seq = o;
   seq.streams = 1;

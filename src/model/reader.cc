@@ -340,11 +340,10 @@ class GraphBuilder {
       const gom::GraphSchedule& pg = pe.graphs(gi);
       gs.streams = std::max(1, pg.streams());
       gs.events = pg.events();
+      // The main graph's streams and events are checked by
+      // schedule::Concurrency (check_plans_against_ops) before any use.
       if (gi > 0 && (gs.streams != 1 || gs.events != 0))
         bad("graph " + std::to_string(gi) + " is a subgraph and has streams or events of its own");
-      if (gs.streams > schedule::kMaxStreams || gs.events < 0 || gs.events > pg.steps_size())
-        bad("graph " + std::to_string(gi) + ": " + std::to_string(gs.streams) + " streams, " +
-            std::to_string(gs.events) + " events");
       for (const gom::Step& ps : pg.steps()) {
         const size_t index = gs.steps.size();
         const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(index);
@@ -360,12 +359,9 @@ class GraphBuilder {
           bad(what + " has threads " + std::to_string(ps.threads()) + " (0 or 1)");
         s.threads = ps.threads();
         s.stream = ps.stream();
-        if (s.stream < 0 || s.stream >= gs.streams || ps.record() < 0 || ps.record() > gs.events ||
-            ps.wait_events_size() > gs.events)
-          bad(what + " names stream " + std::to_string(s.stream) + ", event " + std::to_string(ps.record() - 1) +
-              " and " + std::to_string(ps.wait_events_size()) + " waits, beyond the plan's " +
-              std::to_string(gs.streams) + " streams and " + std::to_string(gs.events) + " events");
         s.record_event = ps.record() - 1;
+        if (gi > 0 && (s.stream != 0 || ps.record() != 0 || ps.wait_events_size() != 0))
+          bad(what + " is in a subgraph and names a stream or events");
         s.wait_events.assign(ps.wait_events().begin(), ps.wait_events().end());
         read_layouts(ps.input_layouts(), n.inputs().size(), s.input_layouts, what + " (" + n.describe() + ") inputs");
         read_layouts(ps.output_layouts(), n.outputs().size(), s.output_layouts, what + " (" + n.describe() + ") outputs");

@@ -23,7 +23,7 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
       main_(*model.graph),
       arena_(arena),
       num_threads_(num_threads),
-      run_threads_(num_threads),
+      run_threads_(0),  // configure() on the first run
       profile_(profile),
       max_dynamic_bytes_(max_dynamic_bytes),
       shared_weights_(shared) {
@@ -65,7 +65,6 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
           it == graph_stream.end() ? 0 : it->second);
   }
   find_bindable_outputs();
-  run_threads_ = 0;  // configure() on the first run
 }
 
 // An arena output can take a caller buffer when nothing produced after it

@@ -185,10 +185,8 @@ StreamAssignment assign_streams(ir::Graph& g, const StreamOptions& o) {
   const Simulation one = simulate(d, 1, threads);
   a.sequential_estimate_ms = one.makespan_us / 1000;
   Simulation chosen = one;
-  int count = 1;
   if (o.streams > 1) {
-    count = o.streams;
-    chosen = simulate(d, count, std::max(1, threads / count));
+    chosen = simulate(d, o.streams, std::max(1, threads / o.streams));
     a.choice = "requested";
   } else if (o.streams == 0) {
     // Auto: the count whose simulated run is shortest, when it really uses
@@ -212,7 +210,6 @@ StreamAssignment assign_streams(ir::Graph& g, const StreamOptions& o) {
       for (int32_t st : s.stream) several = several || st != s.stream.front();
       if (several && s.makespan_us < 0.85 * one.makespan_us && s.makespan_us < chosen.makespan_us) {
         chosen = std::move(s);
-        count = k;
         char why[160];
         std::snprintf(why, sizeof why, "auto: %d streams of %d thread(s) estimated %.3f ms, one stream %.3f ms", k,
                       std::max(1, threads / k), chosen.makespan_us / 1000, one.makespan_us / 1000);
@@ -236,7 +233,6 @@ StreamAssignment assign_streams(ir::Graph& g, const StreamOptions& o) {
     g.set_order(order);
   }
   a.schedule = place_events(g, streams, &a.events_before_pruning);
-  (void)count;
   return a;
 }
 

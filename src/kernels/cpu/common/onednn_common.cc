@@ -74,6 +74,13 @@ struct SharedPacked {
 };
 }  // namespace
 
+void PackedWeights::pack_into(dnnl::memory& to) {
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, to}};
+  scratch_.bind(args, nullptr);
+  reorder_.execute(cpu_stream(), args);
+  cpu_stream().wait();
+}
+
 dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
   bind(user_, data);
   if (plain_) return user_;
@@ -90,10 +97,7 @@ dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
           p->desc = wanted;
           p->user = from;
           p->mem = dnnl::memory(wanted, cpu_engine());
-          std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, p->mem}};
-          scratch_.bind(args, nullptr);
-          reorder_.execute(cpu_stream(), args);
-          cpu_stream().wait();
+          pack_into(p->mem);
           return p;
         });
     // Our own memory object over the shared bytes: nothing mutable is shared.
@@ -107,10 +111,7 @@ dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
       owned_ = true;
       shared_entry_.reset();
     }
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, packed_}};
-    scratch_.bind(args, nullptr);
-    reorder_.execute(cpu_stream(), args);
-    cpu_stream().wait();
+    pack_into(packed_);
     packed_from_ = data;
   }
   return packed_;

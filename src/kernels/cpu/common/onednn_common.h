@@ -96,6 +96,8 @@ class PackedWeights {
   dnnl::memory& get(void* data, SharedWeights* shared = nullptr);
 
  private:
+  /// Runs the reorder from the bound user weights into `to`.
+  void pack_into(dnnl::memory& to);
   dnnl::memory user_, packed_;
   std::shared_ptr<const void> shared_entry_;  // keeps a shared packed copy alive
   dnnl::reorder reorder_;
