@@ -74,6 +74,12 @@ class ScratchBuffer {
 /// kernel holding it. Thread-safe.
 class SharedWeights {
  public:
+  /// Sets what release_plain() does; call before any kernel runs. `release`
+  /// (data, bytes) may drop the resident pages of a constant whose packed
+  /// copy now serves every reader (the session passes one that returns the
+  /// whole pages of a memory-mapped .gom to the page cache: a later read
+  /// faults them back in from the file, so it is safe for any reader).
+  void set_release(std::function<void(const void*, size_t)> release) { release_ = std::move(release); }
   /// The entry for constant data at `data` that `matches` accepts (one data
   /// pointer may be packed in several layouts), or else the one `make`
   /// returns, stored. make() runs under the lock, so an entry is made once.
@@ -81,10 +87,16 @@ class SharedWeights {
                                            const std::function<std::shared_ptr<const void>()>& make);
   /// Entries held.
   size_t size() const;
+  /// Called by a kernel once it has packed the `bytes` bytes of constant data
+  /// at `data` and will read only the packed copy (see set_release).
+  void release_plain(const void* data, size_t bytes) const {
+    if (release_) release_(data, bytes);
+  }
 
  private:
   mutable std::mutex mutex_;
   std::unordered_map<const void*, std::vector<std::shared_ptr<const void>>> entries_;
+  std::function<void(const void*, size_t)> release_;
 };
 
 struct KernelContext {

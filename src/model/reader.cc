@@ -95,16 +95,38 @@ std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l) 
   return "partition table or padding";
 }
 
+// XXH64 of [d, d + n). When the bytes are `mapped`, hashes them a few MiB at
+// a time and drops each piece's pages after it, so checksumming a large
+// file never holds all of it resident (weights are faulted back in by the
+// kernels that read them, and only those).
+uint64_t hash_bytes(const uint8_t* d, size_t n, const MappedFile* mapped) {
+  if (!mapped) return XXH64(d, n, 0);
+  XXH64_state_t* st = XXH64_createState();
+  if (!st) fail(ErrorCode::kInternal, "out of memory hashing the offline model");
+  XXH64_reset(st, 0);
+  constexpr size_t kPiece = size_t{4} << 20;
+  for (size_t at = 0; at < n; at += kPiece) {
+    const size_t len = std::min(kPiece, n - at);
+    XXH64_update(st, d + at, len);
+    mapped->drop_resident(d + at, len);
+  }
+  const uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
 // Parses the container. With `strict`, checksum mismatches throw; otherwise
-// they are recorded in the Layout (for inspect).
-Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool strict) {
+// they are recorded in the Layout (for inspect). `mapped`: the mapping `d`
+// lies in, or null.
+Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool strict,
+                   const MappedFile* mapped = nullptr) {
   Layout l;
   l.header = read_header(d, n, file);
   const FileHeader& h = l.header;
   l.parts.resize(h.partition_count);
   if (h.partition_count)
     std::memcpy(l.parts.data(), d + h.header_size, h.partition_count * sizeof(PartitionEntry));
-  l.checksum_ok = XXH64(d + h.header_size, n - h.header_size, 0) == h.xxh64;
+  l.checksum_ok = hash_bytes(d + h.header_size, n - h.header_size, mapped) == h.xxh64;
   if (!l.checksum_ok && strict)
     corrupt(file, "corrupted: checksum mismatch in " + locate_checksum_damage(d, n, l));
 
@@ -626,8 +648,9 @@ class GraphBuilder {
   std::vector<ir::Value*> values_;
 };
 
-LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::shared_ptr<const void> keepalive) {
-  const Layout l = read_layout(d, n, file, /*strict=*/true);
+LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::shared_ptr<const void> keepalive,
+                 std::shared_ptr<const MappedFile> mapped = nullptr) {
+  const Layout l = read_layout(d, n, file, /*strict=*/true, mapped.get());
   gom::Model m;
   if (!parse_model_def(d, l, m)) corrupt(file, "corrupted: MODEL_DEF does not parse");
   const uint8_t* weights = nullptr;
@@ -652,6 +675,7 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
     r.metadata_json.assign(reinterpret_cast<const char*>(d + p.offset), p.size);
   }
   r.keepalive = std::move(keepalive);
+  r.mapped = std::move(mapped);
   return r;
 }
 
@@ -661,7 +685,7 @@ LoadedModel read_gom_file(const std::string& path) {
   std::shared_ptr<const MappedFile> f = MappedFile::open(path);
   const uint8_t* d = f->data();
   const size_t n = f->size();
-  return load(d, n, path, std::shared_ptr<const void>(f, f.get()));
+  return load(d, n, path, std::shared_ptr<const void>(f, f.get()), f);
 }
 
 LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes) {

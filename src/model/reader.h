@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "memory/memory_plan.h"
 #include "schedule/execution_plan.h"
+#include "support/mapped_file.h"
 
 namespace gec::model {
 
@@ -42,6 +43,10 @@ struct LoadedModel {
   std::string metadata_json;  // METADATA partition text ("" when absent)
   /// The mapping or byte buffer the constant tensors point into.
   std::shared_ptr<const void> keepalive;
+  /// The file mapping when the model was read from a file (null for bytes):
+  /// the session returns the pages of constants whose packed copies replace
+  /// them (MappedFile::drop_resident).
+  std::shared_ptr<const MappedFile> mapped;
 };
 
 /// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once and rebuilds

@@ -4,6 +4,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -189,6 +190,20 @@ gom::Model build_model(const ir::Graph& main_graph, const ir::ValueIndex& ids, c
 
   gom::Model m;
   m.set_opset(opset);
+  // Largest constants first: kernels pack the big ones (convolution weights)
+  // once and the session then returns their pages (MappedFile::
+  // drop_resident), while small constants (biases, scales) are read at every
+  // run. Interleaved, each small one would keep its large page-cache folio
+  // (up to 2 MiB) of packed-away weights mapped; kept apart, a handful of
+  // pages at the end stay resident.
+  std::vector<const Tensor*> by_size;
+  for (int32_t id = 0; id < ids.size(); ++id) {
+    const ir::Value* v = ids.value(id);
+    if (v->is_constant() && v->constant->dtype() != DType::kString) by_size.push_back(v->constant.get());
+  }
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [](const Tensor* a, const Tensor* b) { return a->bytes() > b->bytes(); });
+  for (const Tensor* t : by_size) weights.place(*t);
   for (int32_t id = 0; id < ids.size(); ++id) {
     const ir::Value* v = ids.value(id);
     put_value(*v, graph_index.at(v->owner()), mp.at(id).storage, weights, m.add_values());

@@ -168,6 +168,12 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   const ir::Graph& g = *impl->model.graph;
   for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
   for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));
+  if (std::shared_ptr<const MappedFile> f = impl->model.mapped) {
+    // A constant packed for every reader needs no resident plain copy.
+    impl->shared_weights.set_release([f](const void* p, size_t n) {
+      if (f->contains(p, n)) f->drop_resident(p, n);
+    });
+  }
   omp_set_num_threads(impl->opts.num_threads);
   // The first context now: the kernels are made (and checked) at load.
   impl->idle.push_back(impl->make_context());

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -43,6 +44,24 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   }
   ::close(fd);  // the mapping stays valid without the descriptor
   return m;
+}
+
+bool MappedFile::contains(const void* p, size_t n) const {
+  const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(data_);
+  return data_ && a >= b && n <= size_ && a - b <= size_ - n;
+}
+
+void MappedFile::drop_resident(const void* p, size_t n) const {
+  if (!data_) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_), hi = lo + size_;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + n;
+  if (b < a) return;
+  a = std::max(a, lo);
+  b = std::min(b, hi);
+  a = (a + page - 1) / page * page;
+  b = b / page * page;
+  if (a < b) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

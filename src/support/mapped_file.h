@@ -25,6 +25,14 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  /// Drops the resident pages that lie wholly inside [p, p + n) and inside
+  /// the mapping (madvise(MADV_DONTNEED)), so they stop counting towards the
+  /// process's resident memory; a later read faults them back in from the
+  /// page cache or the file, unchanged. Partial pages at either end, and
+  /// ranges outside the mapping, are left alone. Never fails.
+  void drop_resident(const void* p, size_t n) const;
+  /// True when [p, p + n) lies inside the mapping.
+  bool contains(const void* p, size_t n) const;
 
  private:
   MappedFile() = default;

@@ -98,6 +98,7 @@ dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
           p->user = from;
           p->mem = dnnl::memory(wanted, cpu_engine());
           pack_into(p->mem);
+          shared->release_plain(data, from.get_size());
           return p;
         });
     // Our own memory object over the shared bytes: nothing mutable is shared.
