@@ -7,7 +7,8 @@ same thread count, all graph optimizations, sequential) and `gec bench`,
 alternating A/B/A/B for --rounds rounds in one run, and prints a markdown
 table: median and p90 latency of both and the ratio gec/ORT, peak RSS of both
 and the ratio, ORT session-creation time next to `gec compile` time and
-`.gom` load time, and the max abs error of gec against ORT's outputs (the
+`.gom` load time, the time to a first answer (ORT: session creation + first
+run; gec: .gom load + first run) and its ratio, and the max abs error of gec against ORT's outputs (the
 stored reference outputs come from ORT 1.30). The geometric mean of the
 latency ratios closes the table.
 
@@ -247,9 +248,11 @@ def table(a):
                     base.append(run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup))
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
-            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 11)
+            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 13)
             continue
         med = lambda xs, k: statistics.median(x[k] for x in xs)
+        # Time to the first answer: ORT's session creation + first run, gec's .gom load + first run.
+        cold = lambda xs, k: statistics.median(x[k] + x["first_run_ms"] for x in xs)
         o_med, g_med = med(ort, "median_ms"), med(gec, "median_ms")
         o_p90, g_p90 = med(ort, "p90_ms"), med(gec, "p90_ms")
         o_rss = max(x["peak_rss_mb"] for x in ort)
@@ -269,6 +272,8 @@ def table(a):
         rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
                     f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
+                    f"| {cold(ort, 'session_create_ms'):.0f} / {cold(gec, 'load_ms'):.0f} "
+                    f"| {cold(ort, 'session_create_ms') / cold(gec, 'load_ms'):.1f}x "
                     f"| {('%.2g' % err) if err is not None else 'FAIL ' + why[:60]} |" +
                     (f" {ort_err:.2g} |" if a.tf else "") + extra)
     progress("")
@@ -280,10 +285,11 @@ def table(a):
             f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
             f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
-            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | " +
+            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
+            "create + first run ms ORT / gec | ORT/gec | " +
             ("gec max abs err vs TensorFlow.js | ORT max abs err vs TensorFlow.js |" if a.tf else "max abs err vs ORT |") +
             (" baseline median ms | gec/baseline | spread of gec rounds | baseline compile ms |" if a.baseline else "") +
-            "\n|" + "---|" * ((17 if a.baseline else 13) + (1 if a.tf else 0)))
+            "\n|" + "---|" * ((19 if a.baseline else 15) + (1 if a.tf else 0)))
     gm = lambda xs: math.exp(sum(math.log(r) for r in xs) / len(xs)) if xs else float("nan")
     geo = gm(ratios)
     table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \

@@ -63,7 +63,7 @@ class CompiledModel:
 
 
 def compile(model, opt_level=2, *, input_shapes=None, disabled_passes=None, verify_each_pass=None,  # noqa: A001
-            dump_graph_dir=None):
+            dump_graph_dir=None, streams=None):
     """Compiles an ONNX model into an offline model in memory.
 
     Args:
@@ -76,6 +76,9 @@ def compile(model, opt_level=2, *, input_shapes=None, disabled_passes=None, veri
         disabled_passes (list of str): pass names to skip.
         verify_each_pass (bool): run the IR verifier after every pass.
         dump_graph_dir (str): write the graph before/after each pass there.
+        streams ("auto" or int 1..64): streams to spread the graph over, as
+            `gec compile --streams` (default "auto": from the graph's width
+            and the cores; 1: one sequential step list).
 
     Returns:
         gec.CompiledModel: .save(path), .report (dict), bytes(m).
@@ -86,12 +89,13 @@ def compile(model, opt_level=2, *, input_shapes=None, disabled_passes=None, veri
         gec.Unsupported: an op, opset or dtype gec does not implement (the
             message names the node, op type, domain, opset and input dtypes).
         gec.InvalidArgument: a bad option (level outside 0..3, unknown pass,
-            input_shapes naming no input or contradicting its static dims).
+            input_shapes naming no input or contradicting its static dims,
+            streams not "auto" or 1..64).
 
     The GIL is released while compiling.
     """
     return CompiledModel(_gec._compile(model, opt_level, input_shapes, disabled_passes, verify_each_pass,
-                                       dump_graph_dir))
+                                       dump_graph_dir, streams))
 
 
 class Session:
@@ -108,7 +112,7 @@ class Session:
             ending in neither .onnx nor .gom is sniffed (the .gom magic).
         threads (int): intra-op threads (OpenMP, oneDNN); 0 = all cores.
         opt_level, input_shapes, disabled_passes, verify_each_pass,
-        dump_graph_dir: as gec.compile(), for ONNX models only (given for a
+        dump_graph_dir, streams: as gec.compile(), for ONNX models only (given for a
             compiled model they raise gec.InvalidArgument).
         profile (bool): collect per-node times (gec.profile() does this itself).
 
@@ -123,14 +127,14 @@ class Session:
     """
 
     def __init__(self, model, *, threads=0, opt_level=None, input_shapes=None, disabled_passes=None,
-                 verify_each_pass=None, dump_graph_dir=None, profile=False):
+                 verify_each_pass=None, dump_graph_dir=None, streams=None, profile=False):
         if isinstance(model, CompiledModel):
             model = model._impl
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 2**31:
             raise InvalidArgument(f"Session: threads must be an int >= 0 (0 = all cores), got {threads!r}",
                                   ErrorCode.INVALID_ARGUMENT)
         impl = _gec._Session(model, threads, opt_level, input_shapes, disabled_passes, verify_each_pass,
-                             dump_graph_dir, bool(profile))
+                             dump_graph_dir, streams, bool(profile))
         self._impl = impl
         # The bound C++ methods themselves, so that a call costs no Python
         # frame (they shadow the documented methods below).
@@ -188,6 +192,12 @@ class Session:
     def arena_bytes(self):
         """Activation memory planned at compile time, bytes."""
         return self._impl.arena_bytes
+
+    @property
+    def streams(self):
+        """Streams the plan spreads the main graph over (1: one sequential
+        step list); a run uses at most one worker per thread."""
+        return self._impl.streams
 
     @property
     def weights_bytes(self):

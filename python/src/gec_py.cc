@@ -233,9 +233,10 @@ BoundTensor bind_tensor(py::handle value, const gec::IoInfo& io, const Where& wh
 // ---- options --------------------------------------------------------------
 
 struct CompileArgs {
-  py::object opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir;
+  py::object opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir, streams;
   bool any() const {
-    for (const py::object* o : {&opt_level, &input_shapes, &disabled_passes, &verify_each_pass, &dump_graph_dir})
+    for (const py::object* o :
+         {&opt_level, &input_shapes, &disabled_passes, &verify_each_pass, &dump_graph_dir, &streams})
       if (!o->is_none()) return true;
     return false;
   }
@@ -277,6 +278,19 @@ gec::CompileOptions compile_options(const CompileArgs& a) {
   }
   if (!a.verify_each_pass.is_none()) o.verify_each_pass = a.verify_each_pass.cast<bool>();
   if (!a.dump_graph_dir.is_none()) o.dump_graph_dir = py::str(a.dump_graph_dir).cast<std::string>();
+  if (!a.streams.is_none()) {
+    // "auto" or an int 1..64 (0 is auto too, as CompileOptions::streams).
+    if (PyUnicode_Check(a.streams.ptr())) {
+      if (a.streams.cast<std::string>() != "auto")
+        invalid("streams must be 'auto' or an int 1..64, got '" + a.streams.cast<std::string>() + "'");
+    } else if (!PyLong_Check(a.streams.ptr()) || PyBool_Check(a.streams.ptr())) {
+      invalid("streams must be 'auto' or an int 1..64, got " + py_type_name(a.streams));
+    } else {
+      const long long n = a.streams.cast<long long>();
+      if (n < 0 || n > 64) invalid("streams must be 'auto' or an int 1..64, got " + std::to_string(n));
+      o.streams = static_cast<int>(n);
+    }
+  }
   return o;
 }
 
@@ -730,8 +744,8 @@ PYBIND11_MODULE(_gec, m) {
       });
 
   m.def("_compile", [](py::object model, py::object opt_level, py::object input_shapes, py::object disabled_passes,
-                       py::object verify_each_pass, py::object dump_graph_dir) {
-        CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir};
+                       py::object verify_each_pass, py::object dump_graph_dir, py::object streams) {
+        CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir, streams};
         auto c = std::make_unique<PyCompiledModel>();
         c->m = compile_any(model, compile_options(ca));
         return c;
@@ -740,8 +754,8 @@ PYBIND11_MODULE(_gec, m) {
   py::class_<PySession>(m, "_Session", "Private: see gec.Session.")
       .def(py::init([](py::object model, int threads, py::object opt_level, py::object input_shapes,
                        py::object disabled_passes, py::object verify_each_pass, py::object dump_graph_dir,
-                       bool profile) {
-        CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir};
+                       py::object streams, bool profile) {
+        CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir, streams};
         return open_session(model, threads, profile, ca);
       }))
       .def("get_inputs", [](const PySession& s) {
@@ -758,6 +772,7 @@ PYBIND11_MODULE(_gec, m) {
       .def_property_readonly("threads", [](const PySession& s) { return s.s->num_threads(); })
       .def_property_readonly("load_ms", [](const PySession& s) { return s.load_ms; })
       .def_property_readonly("arena_bytes", [](const PySession& s) { return s.s->arena_bytes(); })
+      .def_property_readonly("streams", [](const PySession& s) { return s.s->streams(); })
       .def_property_readonly("weights_bytes", [](const PySession& s) { return s.s->weights_bytes(); })
       .def_property_readonly("node_count", [](const PySession& s) { return s.s->node_count(); })
       .def_property_readonly("compile_report", [](const PySession& s) -> py::object {

@@ -87,7 +87,19 @@ def test_session_compiles_onnx_in_memory(add_onnx):
     np.testing.assert_array_equal(sess.run(None, {"x": x, "y": x})[0], x + x)
 
 
+def test_streams_option_sets_the_plans_stream_count():
+    one = gec.Session(gec.compile(SQUEEZENET / "model.onnx", streams=1))
+    two = gec.Session(SQUEEZENET / "model.onnx", streams=2)
+    assert (one.streams, two.streams) == (1, 2)
+    assert gec.Session(gec.compile(SQUEEZENET / "model.onnx", streams="auto")).streams >= 1
+    feed, _ = read_data_set(SQUEEZENET)
+    assert_close(two.run(None, feed)[0], one.run(None, feed)[0])
+
+
 @pytest.mark.parametrize("kwargs, words", [
+    ({"streams": 65}, ["streams", "1..64", "65"]),
+    ({"streams": "many"}, ["streams", "'auto'", "many"]),
+    ({"streams": 1.5}, ["streams", "float"]),
     ({"opt_level": 7}, ["optimization level", "0..3", "7"]),
     ({"opt_level": "2"}, ["opt_level", "str"]),
     ({"disabled_passes": ["no_such_pass"]}, ["unknown pass or rule 'no_such_pass'", "conv_activation_fusion", "conv_bn"]),
