@@ -16,8 +16,8 @@ Default models: resnet50, bert_like_encoder and ppocr_v4_det of ../shared/models
 import argparse
 import json
 import os
+import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import side_by_side as sbs  # noqa: E402
 
 
-def compile_with_report(gec, md, gom, level, tmp):
+def compile_with_report(gec, md, gom, level):
     report = gom + ".json"
     ms = sbs.compile_gec(gec, md, gom, level, True, ["--report", report])
     with open(report) as f:
@@ -55,7 +55,7 @@ def main():
         for lvl in ("-O0", "-O3"):
             sbs.progress(f"[{i + 1}/{len(models)}] {name}: compiling {lvl}")
             goms[lvl] = os.path.join(tmp, f"{name}{lvl}.gom")
-            compile_ms[lvl], arena[lvl] = compile_with_report(a.gec, md, goms[lvl], lvl, tmp)
+            compile_ms[lvl], arena[lvl] = compile_with_report(a.gec, md, goms[lvl], lvl)
         runs = {"-O0": [], "-O3": [], "ort": []}
         for r in range(a.rounds):
             for k in runs:
@@ -66,7 +66,7 @@ def main():
                     runs[k].append(sbs.run_gec_bench(a.gec, goms[k], md, a.threads, a.runs, a.warmup))
         lat = {k: med(v, "median_ms") for k, v in runs.items()}
         rss = {k: max(x["peak_rss_bytes"] for x in runs[k]) / 1048576 for k in ("-O0", "-O3")}
-        ort_rss = max(x["peak_rss_mb"] for x in runs["ort"]) - min(x["rss_before_session_mb"] for x in runs["ort"])
+        ort_rss = max(x["peak_rss_mb"] - x["rss_before_session_mb"] for x in runs["ort"])  # per round
         rows.append(
             f"| {name} | {compile_ms['-O0']:.0f} / {compile_ms['-O3']:.0f} | {lat['-O0']:.2f} / {lat['-O3']:.2f} / "
             f"{lat['ort']:.2f} | **{lat['-O0'] / lat['-O3']:.2f}x** | **{lat['-O3'] / lat['ort']:.2f}** | "
@@ -79,6 +79,7 @@ def main():
           "peak RSS MB -O0 / -O3 / ORT | RSS -O3/-O0 | arena KiB -O0 / -O3 | arena -O3/-O0 |\n"
           "|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,8 @@ def compile(model, opt_level=2, *, input_shapes=None, disabled_passes=None, veri
         dump_graph_dir (str): write the graph before/after each pass there.
         streams ("auto" or int 1..64): streams to spread the graph over, as
             `gec compile --streams` (default "auto": from the graph's width
-            and the cores; 1: one sequential step list).
+            and the cores at opt_level >= 2, one stream below; 1: one
+            sequential step list).
 
     Returns:
         gec.CompiledModel: .save(path), .report (dict), bytes(m).

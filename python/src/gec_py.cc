@@ -286,8 +286,10 @@ gec::CompileOptions compile_options(const CompileArgs& a) {
     } else if (!PyLong_Check(a.streams.ptr()) || PyBool_Check(a.streams.ptr())) {
       invalid("streams must be 'auto' or an int 1..64, got " + py_type_name(a.streams));
     } else {
-      const long long n = a.streams.cast<long long>();
-      if (n < 0 || n > 64) invalid("streams must be 'auto' or an int 1..64, got " + std::to_string(n));
+      int overflow = 0;
+      const long long n = PyLong_AsLongLongAndOverflow(a.streams.ptr(), &overflow);
+      if (overflow != 0 || n < 1 || n > 64)
+        invalid("streams must be 'auto' or an int 1..64, got " + py::str(a.streams).cast<std::string>());
       o.streams = static_cast<int>(n);
     }
   }

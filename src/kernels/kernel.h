@@ -77,8 +77,10 @@ class SharedWeights {
   /// Sets what release_plain() does; call before any kernel runs. `release`
   /// (data, bytes) may drop the resident pages of a constant whose packed
   /// copy now serves every reader (the session passes one that returns the
-  /// whole pages of a memory-mapped .gom to the page cache: a later read
-  /// faults them back in from the file, so it is safe for any reader).
+  /// whole pages of a memory-mapped .gom to the page cache: the mapping is
+  /// read-only and never written, so a later read faults the same bytes back
+  /// in from the file and it is safe for any reader; on writable memory
+  /// MADV_DONTNEED would lose data, which is why only the mapping qualifies).
   void set_release(std::function<void(const void*, size_t)> release) { release_ = std::move(release); }
   /// The entry for constant data at `data` that `matches` accepts (one data
   /// pointer may be packed in several layouts), or else the one `make`

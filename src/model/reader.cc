@@ -104,11 +104,15 @@ uint64_t hash_bytes(const uint8_t* d, size_t n, const MappedFile* mapped) {
   XXH64_state_t* st = XXH64_createState();
   if (!st) fail(ErrorCode::kInternal, "out of memory hashing the offline model");
   XXH64_reset(st, 0);
-  constexpr size_t kPiece = size_t{4} << 20;
-  for (size_t at = 0; at < n; at += kPiece) {
-    const size_t len = std::min(kPiece, n - at);
+  // Pieces end on 4 MiB boundaries of the address space, so every piece
+  // after the first starts on a page and no page straddles two of them.
+  constexpr uintptr_t kPiece = uintptr_t{4} << 20;
+  for (size_t at = 0; at < n;) {
+    const uintptr_t here = reinterpret_cast<uintptr_t>(d + at);
+    const size_t len = std::min<size_t>((here / kPiece + 1) * kPiece - here, n - at);
     XXH64_update(st, d + at, len);
     mapped->drop_resident(d + at, len);
+    at += len;
   }
   const uint64_t h = XXH64_digest(st);
   XXH64_freeState(st);

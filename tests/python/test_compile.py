@@ -98,6 +98,9 @@ def test_streams_option_sets_the_plans_stream_count():
 
 @pytest.mark.parametrize("kwargs, words", [
     ({"streams": 65}, ["streams", "1..64", "65"]),
+    ({"streams": 0}, ["streams", "1..64", "got 0"]),
+    ({"streams": -1}, ["streams", "1..64", "-1"]),
+    ({"streams": 2**70}, ["streams", "1..64", str(2**70)]),
     ({"streams": "many"}, ["streams", "'auto'", "many"]),
     ({"streams": 1.5}, ["streams", "float"]),
     ({"opt_level": 7}, ["optimization level", "0..3", "7"]),
