@@ -279,7 +279,7 @@ gec::CompileOptions compile_options(const CompileArgs& a) {
   if (!a.verify_each_pass.is_none()) o.verify_each_pass = a.verify_each_pass.cast<bool>();
   if (!a.dump_graph_dir.is_none()) o.dump_graph_dir = py::str(a.dump_graph_dir).cast<std::string>();
   if (!a.streams.is_none()) {
-    // "auto" or an int 1..64 (0 is auto too, as CompileOptions::streams).
+    // "auto" (CompileOptions::streams = 0) or an int 1..64, as the CLI.
     if (PyUnicode_Check(a.streams.ptr())) {
       if (a.streams.cast<std::string>() != "auto")
         invalid("streams must be 'auto' or an int 1..64, got '" + a.streams.cast<std::string>() + "'");
