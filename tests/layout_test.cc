@@ -1,16 +1,17 @@
 // The schedule stage's layout assignment (schedule::assign_layouts, named
-// layout_propagation for --disable-pass: nChw16c between oneDNN
+// layout_propagation for --disable-pass: nChw16c or nhwc between oneDNN
 // convolutions) and the kernels that honour the layouts it chooses:
 //  - pattern tests: which nodes read/write blocked values and where the
 //    com.graphengine::Reorder nodes go (graph output, Flatten/Resize
 //    consumers sharing one Reorder, an Add of a blocked and a plain input,
-//    C not a multiple of 16 -> untouched), each also run before/after the
+//    C not a multiple of 16 -> nhwc for its whole group, one layout per
+//    group, Concat of nhwc inputs plain), each also run before/after the
 //    pass with the CPU kernels: the outputs must not change;
 //  - a small CNN (conv, relu, residual add, maxpool, concat, global average
 //    pool, flatten, gemm; C = 16/32) through the -O3 pipeline with and
 //    without the pass;
-//  - the Reorder kernel against the nChw16c index formula, and AveragePool
-//    with a blocked input against the plain one.
+//  - the Reorder kernel against the nChw16c and nhwc index formulas, and
+//    AveragePool with an nChw16c or nhwc input against the plain one.
 // Tolerance of blocked vs plain runs: |a - b| <= 1e-4 + 1e-4 * |b| (oneDNN's
 // JIT convolutions sum in another order than its gemm one).
 #include <gtest/gtest.h>
@@ -97,7 +98,7 @@ bool output_blocked(const LayoutAssignment& a, const ir::Node* n) {
   return it != a.nodes.end() && !it->second.out.empty() && it->second.out[0] == ops::Layout::kNChw16c;
 }
 
-const std::string B = ops::kBlockedLayout, P = ops::kPlainLayout;
+const std::string B = ops::kBlockedLayout, P = ops::kPlainLayout, L = ops::kChannelsLastLayout;
 
 void expect_near_all(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -112,8 +113,15 @@ void expect_near_all(const std::vector<Tensor>& got, const std::vector<Tensor>& 
 
 /// The pattern tests decide layouts as on a CPU where oneDNN has a JIT
 /// kernel for every blocked conv (AVX-512); the real query is tested below.
-std::string jit_everywhere(const ir::Node&, bool, bool) { return "jit:avx512_core"; }
-std::string ref_everywhere(const ir::Node&, bool, bool) { return "ref:any"; }
+std::string jit_everywhere(const ir::Node&, ops::Layout, ops::Layout) { return "jit:avx512_core"; }
+std::string ref_everywhere(const ir::Node&, ops::Layout, ops::Layout) { return "ref:any"; }
+/// As oneDNN 2.6 answers on AVX-512: JIT for one layout on both sides or a
+/// plain src into nChw16c, ref:any for a plain src into nhwc or mixed
+/// non-plain layouts.
+std::string like_avx512(const ir::Node&, ops::Layout src, ops::Layout dst) {
+  if (src == dst || (src == ops::Layout::kPlain && dst == ops::Layout::kNChw16c)) return "jit:avx512_core";
+  return "ref:any";
+}
 
 /// Assigns layouts in `g`; checks it verifies and keeps every output when
 /// run with those layouts.
@@ -186,8 +194,8 @@ TEST(LayoutPropagation, RealQueryNeverPlansAReferenceConvolution) {
   for (const auto& n : g.nodes()) {
     if (n->op_type != "Conv") continue;
     ++convs;
-    const bool in = in_layouts(a, n.get()).size() && in_layouts(a, n.get())[0] == B;
-    const bool out = output_blocked(a, n.get());
+    const ops::Layout in = has_layouts(a, n.get()) ? a.nodes.at(n.get()).in[0] : ops::Layout::kPlain;
+    const ops::Layout out = has_layouts(a, n.get()) ? a.nodes.at(n.get()).out[0] : ops::Layout::kPlain;
     const std::string impl = kernels::implementation_for_layout(*n, in, out);
     ASSERT_FALSE(impl.empty()) << n->name;
     EXPECT_FALSE(kernels::is_reference_implementation(impl)) << n->name << " planned as " << impl;
@@ -245,14 +253,81 @@ TEST(LayoutPropagation, MixedAddReadsPlain) {
   EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{B}));
 }
 
-// 24 channels: not a multiple of 16, nothing changes.
-TEST(LayoutPropagation, ChannelsNotMultipleOf16Untouched) {
+// 24 channels (not a multiple of 16) make the whole chain nhwc, the
+// 32-channel values in it too (one layout per connected group): x is
+// reordered to nhwc for the first conv (a plain src into an nhwc dst has
+// only a reference kernel), the last conv's output back to plain for the
+// graph output's Relu.
+TEST(LayoutPropagation, OddChannelCountsRunInNhwc) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Value* r2 = unary(g, "Relu", conv(g, r1, 32, 3, "conv2"), "relu2");
+  ir::Value* c3 = conv(g, r2, 24, 1, "conv3");
+  g.outputs().push_back(unary(g, "Relu", c3, "relu3"));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 5)}}, like_avx512);
+  EXPECT_EQ(a.blocked_values, 5);
+  EXPECT_EQ(a.channels_last_values, 5);
+  EXPECT_EQ(in_layouts(a, node(g, "conv1")), (std::vector<std::string>{L, P, P}));
+  for (const char* n : {"conv1", "relu1", "conv2", "relu2", "conv3"})
+    EXPECT_EQ(out_layouts(a, node(g, n)), (std::vector<std::string>{L})) << n;
+  EXPECT_EQ(in_layouts(a, node(g, "conv2"))[0], L);
+  EXPECT_FALSE(has_layouts(a, node(g, "relu3")));
+  auto r = reorders(g);
+  ASSERT_EQ(r.size(), 2u);
+  for (ir::Node* re : r) {
+    if (re->input(0) == x) {
+      EXPECT_EQ(re->get_string("to", ""), L);
+      EXPECT_EQ(node(g, "conv1")->input(0), re->output(0));
+    } else {
+      EXPECT_EQ(re->input(0), c3);
+      EXPECT_EQ(re->get_string("from", ""), L);
+      EXPECT_EQ(re->get_string("to", ""), P);
+    }
+  }
+}
+
+// Groups apart (a plain-only Resize between them) get their own layouts:
+// 16/32 channels before it nChw16c, 32/24 channels after it nhwc, and the
+// global pool reads nhwc.
+TEST(LayoutPropagation, EachGroupGetsItsOwnLayout) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 4, 4});
+  ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
+  ir::Node* rs = g.add_node("Resize", {c2, nullptr, g.add_constant("scales", make<float>({4}, {1, 1, 2, 2}))},
+                            {"up"}, "resize");
+  rs->output(0)->type = f32({1, 32, 8, 8});
+  ir::Value* c4 = conv(g, unary(g, "Relu", conv(g, rs->output(0), 24, 3, "conv3"), "relu3"), 24, 1, "conv4");
+  ir::Node* gap = g.add_node("GlobalAveragePool", {c4}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 24, 1, 1});
+  g.outputs().push_back(gap->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 7)}}, like_avx512);
+  EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{B}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{B}));
+  EXPECT_EQ(in_layouts(a, node(g, "conv3"))[0], L);
+  EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{L}));
+  EXPECT_EQ(in_layouts(a, gap), (std::vector<std::string>{L}));
+  EXPECT_FALSE(has_layouts(a, rs));
+  EXPECT_EQ(reorders(g).size(), 2u);  // conv2's output to plain, the Resize's to nhwc
+}
+
+// A Concat over channels in an nhwc group stays plain: in nhwc one input's
+// channels are not one range of the output. Its 32-channel output joins a
+// group of its own (nChw16c).
+TEST(LayoutPropagation, ConcatOfNhwcInputsReadsPlain) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 5, 5});
-  g.outputs().push_back(conv(g, unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1"), 24, 3, "conv2"));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 5)}});
-  EXPECT_EQ(changes(a), 0);
-  for (const auto& n : g.nodes()) EXPECT_FALSE(has_layouts(a, n.get())) << n->name;
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Node* cat = g.add_node("Concat", {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, {"cat_y"}, "concat");
+  cat->set_attr(ir::Attribute::Int("axis", 1));
+  cat->output(0)->type = f32({1, 32, 5, 5});
+  ir::Node* gap = g.add_node("GlobalMaxPool", {conv(g, cat->output(0), 16, 3, "conv4")}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 16, 1, 1});
+  g.outputs().push_back(gap->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 8)}}, like_avx512);
+  EXPECT_FALSE(has_layouts(a, cat));
+  EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{L}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{B}));
 }
 
 // A first conv whose output only a Flatten reads gains nothing: left plain.
@@ -266,26 +341,43 @@ TEST(LayoutPropagation, NoBlockedOutputWithoutABenefit) {
   EXPECT_TRUE(reorders(g).empty());
 }
 
-// MobileNet's inverted residual with 24 channels outside: 1x1 conv 24->32
-// (plain: 24 % 16 != 0) -> depthwise 3x3 on 32 channels -> 1x1 conv 32->24
-// (plain). The depthwise conv gains by itself (oneDNN's plain depthwise is
-// im2col + GEMM), so it runs blocked between two Reorders; without the
-// depthwise rule it would be ruled out (no consumer benefits) and stay plain.
+// A group holding a channel Concat that nChw16c runs in place stays
+// nChw16c although a 24-channel value joins it: that conv stays plain.
+TEST(LayoutPropagation, GroupWithInPlaceConcatStaysNChw16c) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 5, 5});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+  ir::Node* cat = g.add_node("Concat", {conv(g, r1, 16, 3, "conv2"), conv(g, r1, 16, 1, "conv3")}, {"cat_y"}, "concat");
+  cat->set_attr(ir::Attribute::Int("axis", 1));
+  cat->output(0)->type = f32({1, 32, 5, 5});
+  ir::Value* c5 = conv(g, unary(g, "Relu", conv(g, cat->output(0), 24, 3, "conv4"), "relu4"), 16, 3, "conv5");
+  ir::Node* gap = g.add_node("GlobalMaxPool", {c5}, {"gap_y"}, "gap");
+  gap->output(0)->type = f32({1, 16, 1, 1});
+  g.outputs().push_back(gap->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 9)}}, like_avx512);
+  EXPECT_EQ(a.channels_last_values, 0);
+  EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
+  EXPECT_FALSE(has_layouts(a, node(g, "conv4")));
+}
+
+// A depthwise 3x3 conv on a graph input whose output only a Flatten reads:
+// it gains by itself (oneDNN's plain depthwise is im2col + GEMM), so it runs
+// blocked between two Reorders; without the depthwise rule it would be
+// ruled out (no consumer benefits) and stay plain.
 TEST(LayoutPropagation, DepthwiseStaysBlockedBetweenReorders) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 24, 6, 6});
-  ir::Value* expand = conv(g, x, 32, 1, "expand");
+  ir::Value* x = input(g, "x", {1, 32, 6, 6});
   ir::Value* w = g.add_constant("dw_W", wave({32, 1, 3, 3}, 4));
-  ir::Node* dw = g.add_node("Conv", {expand, w}, {"dw_y"}, "dw");
+  ir::Node* dw = g.add_node("Conv", {x, w}, {"dw_y"}, "dw");
   dw->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
   dw->set_attr(ir::Attribute::Int("group", 32));
   dw->output(0)->type = f32({1, 32, 6, 6});
-  g.outputs().push_back(conv(g, dw->output(0), 24, 1, "project"));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 24, 6, 6}, 2)}});
+  ir::Node* fl = g.add_node("Flatten", {dw->output(0)}, {"flat"}, "flatten");
+  fl->output(0)->type = f32({1, 32 * 36});
+  g.outputs().push_back(fl->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 32, 6, 6}, 2)}});
   EXPECT_TRUE(output_blocked(a, node(g, "dw")));
   EXPECT_EQ(in_layouts(a, node(g, "dw"))[0], B);
-  EXPECT_FALSE(has_layouts(a, node(g, "expand")));
-  EXPECT_FALSE(has_layouts(a, node(g, "project")));
   EXPECT_EQ(reorders(g).size(), 2u);
 }
 
@@ -329,7 +421,7 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
   // Whether oneDNN runs conv2 blocked with a JIT kernel on this CPU (AVX-512)
   // decides what the pass may do.
   const bool jit_blocked = !kernels::is_reference_implementation(
-      kernels::implementation_for_layout(*node(with, "conv2"), true, true));
+      kernels::implementation_for_layout(*node(with, "conv2"), ops::Layout::kNChw16c, ops::Layout::kNChw16c));
   make_pipeline(3).run(with, on);
   make_pipeline(3).run(without, off);
   const LayoutAssignment a = schedule::assign_layouts(with);  // the compile driver's step after the passes
@@ -400,14 +492,36 @@ TEST(LayoutReorder, MatchesTheBlockedIndexFormula) {
   expect_near_all({back}, {x});
 }
 
+// Reorder nchw -> nhwc puts element (n,c,h,w) at ((n*H + h)*W + w)*C + c,
+// for a C that is no multiple of 16; nhwc <-> nChw16c both ways too.
+TEST(LayoutReorder, MatchesTheChannelsLastIndexFormula) {
+  const int64_t N = 2, C = 24, H = 3, W = 5;
+  Tensor x = wave({N, C, H, W}, 12);
+  auto reorder = [](const Tensor& t, const std::string& from, const std::string& to) {
+    return run_op(ops::kReorderOp, {t}, {ir::Attribute::String("from", from), ir::Attribute::String("to", to)}, 1,
+                  ops::kGecDomain)[0];
+  };
+  Tensor last = reorder(x, P, L);
+  ASSERT_EQ(last.shape(), x.shape());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < H * W; ++p)
+        ASSERT_EQ(last.as<float>()[(n * H * W + p) * C + c], x.as<float>()[(n * C + c) * H * W + p]);
+  expect_near_all({reorder(last, L, P)}, {x});
+  Tensor x32 = wave({1, 32, 2, 3}, 13);
+  expect_near_all({reorder(reorder(reorder(x32, P, L), L, B), B, P)}, {x32});
+}
+
 // AveragePool, ceil_mode with count_include_pad (border rescaling) on a
-// blocked input: Reorder -> pool (blocked) -> Reorder equals the plain pool.
-TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
+// blocked (nChw16c, or nhwc with 24 channels and N = 2) input: Reorder ->
+// pool (blocked) -> Reorder equals the plain pool.
+void expect_blocked_average_pool_matches_plain(ops::Layout layout, const Shape& xs) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 16, 5, 5});
+  const std::string name = ops::layout_name(layout);
+  ir::Value* x = input(g, "x", xs);
   ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kGecDomain);
   to->set_attr(ir::Attribute::String("from", P));
-  to->set_attr(ir::Attribute::String("to", B));
+  to->set_attr(ir::Attribute::String("to", name));
   to->output(0)->type = x->type;
   LayoutAssignment a;
   auto pool = [&](ir::Value* in, const std::string& name, bool blocked) {
@@ -416,18 +530,25 @@ TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
     n->set_attr(ir::Attribute::Ints("strides", {2, 2}));
     n->set_attr(ir::Attribute::Int("ceil_mode", 1));
     n->set_attr(ir::Attribute::Int("count_include_pad", 1));
-    if (blocked) a.nodes[n] = {{ops::Layout::kNChw16c}, {ops::Layout::kNChw16c}};
-    n->output(0)->type = f32({1, 16, 3, 3});
+    if (blocked) a.nodes[n] = {{layout}, {layout}};
+    n->output(0)->type = f32({xs[0], xs[1], 3, 3});
     return n->output(0);
   };
   ir::Node* back = g.add_node(ops::kReorderOp, {pool(to->output(0), "pool_b", true)}, {"yb"}, "back",
                               ops::kGecDomain);
-  back->set_attr(ir::Attribute::String("from", B));
+  back->set_attr(ir::Attribute::String("from", name));
   back->set_attr(ir::Attribute::String("to", P));
-  back->output(0)->type = f32({1, 16, 3, 3});
+  back->output(0)->type = f32({xs[0], xs[1], 3, 3});
   g.outputs() = {back->output(0), pool(x, "pool_p", false)};
-  auto out = run_graph(g, {{"x", wave({1, 16, 5, 5}, 11)}}, &a);
+  auto out = run_graph(g, {{"x", wave(xs, 11)}}, &a);
   expect_near_all({out[0]}, {out[1]});
+}
+
+TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
+  expect_blocked_average_pool_matches_plain(ops::Layout::kNChw16c, {1, 16, 5, 5});
+}
+TEST(LayoutReorder, ChannelsLastAveragePoolMatchesPlain) {
+  expect_blocked_average_pool_matches_plain(ops::Layout::kNhwc, {2, 24, 5, 5});
 }
 
 }  // namespace

@@ -216,7 +216,9 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   if (layouts_on) {
     const size_t before = g.count_nodes_recursive();
     layouts = schedule::assign_layouts(g);
-    report["layout"] = {{"blocked_values", layouts.blocked_values}, {"reorders", layouts.reorders},
+    report["layout"] = {{"blocked_values", layouts.blocked_values},
+                        {"channels_last_values", layouts.channels_last_values},
+                        {"reorders", layouts.reorders},
                         {"nodes_before", before}, {"nodes_after", g.count_nodes_recursive()}};
     report["nodes"]["final"] = g.count_nodes_recursive();
   }

@@ -173,8 +173,10 @@ struct KernelConfig {
   std::vector<ops::Layout> input_layouts, output_layouts;
   std::string variant;
 
-  bool input_blocked(size_t i) const { return i < input_layouts.size() && input_layouts[i] == ops::Layout::kNChw16c; }
-  bool output_blocked(size_t i) const { return i < output_layouts.size() && output_layouts[i] == ops::Layout::kNChw16c; }
+  ops::Layout input_layout(size_t i) const { return i < input_layouts.size() ? input_layouts[i] : ops::Layout::kPlain; }
+  ops::Layout output_layout(size_t i) const {
+    return i < output_layouts.size() ? output_layouts[i] : ops::Layout::kPlain;
+  }
   /// The dtypes of `node`'s inputs, everything else default.
   static KernelConfig for_node(const ir::Node& node);
 };
@@ -213,14 +215,14 @@ struct KernelRegistrar {
   static ::gec::kernels::KernelRegistrar GEC_K_CONCAT(gec_kernel_reg_, __LINE__)(domain, op, factory, __FILE__)
 
 /// Asks the target which implementation it would run for `n` (its static
-/// input and output types) with input 0 and output 0 in the blocked layout of
-/// ops/layout.h when `src_blocked` / `dst_blocked`: e.g. oneDNN's
-/// "jit:avx512_core" or "ref:any". Returns "" when the op registered no query
-/// or the types are not static. Errors: none (a descriptor the library
+/// input and output types) with input 0 in layout `src` and output 0 in
+/// layout `dst` (ops/layout.h): e.g. oneDNN's "jit:avx512_core",
+/// "brgconv:avx512_core" or "ref:any". Returns "" when the op registered no
+/// query or the types are not static. Errors: none (a descriptor the library
 /// refuses gives "unsupported").
-using LayoutQuery = std::function<std::string(const ir::Node& n, bool src_blocked, bool dst_blocked)>;
+using LayoutQuery = std::function<std::string(const ir::Node& n, ops::Layout src, ops::Layout dst)>;
 void register_layout_query(const std::string& domain, const std::string& op_type, LayoutQuery q);
-std::string implementation_for_layout(const ir::Node& n, bool src_blocked, bool dst_blocked);
+std::string implementation_for_layout(const ir::Node& n, ops::Layout src, ops::Layout dst);
 /// True for an implementation name of a reference (unoptimized) kernel.
 inline bool is_reference_implementation(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
 

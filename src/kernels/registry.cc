@@ -41,9 +41,9 @@ void register_layout_query(const std::string& domain, const std::string& op_type
   layout_queries()[{ops::canonical_domain(domain), op_type}] = std::move(q);
 }
 
-std::string implementation_for_layout(const ir::Node& n, bool src_blocked, bool dst_blocked) {
+std::string implementation_for_layout(const ir::Node& n, ops::Layout src, ops::Layout dst) {
   auto it = layout_queries().find({ops::canonical_domain(n.domain), n.op_type});
-  return it == layout_queries().end() ? std::string() : it->second(n, src_blocked, dst_blocked);
+  return it == layout_queries().end() ? std::string() : it->second(n, src, dst);
 }
 
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {

@@ -5,13 +5,20 @@
 // (kernels::KernelConfig). The IR itself holds no layout: without a plan
 // every value is plain.
 //
-// Only one blocked layout exists: nChw16c, a float32 4-D tensor [N,C,H,W]
-// with C % 16 == 0 held as [N][C/16][H][W][16]. It has exactly the bytes of
-// plain NCHW, so shapes, the memory plan and the arena do not change; only
-// which byte means which element does.
+// Two non-plain layouts exist, both for float32 4-D tensors [N,C,H,W] and
+// both with exactly the bytes of plain NCHW, so shapes, the memory plan and
+// the arena do not change; only which byte means which element does:
+//   nChw16c  C % 16 == 0, held as [N][C/16][H][W][16] (oneDNN's blocked
+//            layout for AVX-512 direct convolutions);
+//   nhwc     any C, held as [N][H][W][C] ("channels last"; oneDNN runs its
+//            brgemm convolutions on it). Used where channel counts are not
+//            multiples of 16 (24, 58, 72 ...), which nChw16c would pad.
+// A value is never in both: the layout assignment gives each group of values
+// connected through layout-following ops one of the two.
 //
-// com.graphengine::Reorder(X) -> Y, attrs from/to ∈ {"nchw", "nChw16c"}:
-// Y holds X's elements in layout `to` (X is in layout `from`); same shape.
+// com.graphengine::Reorder(X) -> Y, attrs from/to ∈ {"nchw", "nChw16c",
+// "nhwc"}: Y holds X's elements in layout `to` (X is in layout `from`); same
+// shape.
 #pragma once
 
 #include <cstdint>
@@ -24,17 +31,38 @@ namespace gec::ops {
 /// A value's layout as one node reads or writes it. The codes are stored in
 /// the .gom (ExecutionPlan steps).
 enum class Layout : int32_t {
-  kPlain = 0,     // the ONNX layout of the value (NCHW for images)
-  kNChw16c = 1,   // float32 [N,C,H,W], C % 16 == 0, as [N][C/16][H][W][16]
+  kPlain = 0,    // the ONNX layout of the value (NCHW for images)
+  kNChw16c = 1,  // float32 [N,C,H,W], C % 16 == 0, as [N][C/16][H][W][16]
+  kNhwc = 2,     // float32 [N,C,H,W], as [N][H][W][C]
 };
-inline constexpr int32_t kMaxLayoutCode = 1;
+inline constexpr int32_t kMaxLayoutCode = 2;
 
 inline constexpr const char* kPlainLayout = "nchw";
 inline constexpr const char* kBlockedLayout = "nChw16c";
+inline constexpr const char* kChannelsLastLayout = "nhwc";
 inline constexpr int64_t kBlockedChannels = 16;
 inline constexpr const char* kReorderOp = "Reorder";
 
-/// "nchw" / "nChw16c": the names Reorder's attributes and the reports use.
-inline const char* layout_name(Layout l) { return l == Layout::kNChw16c ? kBlockedLayout : kPlainLayout; }
+/// "nchw" / "nChw16c" / "nhwc": the names Reorder's attributes and the
+/// reports use.
+inline const char* layout_name(Layout l) {
+  return l == Layout::kNChw16c ? kBlockedLayout : l == Layout::kNhwc ? kChannelsLastLayout : kPlainLayout;
+}
+
+/// The layout named `name` (layout_name's inverse); false for another name.
+inline bool layout_from_name(const std::string& name, Layout* out) {
+  for (Layout l : {Layout::kPlain, Layout::kNChw16c, Layout::kNhwc})
+    if (name == layout_name(l)) {
+      *out = l;
+      return true;
+    }
+  return false;
+}
+
+/// True when a float32 tensor of [N,C,...] with `channels` C can be held in
+/// `l` with plain's bytes (nChw16c needs C % 16 == 0).
+inline bool layout_fits_channels(Layout l, int64_t channels) {
+  return l != Layout::kNChw16c || channels % kBlockedChannels == 0;
+}
 
 }  // namespace gec::ops

@@ -1,34 +1,43 @@
 // assign_layouts (schedule.h; disabled by --disable-pass layout_propagation):
-// hold activations between oneDNN convolutions in the blocked layout nChw16c
-// (ops/layout.h) instead of plain NCHW.
+// hold activations between oneDNN convolutions in a non-plain layout
+// (ops/layout.h: nChw16c, or nhwc where channel counts are not multiples of
+// 16) instead of plain NCHW. "Blocked" below means either of the two.
 //
 // Why: on plain NCHW, oneDNN 2.6 runs every convolution as im2col + GEMM; on
-// nChw16c src and dst it runs its direct JIT kernels (faster, and they apply
-// eltwise post-ops in registers). A reorder around each convolution costs
-// about what that saves, so the layout must flow from conv to conv. Mixed
-// src/dst layouts are worse still: oneDNN falls back to its reference
-// convolution (hundreds of times slower), except for a first convolution
-// with 1 to 3 input channels (plain src, blocked dst is a JIT kernel).
+// nChw16c src and dst it runs its direct JIT kernels, on nhwc its brgemm
+// ones (both faster, and they apply eltwise post-ops in registers). A
+// reorder around each convolution costs about what that saves, so the
+// layout must flow from conv to conv. Mixed src/dst layouts are worse
+// still: oneDNN falls back to its reference convolution (hundreds of times
+// slower), except for a first convolution with 1 to 3 input channels
+// (plain src, nChw16c dst is a JIT kernel; into nhwc only an nhwc src with
+// 3 channels is).
 //
-// nChw16c of a float32 [N,C,H,W] with C % 16 == 0 has exactly NCHW's bytes,
-// so the value types, the memory plan and the arena stay as they are; the
+// Which layout: values that layout-following ops connect form groups
+// (LayoutGroups below); a group is nhwc when it has a value with C % 16 != 0
+// and no channel Concat that nChw16c could run in place, else nChw16c.
+// Both layouts have exactly NCHW's bytes (nChw16c because C % 16 == 0), so
+// the value types, the memory plan and the arena stay as they are; the
 // decision is returned per node (LayoutAssignment) and goes into the
 // execution plan's steps, from where each kernel receives it.
 //
 // Which ops read and write blocked values (each input/output entry):
-//   Conv, FusedConv   src and dst both blocked (or plain src with C <= 3,
-//                     blocked dst); Z has dst's layout. Eligible when the
-//                     output has C % 16 == 0 and the groups split channels
-//                     in multiples of 16 or are depthwise (oneDNN's JIT
-//                     kernels have no other blocked case), and when oneDNN,
-//                     asked at compile time (kernels::implementation_for_layout),
-//                     has a non-reference implementation for it blocked on
-//                     this CPU (none without AVX-512, none for some dilations).
+//   Conv, FusedConv   src and dst both blocked (or, with C <= 3, plain src
+//                     and nChw16c dst, or an nhwc src reordered from the
+//                     input); Z has dst's layout. Eligible when the output
+//                     fits its group's layout and, for nChw16c, the groups
+//                     split channels in multiples of 16 or are depthwise
+//                     (oneDNN's JIT kernels have no other blocked case), and
+//                     when oneDNN, asked at compile time
+//                     (kernels::implementation_for_layout), has a non-
+//                     reference implementation for those layouts on this
+//                     CPU (none blocked without AVX-512, none for some
+//                     dilations).
 //   unary elementwise out[i] = f(in[i]): output has the input's layout.
 //   binary elementwise when every operand is blocked with the output's shape
 //                     or a one-element constant (no real broadcasting);
 //                     FusedElementwise the same, for all its outputs.
-//   Concat axis 1     when every input is blocked: per batch index, each
+//   Concat axis 1     when every input is blocked nChw16c: per batch index, each
 //                     input's channel groups are one contiguous range of
 //                     the output, exactly as its channels are in NCHW (so
 //                     the concat kernel and the planner's in-place concat
@@ -53,8 +62,9 @@
 // slower gemm kernel.) (3) Where a consumer wants the
 // other layout of a value with H*W > 1, one com.graphengine::Reorder per
 // (value, layout) is inserted and shared by all such consumers (a value
-// with H = W = 1 has the same bytes in both layouts).
+// with H = W = 1 has the same bytes in every layout).
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -85,27 +95,118 @@ struct NodeLayout {
 
 Kind kind_of(const ir::Node* n) { return ops::traits_of(*n).layout; }
 
-/// Float32 [N,C,H,W], every dim static and > 0, C % 16 == 0: the shape a
-/// blocked value (or a reorder) needs.
-bool blockable_shape(const ir::Value* v) {
+/// Float32 [N,C,H,W], every dim static and > 0: a shape a non-plain layout
+/// can hold with plain's bytes (nChw16c also needs C % 16 == 0).
+bool layout_shape(const ir::Value* v) {
   if (!v || !v->type.is_tensor() || v->type.dtype != DType::kFloat32 || !v->type.is_static()) return false;
   const Shape s = v->type.static_shape();
   if (s.size() != 4) return false;
   for (int64_t d : s)
     if (d <= 0) return false;
-  return s[1] % ops::kBlockedChannels == 0;
+  return true;
 }
 
-/// H = W = 1: nChw16c and NCHW are the same bytes; no reorder needed.
+int64_t channels(const ir::Value* v) { return v->type.static_shape()[1]; }
+
+bool one_element_constant(const ir::Value* v) {
+  return v && v->is_constant() && v->constant->numel() == 1 && v->type.dtype == DType::kFloat32;
+}
+
+/// Which non-plain layout each value would take: values that layout-
+/// following ops connect (a convolution's src, dst and Z; an elementwise
+/// op's operands and results; a pool's input and output; a Concat whose
+/// channel counts are all multiples of 16) form one group, held nChw16c when
+/// every value in it has C % 16 == 0 or it holds such a channel Concat
+/// (in nChw16c a Concat writes its inputs in place, in nhwc it could not,
+/// and the odd channels are then few: GoogLeNet's 24-channel 5x5 branches,
+/// SqueezeNet's 1000-class head), and nhwc otherwise. One layout per
+/// group, because oneDNN 2.6 has no fast convolution with nChw16c on one
+/// side and nhwc on the other (ref:any); and nChw16c where it fits, because
+/// it is what the AVX-512 direct kernels and the in-place Concat take.
+/// (Measured standalone, 2 threads: nhwc brgemm convolutions run within 10%
+/// of nChw16c on ResNet and MobileNet shapes and 2-3x faster than the plain
+/// gemm ones on 24- and 72-channel ones, where nChw16c would pad.)
+class LayoutGroups {
+ public:
+  explicit LayoutGroups(const std::vector<ir::Node*>& nodes) {
+    for (const ir::Node* n : nodes) {
+      const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
+      switch (kind_of(n)) {
+        case Kind::kConv:
+          if (layout_shape(n->input(0)) && channels(n->input(0)) > 3) unite(n->input(0), out);
+          if (n->has_input(3)) unite(n->input(3), out);
+          break;
+        case Kind::kUnaryPassThrough:
+        case Kind::kPool:
+          unite(n->input(0), out);
+          break;
+        case Kind::kBinaryPassThrough:
+        case Kind::kElementwiseGroup:
+          for (const ir::Value* v : n->inputs())
+            if (v && !v->is_constant()) unite(v, out);
+          for (const ir::Value* o : n->outputs()) unite(o, out);
+          break;
+        case Kind::kConcat: {
+          bool all16 = layout_shape(out) && channels(out) % ops::kBlockedChannels == 0;
+          for (const ir::Value* v : n->inputs()) all16 = all16 && layout_shape(v) && channels(v) % ops::kBlockedChannels == 0;
+          if (all16) {
+            for (const ir::Value* v : n->inputs()) unite(v, out);
+            if (n->get_int("axis", 0) == 1 || n->get_int("axis", 0) == -3) in_place_concats_.push_back(out);
+          }
+          break;
+        }
+        case Kind::kGlobalPool:
+        case Kind::kPlainOnly:
+          break;
+      }
+    }
+    std::unordered_set<const ir::Value*> keep16;  // roots of groups with such a Concat
+    for (const ir::Value* v : in_place_concats_)
+      if (parent_.count(v)) keep16.insert(root(v));
+    for (const auto& [v, parent] : parent_)
+      if (channels(v) % ops::kBlockedChannels != 0 && !keep16.count(root(v))) channels_last_.insert(root(v));
+  }
+
+  /// nChw16c or nhwc for a value of layout_shape.
+  ops::Layout of(const ir::Value* v) const {
+    if (parent_.count(v)) return channels_last_.count(root(v)) ? ops::Layout::kNhwc : ops::Layout::kNChw16c;
+    return channels(v) % ops::kBlockedChannels == 0 ? ops::Layout::kNChw16c : ops::Layout::kNhwc;
+  }
+
+ private:
+  const ir::Value* root(const ir::Value* v) const {
+    while (parent_.at(v) != v) v = parent_.at(v);
+    return v;
+  }
+  void add(const ir::Value* v) { parent_.emplace(v, v); }
+  void unite(const ir::Value* a, const ir::Value* b) {
+    if (!layout_shape(a) || !layout_shape(b) || a->type.static_shape()[0] != b->type.static_shape()[0]) return;
+    add(a);
+    add(b);
+    const ir::Value *ra = root(a), *rb = root(b);
+    if (ra != rb) parent_[ra] = rb;
+  }
+
+  std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
+  std::unordered_map<const ir::Value*, const ir::Value*> parent_;
+  std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
+};
+
+/// A shape its group's layout holds with plain's bytes.
+bool blockable_shape(const LayoutGroups& groups, const ir::Value* v) {
+  return layout_shape(v) && ops::layout_fits_channels(groups.of(v), channels(v));
+}
+
+/// H = W = 1: every layout of ops/layout.h has plain's bytes; no reorder.
 bool layout_free(const ir::Value* v) {
   const Shape s = v->type.static_shape();
   return s[2] * s[3] == 1;
 }
 
-/// A value this pass may hold blocked: computed in `g`, blockable shape, not
-/// a graph output, read only by nodes of `g`.
-bool candidate(const ir::Graph& g, const ir::Value* v) {
-  if (!blockable_shape(v) || v->is_constant() || !v->producer() || v->producer()->owner() != &g ||
+/// A value this pass may hold non-plain: computed in `g`, blockable shape,
+/// not a graph output, read only by nodes of `g`.
+bool candidate(const ir::Graph& g, const LayoutGroups& groups, const ir::Value* v) {
+  if (!blockable_shape(groups, v) || v->is_constant() || !v->producer() || v->producer()->owner() != &g ||
       g.is_graph_output(v))
     return false;
   for (const auto& [user, idx] : v->uses())
@@ -113,36 +214,51 @@ bool candidate(const ir::Graph& g, const ir::Value* v) {
   return true;
 }
 
-bool one_element_constant(const ir::Value* v) {
-  return v && v->is_constant() && v->constant->numel() == 1 && v->type.dtype == DType::kFloat32;
-}
-
-/// A convolution oneDNN runs as a JIT kernel with blocked dst: 2-D, output
-/// C % 16 == 0, and either a first convolution (1-3 input channels, one
-/// group: plain src) or input channels, groups as JIT's blocked kernels take.
-bool conv_eligible(const ir::Graph& g, const ir::Node* n) {
+/// A convolution oneDNN may run with a non-plain dst: 2-D, and either a
+/// first convolution (1-3 input channels, one group: plain src) or src and
+/// dst in their group's layout, for nChw16c with input channels and groups
+/// as the AVX-512 direct kernels take them (whole 16-channel blocks per
+/// group, or depthwise); the layout query then has the last word.
+bool conv_eligible(const ir::Graph& g, const LayoutGroups& groups, const ir::Node* n) {
   const ir::Value* x = n->input(0);
   const ir::Value* w = n->input(1);
-  if (!candidate(g, n->output(0)) || !x || !w || !x->type.is_static() || !w->type.is_static()) return false;
+  if (!candidate(g, groups, n->output(0)) || !x || !w || !x->type.is_static() || !w->type.is_static()) return false;
   if (x->type.dtype != DType::kFloat32 || x->type.static_shape().size() != 4 || w->type.static_shape().size() != 4)
     return false;
   const int64_t ic = x->type.static_shape()[1], oc = n->output(0)->type.static_shape()[1];
   const int64_t group = n->get_int("group", 1);
   if (group == 1 && ic >= 1 && ic <= 3) return true;  // plain src
-  if (!blockable_shape(x) || group < 1) return false;
+  if (!blockable_shape(groups, x) || group < 1) return false;
+  if (groups.of(x) == ops::Layout::kNhwc) return true;
   const bool depthwise = group == ic && group == oc;
   return depthwise || ((ic / group) % ops::kBlockedChannels == 0 && (oc / group) % ops::kBlockedChannels == 0);
 }
 
-/// False when the target would run this convolution blocked only with a
-/// reference (unoptimized) implementation: oneDNN 2.6 has nChw16c JIT
+/// The layouts (src, dst) in which the target runs this convolution non-
+/// plain with an optimized implementation, or nullopt when it would only
+/// have a reference (unoptimized) one: oneDNN 2.6 has nChw16c JIT
 /// convolutions for AVX-512 only (on an AVX2 CPU every blocked conv became
-/// ref:any, ~300x slower), and none for some shapes (large dilations) on
-/// any CPU. Such a conv stays plain, where oneDNN has gemm-based code.
-bool fast_when_blocked(const LayoutQuery& query, const ir::Node* n) {
-  const bool src_blocked = n->input(0)->type.static_shape()[1] > 3;
-  const std::string impl = query(*n, src_blocked, true);
-  return !impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl);
+/// ref:any, ~300x slower), none for some shapes (large dilations) on any
+/// CPU, and none from a plain src into an nhwc dst (ref:any, measured
+/// 0.2 s for mobilenet_v2's first conv). Such a conv stays plain, where
+/// oneDNN has gemm-based code. A first convolution (1-3 input channels)
+/// tries a plain src, then for an nhwc dst an nhwc src (a small Reorder of
+/// the input; oneDNN's brgemm kernel takes 3 channels, not 1).
+std::optional<std::pair<ops::Layout, ops::Layout>> fast_layouts(const LayoutQuery& query, const LayoutGroups& groups,
+                                                               const ir::Node* n) {
+  const ops::Layout dst = groups.of(n->output(0));
+  std::vector<std::pair<ops::Layout, ops::Layout>> tries;
+  if (channels(n->input(0)) > 3) {
+    tries.push_back({dst, dst});
+  } else {
+    tries.push_back({ops::Layout::kPlain, dst});
+    if (dst == ops::Layout::kNhwc) tries.push_back({dst, dst});
+  }
+  for (const auto& t : tries) {
+    const std::string impl = query(*n, t.first, t.second);
+    if (!impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl)) return t;
+  }
+  return std::nullopt;
 }
 
 bool pool_eligible(const ir::Node* n) {
@@ -158,6 +274,7 @@ class LayoutAssigner {
   LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
     nodes_ = g.node_list();
+    groups_ = std::make_unique<LayoutGroups>(nodes_);
     std::unordered_set<const ir::Node*> ruled_out;
     while (true) {
       forward(g, ruled_out);
@@ -188,22 +305,24 @@ class LayoutAssigner {
   void decide(const ir::Graph& g, const ir::Node* n, bool ruled_out, NodeLayout& l) const {
     const ir::Value* out = n->output(0);
     switch (kind_of(n)) {
-      case Kind::kConv:
-        if (ruled_out || !conv_eligible(g, n) || (n->has_input(3) && n->input(3)->is_constant())) return;
-        if (!fast_when_blocked(query_, n)) return;
+      case Kind::kConv: {
+        if (ruled_out || !conv_eligible(g, *groups_, n) || (n->has_input(3) && n->input(3)->is_constant())) return;
+        const auto layouts = fast_layouts(query_, *groups_, n);
+        if (!layouts) return;
         l.out[0] = true;
-        l.in[0] = n->input(0)->type.static_shape()[1] > 3;
+        l.in[0] = layouts->first != ops::Layout::kPlain;
         if (n->has_input(3)) l.in[3] = true;  // Z follows dst
         return;
+      }
       case Kind::kUnaryPassThrough:
         for (size_t i = 1; i < n->inputs().size(); ++i)
           if (n->has_input(i) && !one_element_constant(n->input(i))) return;
-        if (blocked(n->input(0)) && candidate(g, out)) l.in[0] = l.out[0] = true;
+        if (blocked(n->input(0)) && candidate(g, *groups_, out)) l.in[0] = l.out[0] = true;
         return;
       case Kind::kBinaryPassThrough:
       case Kind::kElementwiseGroup: {
         for (const ir::Value* o : n->outputs())
-          if (!candidate(g, o) || o->type.static_shape() != out->type.static_shape()) return;
+          if (!candidate(g, *groups_, o) || o->type.static_shape() != out->type.static_shape()) return;
         std::vector<bool> in(n->inputs().size(), false);
         for (size_t i = 0; i < in.size(); ++i) {
           const ir::Value* v = n->input(i);
@@ -216,7 +335,7 @@ class LayoutAssigner {
         return;
       }
       case Kind::kPool:
-        if (blocked(n->input(0)) && candidate(g, out) && pool_eligible(n)) l.in[0] = l.out[0] = true;
+        if (blocked(n->input(0)) && candidate(g, *groups_, out) && pool_eligible(n)) l.in[0] = l.out[0] = true;
         return;
       case Kind::kGlobalPool:
         l.in[0] = blocked(n->input(0));  // output: same bytes either way, call it plain
@@ -224,9 +343,12 @@ class LayoutAssigner {
       case Kind::kConcat: {
         int64_t axis = n->get_int("axis", 0);
         if (axis < 0) axis += 4;
-        if (axis != 1 || !candidate(g, out) || n->inputs().empty()) return;
+        // nChw16c only: in nhwc an input's channels are not one range.
+        if (axis != 1 || !candidate(g, *groups_, out) || n->inputs().empty() ||
+            groups_->of(out) != ops::Layout::kNChw16c)
+          return;
         for (const ir::Value* v : n->inputs())
-          if (!blocked(v)) return;
+          if (!blocked(v) || groups_->of(v) != ops::Layout::kNChw16c) return;
         l.in.assign(l.in.size(), true);
         l.out[0] = true;
         return;
@@ -289,12 +411,14 @@ class LayoutAssigner {
     for (ir::Node* n : nodes_) {
       const NodeLayout& l = layouts_.at(n);
       if (!l.any()) continue;
-      auto codes = [](const std::vector<bool>& b) {
+      auto codes = [&](const std::vector<bool>& b, const std::vector<ir::Value*>& values) {
         std::vector<ops::Layout> s;
-        for (bool x : b) s.push_back(x ? ops::Layout::kNChw16c : ops::Layout::kPlain);
+        for (size_t i = 0; i < b.size(); ++i) s.push_back(b[i] ? groups_->of(values[i]) : ops::Layout::kPlain);
         return s;
       };
-      r.nodes[n] = NodeLayouts{codes(l.in), codes(l.out)};
+      r.nodes[n] = NodeLayouts{codes(l.in, n->inputs()), codes(l.out, n->outputs())};
+      for (size_t i = 0; i < l.out.size(); ++i)
+        if (l.out[i] && groups_->of(n->output(i)) == ops::Layout::kNhwc) ++r.channels_last_values;
     }
     for (ir::Node* n : nodes_) {
       const NodeLayout& l = layouts_.at(n);
@@ -303,7 +427,7 @@ class LayoutAssigner {
         if (!v || v->is_constant() || l.in[i] == blocked(v) || layout_free(v)) continue;
         ir::Value*& re = reorders[{v, l.in[i]}];
         if (!re) {
-          re = add_reorder(g, v, l.in[i]);
+          re = add_reorder(g, v, groups_->of(v), l.in[i]);
           ++r.reorders;
         }
         n->set_input(i, re);
@@ -313,9 +437,10 @@ class LayoutAssigner {
     return r;
   }
 
-  static ir::Value* add_reorder(ir::Graph& g, ir::Value* v, bool to_blocked) {
-    const char* from = to_blocked ? ops::kPlainLayout : ops::kBlockedLayout;
-    const char* to = to_blocked ? ops::kBlockedLayout : ops::kPlainLayout;
+  /// A Reorder of `v` between plain and `layout`, into `layout` when `to_layout`.
+  static ir::Value* add_reorder(ir::Graph& g, ir::Value* v, ops::Layout layout, bool to_layout) {
+    const char* from = ops::layout_name(to_layout ? ops::Layout::kPlain : layout);
+    const char* to = ops::layout_name(to_layout ? layout : ops::Layout::kPlain);
     ir::Node* r = g.add_node(ops::kReorderOp, {v}, {g.unique_name(v->name() + "_" + to)},
                              g.unique_name("reorder_" + v->name()), ops::kGecDomain);
     r->set_attr(ir::Attribute::String("from", from));
@@ -326,7 +451,8 @@ class LayoutAssigner {
 
   std::vector<ir::Node*> nodes_;
   std::unordered_map<const ir::Node*, NodeLayout> layouts_;
-  std::unordered_set<const ir::Value*> blocked_;
+  std::unordered_set<const ir::Value*> blocked_;  // values held non-plain (in their group's layout)
+  std::unique_ptr<LayoutGroups> groups_;
   LayoutQuery query_;
 };
 

@@ -31,14 +31,15 @@ struct NodeLayouts {
 /// The layouts assign_layouts chose. Nodes absent from `nodes` are plain.
 struct LayoutAssignment {
   std::unordered_map<const ir::Node*, NodeLayouts> nodes;
-  int64_t blocked_values = 0;  // values held in nChw16c
-  int64_t reorders = 0;        // Reorder nodes inserted
+  int64_t blocked_values = 0;        // values held non-plain (nChw16c or nhwc)
+  int64_t channels_last_values = 0;  // of these, values held in nhwc
+  int64_t reorders = 0;              // Reorder nodes inserted
 };
 
-/// Chooses nChw16c for values between convolutions where oneDNN runs them
-/// faster (see layout_assignment.cc for the rules) and inserts the Reorders
-/// that makes consistent; the main graph only (subgraphs stay plain).
-/// `query` answers which implementation a conv gets blocked
+/// Chooses nChw16c or nhwc for values between convolutions where oneDNN runs
+/// them faster (see layout_assignment.cc for the rules) and inserts the
+/// Reorders that makes consistent; the main graph only (subgraphs stay
+/// plain). `query` answers which implementation a conv gets in a layout
 /// (kernels::implementation_for_layout when empty; tests inject one).
 LayoutAssignment assign_layouts(ir::Graph& g, kernels::LayoutQuery query = {});
 

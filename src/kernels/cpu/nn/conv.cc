@@ -3,8 +3,10 @@
 //
 // src/dst are in plain NC[D]HW layout (what the arena holds) unless the
 // execution plan's layouts (KernelConfig, chosen by schedule/
-// layout_assignment.cc) make them blocked nChw16c (ops/layout.h: then the
-// blocked JIT convolutions run instead of the gemm one); Z always has dst's
+// layout_assignment.cc) make them nChw16c or nhwc (ops/layout.h: then
+// oneDNN's direct JIT or brgemm convolutions run instead of the gemm one);
+// src and dst share one layout except for a 1-3 channel src, which may stay
+// plain under a non-plain dst; Z always has dst's
 // layout (the layout assignment guarantees it; the sum post-op adds it byte by byte). The weights
 // use the layout oneDNN prefers (format_tag::any), reordered once into a
 // kernel-owned buffer. Groups (incl. depthwise) map to oneDNN's 5-D/6-D
@@ -15,7 +17,7 @@
 // is copied into Y first unless Y already is Z's buffer; in oneDNN's gemm
 // convolution that is the GEMM's beta = 1, free). The activation is one or
 // two `eltwise` post-ops when the chosen implementation applies them in its
-// JIT code (blocked-layout convolutions). oneDNN 2.6's gemm-based convolution
+// JIT code (nChw16c / nhwc convolutions). oneDNN 2.6's gemm-based convolution
 // on plain NCHW, which is what our layout gets almost always, applies them
 // element by element instead (measured 17x slower than the conv itself on a
 // mobilenet_v2 1x1 conv); there the activation runs in place on Y right
@@ -183,7 +185,7 @@ Shape onednn_weight_dims(const Shape& ws, int64_t group) {
 /// `ys`, in plain or nChw16c src/dst; weights in the layout oneDNN prefers.
 /// Shared by the kernel and the compile-time layout query.
 dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t group, const Shape& xs, const Shape& ws,
-                                          bool has_bias, const Shape& ys, bool src_blocked, bool dst_blocked,
+                                          bool has_bias, const Shape& ys, ops::Layout src_layout, ops::Layout dst_layout,
                                           const std::string& who) {
   const size_t sp = xs.size() - 2;
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
@@ -200,7 +202,7 @@ dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t g
         g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
   }
   const Shape wdims = onednn_weight_dims(ws, group);
-  const memory::desc src = activation_md(xs, src_blocked, who), dst = activation_md(ys, dst_blocked, who);
+  const memory::desc src = activation_md(xs, src_layout, who), dst = activation_md(ys, dst_layout, who);
   const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
   using cf = dnnl::convolution_forward;
   return has_bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
@@ -211,7 +213,7 @@ dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t g
 
 /// The implementation oneDNN picks for this Conv / FusedConv (static types)
 /// in the given layouts, without post-ops; "" when the types are not static.
-std::string conv_layout_query(const ir::Node& n, bool src_blocked, bool dst_blocked) {
+std::string conv_layout_query(const ir::Node& n, ops::Layout src_layout, ops::Layout dst_layout) {
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
       !n.output(0)->type.is_static())
     return "";
@@ -220,7 +222,7 @@ std::string conv_layout_query(const ir::Node& n, bool src_blocked, bool dst_bloc
   if (xs.size() < 3 || ws.size() != xs.size()) return "";
   try {
     const auto d = conv_desc(ops::read_window_attrs(n), n.get_int("group", 1), xs, ws, n.has_input(2), ys,
-                             src_blocked, dst_blocked, n.describe());
+                             src_layout, dst_layout, n.describe());
     return dnnl::convolution_forward::primitive_desc(d, cpu_engine()).impl_info_str();
   } catch (const dnnl::error&) {
     return "unsupported";
@@ -237,8 +239,8 @@ class ConvKernel final : public Kernel {
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
         act_(std::move(act)), residual_(residual), act_impl_(config.variant.empty() ? "auto" : config.variant),
-        src_blocked_(config.input_blocked(0)), dst_blocked_(config.output_blocked(0)) {
-    if (residual_ && config.input_blocked(3) != dst_blocked_)
+        src_layout_(config.input_layout(0)), dst_layout_(config.output_layout(0)) {
+    if (residual_ && config.input_layout(3) != dst_layout_)
       fail(ErrorCode::kInvalidModel, desc_ + ": residual Z must have the output's layout");
     if (act_impl_ != "auto" && act_impl_ != "post_op" && act_impl_ != "kernel")
       fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + act_impl_ + "' is not post_op or kernel");
@@ -250,7 +252,7 @@ class ConvKernel final : public Kernel {
     // (the kernel name is planned at compile time): 2-D, the filter [C, 1,
     // kh, kw] with group C, dilation 1, no residual, plain in and out.
     const ir::Value* w = n.input(1);
-    if (!src_blocked_ && !dst_blocked_ && !residual_ && w && w->type.is_static() && act_impl_ != "post_op") {
+    if (src_layout_ == ops::Layout::kPlain && dst_layout_ == ops::Layout::kPlain && !residual_ && w && w->type.is_static() && act_impl_ != "post_op") {
       const Shape ws = w->type.static_shape();
       bool dil1 = true;
       for (int64_t dv : raw_.dilations) dil1 = dil1 && dv == 1;
@@ -290,7 +292,8 @@ class ConvKernel final : public Kernel {
     if (z) check_residual(*z, y);
     if (y.numel() == 0) return;
     if (x.numel() == 0 || w.numel() == 0) {  // no input channels
-      if (dst_blocked_) fail(ErrorCode::kInternal, desc_ + ": blocked output of an empty convolution");
+      if (dst_layout_ != ops::Layout::kPlain)
+        fail(ErrorCode::kInternal, desc_ + ": non-plain output of an empty convolution");
       return fill_bias(y, b, z);
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
@@ -334,11 +337,11 @@ class ConvKernel final : public Kernel {
   }
 
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
-    const memory::desc src = activation_md(xs, src_blocked_, desc_), dst = activation_md(ys, dst_blocked_, desc_),
+    const memory::desc src = activation_md(xs, src_layout_, desc_), dst = activation_md(ys, dst_layout_, desc_),
                        user_w = plain_md(onednn_weight_dims(ws, group_));
     try {
       using cf = dnnl::convolution_forward;
-      const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_blocked_, dst_blocked_, desc_);
+      const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_);
       cf::primitive_desc pd(d, post_ops_attr(act_), cpu_engine());
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
@@ -391,7 +394,7 @@ class ConvKernel final : public Kernel {
   ops::FusedActivation act_;
   bool residual_;
   std::string act_impl_;
-  bool src_blocked_, dst_blocked_;  // nChw16c (ops/layout.h), else plain
+  ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
   struct {

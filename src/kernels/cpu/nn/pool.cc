@@ -1,8 +1,8 @@
 // MaxPool (ONNX MaxPool-12), AveragePool (AveragePool-11), GlobalMaxPool and
 // GlobalAveragePool (-1) on CPU through oneDNN pooling_v2_forward, plain
-// NC[D]HW layout in and out, or nChw16c in and out where the execution
-// plan's layouts (KernelConfig) make the input blocked (ops/layout.h; a global
-// pool's [N,C,1,1] output has the same bytes in both layouts).
+// NC[D]HW layout in and out, or nChw16c / nhwc in and out where the execution
+// plan's layouts (KernelConfig) make the input so (ops/layout.h; a global
+// pool's [N,C,1,1] output has the same bytes in every layout).
 //
 // ceil_mode: the output size comes from the schema; the end padding handed to
 // oneDNN is stretched so that oneDNN's floor formula reproduces it. Padded
@@ -27,18 +27,18 @@ namespace {
 
 using dnnl::memory;
 
-/// One oneDNN pooling primitive over plain (or, when `blocked`, 16-channel
-/// blocked) src/dst, rebuilt when shapes change.
+/// One oneDNN pooling primitive over src/dst in `layout` (ops/layout.h),
+/// rebuilt when shapes change.
 struct PoolPrimitive {
   dnnl::pooling_v2_forward prim;
   memory src, dst;
   Scratchpad scratch;
-  bool blocked = false;
+  ops::Layout layout = ops::Layout::kPlain;
 
   void build(const std::string& who, dnnl::algorithm alg, const Shape& xs, const Shape& ys,
              const memory::dims& kernel, const memory::dims& strides, const memory::dims& dil,
              const memory::dims& pl, const memory::dims& pr) {
-    const memory::desc s = activation_md(xs, blocked, who), d = activation_md(ys, blocked, who);
+    const memory::desc s = activation_md(xs, layout, who), d = activation_md(ys, layout, who);
     try {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, s, d, strides, kernel, dil, pl,
                                           pr);
@@ -68,8 +68,8 @@ class PoolKernel final : public Kernel {
         raw_(ops::read_window_attrs(n)),
         is_max_(is_max),
         include_pad_(n.get_int("count_include_pad", 0) != 0) {
-    pool_.blocked = config.input_blocked(0);
-    if (pool_.blocked != config.output_blocked(0))
+    pool_.layout = config.input_layout(0);
+    if (pool_.layout != config.output_layout(0))
       fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
   }
 
@@ -143,11 +143,15 @@ class PoolKernel final : public Kernel {
       if (cells == full || cells <= 0) continue;
       const float f = static_cast<float>(full) / static_cast<float>(cells);
       float* out = y.as<float>();
-      if (!pool_.blocked) {
+      if (pool_.layout == ops::Layout::kPlain) {
         for (int64_t c = 0; c < planes; ++c) out[c * spatial + p] *= f;
-      } else {  // [N][C/16][spatial][16]
+      } else if (pool_.layout == ops::Layout::kNChw16c) {  // [N][C/16][spatial][16]
         for (int64_t g = 0; g < planes / 16; ++g)
           for (int64_t l = 0; l < 16; ++l) out[(g * spatial + p) * 16 + l] *= f;
+      } else {  // nhwc: [N][spatial][C]
+        const int64_t channels = ys[1];
+        for (int64_t n = 0; n < ys[0]; ++n)
+          for (int64_t c = 0; c < channels; ++c) out[(n * spatial + p) * channels + c] *= f;
       }
     }
   }
@@ -163,7 +167,7 @@ class PoolKernel final : public Kernel {
 class GlobalPoolKernel final : public Kernel {
  public:
   GlobalPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config) : desc_(n.describe()), is_max_(is_max) {
-    pool_.blocked = config.input_blocked(0);  // the [N,C,1] output: same bytes either way
+    pool_.layout = config.input_layout(0);  // the [N,C,1] output: same bytes in every layout
   }
 
   void reshape(const KernelContext& ctx) override {

@@ -1,6 +1,7 @@
 // com.graphengine::Reorder (ops/layout.h) on CPU: a oneDNN reorder between
-// plain nchw and blocked nChw16c float32 [N,C,H,W] (C % 16 == 0), the
-// primitive built once per input shape.
+// two of the layouts nchw, nChw16c (C % 16 == 0) and nhwc of a float32
+// [N,C,H,W], the primitive built once per input shape.
+#include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
@@ -10,20 +11,27 @@ namespace {
 
 using dnnl::memory;
 
-memory::format_tag layout_tag(const std::string& l) {
-  return l == ops::kBlockedLayout ? memory::format_tag::nChw16c : memory::format_tag::nchw;
+/// The layout named by attribute `attr` of `n`. Errors: kInvalidModel for
+/// another name (shape inference rejects it first in a compiled graph).
+ops::Layout layout_attr(const ir::Node& n, const char* attr) {
+  ops::Layout l = ops::Layout::kPlain;
+  if (!ops::layout_from_name(n.get_string(attr, ""), &l))
+    fail(ErrorCode::kInvalidModel, n.describe() + ": attribute '" + attr + "' names no layout");
+  return l;
 }
 
 class ReorderKernel final : public Kernel {
  public:
   explicit ReorderKernel(const ir::Node& n)
-      : desc_(n.describe()), from_(layout_tag(n.get_string("from", ""))), to_(layout_tag(n.get_string("to", ""))) {}
+      : desc_(n.describe()), from_(layout_attr(n, "from")), to_(layout_attr(n, "to")) {}
 
   void reshape(const KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
     require_f32(desc_, x.dtype);
-    if (x.shape.size() != 4 || x.shape[1] % ops::kBlockedChannels != 0)
-      fail(ErrorCode::kInvalidArgument, desc_ + ": needs [N,C,H,W] with C % 16 == 0, got " + shape_str(x.shape));
+    if (x.shape.size() != 4 || !ops::layout_fits_channels(from_, x.shape[1]) ||
+        !ops::layout_fits_channels(to_, x.shape[1]))
+      fail(ErrorCode::kInvalidArgument, desc_ + ": needs [N,C,H,W] (with C % 16 == 0 for nChw16c), got " +
+                                            shape_str(x.shape));
     if (ctx.out(0).numel() > 0) build(x.shape);
   }
 
@@ -43,7 +51,7 @@ class ReorderKernel final : public Kernel {
 
  private:
   void build(const Shape& s) {
-    const memory::desc from(to_dims(s), memory::data_type::f32, from_), to(to_dims(s), memory::data_type::f32, to_);
+    const memory::desc from = activation_md(s, from_, desc_), to = activation_md(s, to_, desc_);
     try {
       src_ = unbound_memory(from);
       dst_ = unbound_memory(to);
@@ -56,7 +64,7 @@ class ReorderKernel final : public Kernel {
   }
 
   std::string desc_;
-  memory::format_tag from_, to_;
+  ops::Layout from_, to_;
   memory src_, dst_;
   dnnl::reorder reorder_;
   Scratchpad scratch_;
