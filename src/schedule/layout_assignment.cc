@@ -34,9 +34,11 @@
 //                     CPU (none blocked without AVX-512, none for some
 //                     dilations).
 //   unary elementwise out[i] = f(in[i]): output has the input's layout.
-//   binary elementwise when every operand is blocked with the output's shape
-//                     or a one-element constant (no real broadcasting);
-//                     FusedElementwise the same, for all its outputs.
+//   binary elementwise when every operand is blocked with the output's shape,
+//                     a one-element constant, or per channel ([N or 1, C or
+//                     1, 1, 1]: read as a vector over the blocked bytes, no
+//                     other broadcasting); FusedElementwise the same, for
+//                     all its outputs.
 //   Concat axis 1     when every input is blocked nChw16c: per batch index, each
 //                     input's channel groups are one contiguous range of
 //                     the output, exactly as its channels are in NCHW (so
@@ -112,6 +114,21 @@ bool one_element_constant(const ir::Value* v) {
   return v && v->is_constant() && v->constant->numel() == 1 && v->type.dtype == DType::kFloat32;
 }
 
+/// An operand [n,c,1,1] (fewer dims count as leading 1s; n in {1,N}, c in
+/// {1,C}) of a broadcast to the 4-D float32 `out` [N,C,H,W]: it has the
+/// same bytes in every layout, and a kernel with a non-plain output reads
+/// it as a per-channel vector (kernels/cpu/common/layout_broadcast.h), as
+/// in squeeze-and-excitation's x * s.
+bool per_channel_operand(const ir::Value* v, const ir::Value* out) {
+  if (!v || !v->type.is_tensor() || v->type.dtype != DType::kFloat32 || !v->type.is_static() || !layout_shape(out))
+    return false;
+  const Shape s = v->type.static_shape(), o = out->type.static_shape();
+  if (s.size() > 4) return false;
+  Shape p(4 - s.size(), 1);
+  p.insert(p.end(), s.begin(), s.end());
+  return p[2] == 1 && p[3] == 1 && (p[0] == 1 || p[0] == o[0]) && (p[1] == 1 || p[1] == o[1]);
+}
+
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
@@ -143,7 +160,7 @@ class LayoutGroups {
         case Kind::kBinaryPassThrough:
         case Kind::kElementwiseGroup:
           for (const ir::Value* v : n->inputs())
-            if (v && !v->is_constant()) unite(v, out);
+            if (v && !v->is_constant() && out && v->type == out->type) unite(v, out);
           for (const ir::Value* o : n->outputs()) unite(o, out);
           break;
         case Kind::kConcat: {
@@ -326,7 +343,7 @@ class LayoutAssigner {
         std::vector<bool> in(n->inputs().size(), false);
         for (size_t i = 0; i < in.size(); ++i) {
           const ir::Value* v = n->input(i);
-          if (one_element_constant(v)) continue;
+          if (one_element_constant(v) || per_channel_operand(v, out)) continue;
           if (!blocked(v) || v->type.static_shape() != out->type.static_shape()) return;
           in[i] = true;
         }

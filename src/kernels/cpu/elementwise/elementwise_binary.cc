@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/layout_broadcast.h"
 #include "kernels/cpu/elementwise/elementwise_half.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/kernel.h"
@@ -157,10 +158,16 @@ void check_same_dtype(const TensorView& a, const TensorView& b, const std::strin
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(B op, std::string what) : op_(op), what_(std::move(what)) {}
+  /// `layout`: the output's (ops/layout.h); a non-plain one broadcasts the
+  /// operands over their bytes (layout_broadcast.h).
+  BinaryKernel(B op, std::string what, ops::Layout layout) : op_(op), what_(std::move(what)), layout_(layout) {}
 
   void reshape(const KernelContext& ctx) override {
-    plan_ = make_broadcast_plan<2>(ctx.out(0).shape, {&ctx.in(0).shape, &ctx.in(1).shape});
+    const Shape& o = ctx.out(0).shape;
+    const Shape po = layout_broadcast_shape(o, o, layout_, what_),
+                pa = layout_broadcast_shape(ctx.in(0).shape, o, layout_, what_),
+                pb = layout_broadcast_shape(ctx.in(1).shape, o, layout_, what_);
+    plan_ = make_broadcast_plan<2>(po, {&pa, &pb});
   }
 
   void run(KernelContext& ctx) override {
@@ -241,11 +248,12 @@ class BinaryKernel final : public Kernel {
 
   B op_;
   std::string what_;
+  ops::Layout layout_;
   BroadcastPlan<2> plan_;  // set by reshape
 };
 
 KernelFactory binary_factory(B op) {
-  return [op](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
+  return [op](const ir::Node& n, const KernelConfig& config) -> std::unique_ptr<Kernel> {
     B o = op;
     if (op == B::kMod && n.get_int("fmod", 0) != 0) o = B::kFMod;
     if (op == B::kShl) {
@@ -254,7 +262,7 @@ KernelFactory binary_factory(B op) {
       else if (dir != "LEFT")
         fail(ErrorCode::kInvalidModel, n.describe() + ": direction must be LEFT or RIGHT, got '" + dir + "'");
     }
-    return std::make_unique<BinaryKernel>(o, n.describe());
+    return std::make_unique<BinaryKernel>(o, n.describe(), config.output_layout(0));
   };
 }
 
@@ -265,15 +273,24 @@ KernelFactory binary_factory(B op) {
 /// (integer division for integer dtypes).
 class VariadicKernel final : public Kernel {
  public:
-  VariadicKernel(B op, bool mean, std::string what) : op_(op), mean_(mean), what_(std::move(what)) {}
+  /// `layout`: the output's, as for BinaryKernel.
+  VariadicKernel(B op, bool mean, std::string what, ops::Layout layout)
+      : op_(op), mean_(mean), what_(std::move(what)), layout_(layout) {}
 
   /// plans_[1]: in0 op in1; plans_[i], i >= 2: out op in_i.
   void reshape(const KernelContext& ctx) override {
     const size_t k = ctx.inputs.size();
-    const Shape& o = ctx.out(0).shape;
+    const Shape o = layout_broadcast_shape(ctx.out(0).shape, ctx.out(0).shape, layout_, what_);
+    auto in = [&](size_t i) { return layout_broadcast_shape(ctx.in(i).shape, ctx.out(0).shape, layout_, what_); };
     plans_.assign(k, BroadcastPlan<2>{});
-    if (k > 1) plans_[1] = make_broadcast_plan<2>(o, {&ctx.in(0).shape, &ctx.in(1).shape});
-    for (size_t i = 2; i < k; ++i) plans_[i] = make_broadcast_plan<2>(o, {&o, &ctx.in(i).shape});
+    if (k > 1) {
+      const Shape a = in(0), b = in(1);
+      plans_[1] = make_broadcast_plan<2>(o, {&a, &b});
+    }
+    for (size_t i = 2; i < k; ++i) {
+      const Shape b = in(i);
+      plans_[i] = make_broadcast_plan<2>(o, {&o, &b});
+    }
   }
 
   void run(KernelContext& ctx) override {
@@ -332,12 +349,13 @@ class VariadicKernel final : public Kernel {
   B op_;
   bool mean_;
   std::string what_;
+  ops::Layout layout_;
   std::vector<BroadcastPlan<2>> plans_;  // set by reshape
 };
 
 KernelFactory variadic_factory(B op, bool mean) {
-  return [op, mean](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
-    return std::make_unique<VariadicKernel>(op, mean, n.describe());
+  return [op, mean](const ir::Node& n, const KernelConfig& config) -> std::unique_ptr<Kernel> {
+    return std::make_unique<VariadicKernel>(op, mean, n.describe(), config.output_layout(0));
   };
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/layout_broadcast.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/cpu/elementwise/unary_formulas.h"
 #include "kernels/kernel.h"
@@ -277,7 +278,7 @@ bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
 class FusedElementwiseKernel final : public Kernel {
  public:
   FusedElementwiseKernel(const ir::Node& n, const KernelConfig& config)
-      : desc_(n.describe()), prog_(ops::decode_program(n, config.input_dtypes)) {
+      : desc_(n.describe()), prog_(ops::decode_program(n, config.input_dtypes)), layout_(config.output_layout(0)) {
     for (size_t i = 0; i < n.inputs().size(); ++i)
       if (!n.has_input(i)) fail(ErrorCode::kInvalidModel, desc_ + ": input " + std::to_string(i) + " is missing");
   }
@@ -286,10 +287,16 @@ class FusedElementwiseKernel final : public Kernel {
     const Shape& out = ctx.out(0).shape;
     for (size_t j = 1; j < prog_.results.size(); ++j)
       if (ctx.out(j).shape != out) fail(ErrorCode::kInvalidModel, desc_ + ": outputs differ in shape");
+    // A non-plain output layout: broadcast over the bytes (layout_broadcast.h).
+    const Shape po = layout_broadcast_shape(out, out, layout_, desc_);
+    std::array<Shape, kN> in_shapes;
     std::array<const Shape*, kN> shapes;
-    shapes.fill(&out);
-    for (size_t i = 0; i < prog_.input_types.size(); ++i) shapes[i] = &ctx.in(i).shape;
-    plan_ = make_broadcast_plan<kN>(out, shapes);
+    shapes.fill(&po);
+    for (size_t i = 0; i < prog_.input_types.size(); ++i) {
+      in_shapes[i] = layout_broadcast_shape(ctx.in(i).shape, out, layout_, desc_);
+      shapes[i] = &in_shapes[i];
+    }
+    plan_ = make_broadcast_plan<kN>(po, shapes);
     for (size_t i = 0; i < prog_.input_types.size(); ++i) one_element_[i] = shape_numel(ctx.in(i).shape) == 1;
   }
 
@@ -383,6 +390,7 @@ class FusedElementwiseKernel final : public Kernel {
 
   std::string desc_;
   ops::EwProgram prog_;
+  ops::Layout layout_;  // the outputs' (ops/layout.h)
   BroadcastPlan<kN> plan_;
   std::array<bool, kN> one_element_{};
   std::vector<float> scratch_;
