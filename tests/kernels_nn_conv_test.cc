@@ -196,3 +196,56 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
 
 }  // namespace
 }  // namespace gec
+
+namespace gec {
+namespace {
+using namespace gec::testing;
+
+// Plain convolutions that run as one oneDNN MatMul (conv.cc, MatmulForm):
+// pointwise (1x1 and 1-D kernel 1, stride 1) and 1-D one-channel framed
+// (an STFT front end: kernel 16, stride 5), batch 2, with and without bias
+// and a fused activation, against oneDNN's convolution of the same node
+// (variant "post_op" keeps oneDNN's convolution). Each case also checks
+// that the kernel the node gets is the MatMul one.
+TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides;
+    bool bias, relu;
+  };
+  for (const Case& k : {Case{{2, 24, 5, 7}, {40, 24, 1, 1}, {1, 1}, true, false},
+                        Case{{2, 13, 3, 3}, {7, 13, 1, 1}, {}, false, true},
+                        Case{{2, 6, 11}, {9, 6, 1}, {1}, true, true},
+                        Case{{2, 1, 103}, {33, 1, 16}, {5}, true, false},
+                        Case{{1, 1, 64}, {8, 1, 64}, {16}, false, true}}) {
+    Tensor x(DType::kFloat32, k.x), w(DType::kFloat32, k.w), b(DType::kFloat32, {k.w[0]});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+    std::vector<Tensor> in = {x, w};
+    if (k.bias) in.push_back(b);
+    std::vector<ir::Attribute> attrs;
+    if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
+    const std::string op = k.relu ? ops::kFusedConvOp : "Conv";
+    const std::string domain = k.relu ? ops::kGecDomain : "";
+    if (k.relu) attrs.push_back(ir::Attribute::String("activation", "Relu"));
+    kernels::KernelConfig onednn;
+    onednn.variant = "post_op";
+    const auto mm = run_op(op, in, attrs, 1, domain);
+    const auto ref = run_op(op, in, attrs, 1, domain, onednn);
+    ASSERT_EQ(mm[0].shape(), ref[0].shape()) << shape_str(k.x);
+    expect_close(values<float>(mm[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+
+    ir::Graph g;
+    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)), g.add_constant("w", w)};
+    if (k.bias) ins.push_back(g.add_constant("b", b));
+    ir::Node* n = g.add_node(op, ins, {"y"}, "conv", domain);
+    n->attrs = attrs;
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ref[0].shape());
+    const std::string impl = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name();
+    EXPECT_EQ(impl, k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul") << shape_str(k.x);
+  }
+}
+
+}  // namespace
+}  // namespace gec

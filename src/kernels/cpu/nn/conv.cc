@@ -258,6 +258,17 @@ class ConvKernel final : public Kernel {
       for (int64_t dv : raw_.dilations) dil1 = dil1 && dv == 1;
       native_dw_ = ws.size() == 4 && ws[1] == 1 && ws[0] == group_ && group_ > 1 && dil1 &&
                    raw_.auto_pad == ops::AutoPad::kNotSet;
+      matmul_ = native_dw_ ? MatmulForm::kNone : matmul_form(ws);
+      // Only with static shapes where oneDNN has an optimized MatMul for it.
+      if (matmul_ != MatmulForm::kNone) {
+        const ir::Value* x = n.input(0);
+        const ir::Value* y = n.output(0);
+        if (!x || !y || !x->type.is_static() || !y->type.is_static() || shape_numel(y->type.static_shape()) == 0 ||
+            shape_numel(x->type.static_shape()) == 0 ||
+            is_reference_implementation(matmul_desc(x->type.static_shape(), ws, y->type.static_shape())
+                                            .impl_info_str()))
+          matmul_ = MatmulForm::kNone;
+      }
     }
   }
 
@@ -280,7 +291,9 @@ class ConvKernel final : public Kernel {
       if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       return;
     }
-    if (!empty_) build(x.shape, w.shape, has_bias, y.shape);
+    if (empty_) return;
+    if (matmul_ != MatmulForm::kNone) return build_matmul(x.shape, w.shape, y.shape);
+    build(x.shape, w.shape, has_bias, y.shape);
   }
 
   void run(KernelContext& ctx) override {
@@ -298,6 +311,7 @@ class ConvKernel final : public Kernel {
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
+    if (matmul_ != MatmulForm::kNone) return run_matmul(x, w, b, y, ctx);
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
     bind(dst_, y.data);
@@ -312,6 +326,7 @@ class ConvKernel final : public Kernel {
   std::string impl_name() const override {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
+    if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
     return residual_ || !act_.op.empty() ? "onednn.conv+fused" : "onednn.conv";
   }
 
@@ -334,6 +349,121 @@ class ConvKernel final : public Kernel {
                                       dw_.pw, bs ? bs[c] : 0.f, ys + p * OH * OW, OH, OW);
     }
     if (epilogue_) epilogue_->run(y, threads);
+  }
+
+  /// Which plain convolutions run as one oneDNN MatMul instead (decided
+  /// from the node, as the kernel name is planned at compile time): oneDNN
+  /// 2.6 runs a plain convolution as im2col + its sgemm, whose first call in
+  /// a process generates the sgemm kernels (35-60 ms measured here), while
+  /// its MatMul is a brgemm kernel made per primitive (about 1 ms). Two
+  /// forms need no general im2col, both group 1, no residual, no padding:
+  ///   kPointwise  every kernel dim 1, stride 1: Y[n] = W[M,C] x X[n][C,S]
+  ///               (S = the spatial size);
+  ///   kFrames     1-D with one input channel (an STFT-style front end):
+  ///               the windows of X as frames F[n][t][k] = X[n,0,t*s + k],
+  ///               Y[n] = W[M,K] x F[n]^T (measured standalone for
+  ///               [1,1,16000] * [257,1,512] stride 160: 193 us against
+  ///               257 us for oneDNN's gemm convolution).
+  enum class MatmulForm { kNone, kPointwise, kFrames };
+  MatmulForm matmul_form(const Shape& ws) const {
+    if (group_ != 1 || ws.size() < 3 || ws.size() > 5) return MatmulForm::kNone;
+    if (raw_.auto_pad != ops::AutoPad::kNotSet && raw_.auto_pad != ops::AutoPad::kValid) return MatmulForm::kNone;
+    for (int64_t p : raw_.pads)
+      if (p != 0) return MatmulForm::kNone;
+    for (int64_t d : raw_.dilations)
+      if (d != 1) return MatmulForm::kNone;
+    bool unit = true, stride1 = true;
+    for (size_t i = 2; i < ws.size(); ++i) unit = unit && ws[i] == 1;
+    for (int64_t st : raw_.strides) stride1 = stride1 && st == 1;
+    if (unit && stride1) return MatmulForm::kPointwise;
+    if (ws.size() == 3 && ws[1] == 1 && ws[2] > 1) return MatmulForm::kFrames;
+    return MatmulForm::kNone;
+  }
+
+  /// The MatMul's memory descriptors and primitive descriptor for X `xs`,
+  /// W `ws`, Y `ys` (A = W [1,M,K]; B = X [N,C,S] or the frames [N][S][K]
+  /// read transposed; C = Y [N,M,S]). No bias: oneDNN 2.6's brgemm MatMul
+  /// takes a bias along the last dim only (one per row of A gave ref:any,
+  /// 1 s for SqueezeNet's head), so run_matmul adds it.
+  struct MatmulDescs {
+    memory::desc a, b, c;
+    dnnl::matmul::primitive_desc pd;
+    std::string impl_info_str() const { return pd.impl_info_str(); }
+  };
+  MatmulDescs matmul_desc(const Shape& xs, const Shape& ws, const Shape& ys) const {
+    using dims = memory::dims;
+    const auto f32 = memory::data_type::f32;
+    const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1);
+    const int64_t K = matmul_ == MatmulForm::kFrames ? ws[2] : xs[1];
+    MatmulDescs d;
+    d.a = memory::desc(dims{1, M, K}, f32, dims{M * K, K, 1});
+    d.b = matmul_ == MatmulForm::kPointwise ? memory::desc(dims{N, K, S}, f32, dims{K * S, S, 1})
+                                            : memory::desc(dims{N, K, S}, f32, dims{S * K, 1, K});
+    d.c = memory::desc(dims{N, M, S}, f32, dims{M * S, S, 1});
+    try {
+      d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.c), Scratchpad::attr(), cpu_engine());
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a MatMul for X " + shape_str(xs) + ", W " + shape_str(ws), e);
+    }
+    return d;
+  }
+
+  void build_matmul(const Shape& xs, const Shape& ws, const Shape& ys) {
+    const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1);
+    const int64_t K = matmul_ == MatmulForm::kFrames ? ws[2] : xs[1];
+    frame_stride_ = matmul_ == MatmulForm::kFrames ? (raw_.strides.empty() ? 1 : raw_.strides[0]) : 0;
+    if (xs.size() != ws.size() || (matmul_ == MatmulForm::kPointwise && xs[1] != ws[1]) ||
+        (matmul_ == MatmulForm::kFrames && (S - 1) * frame_stride_ + K > xs[2]))
+      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(xs) + " does not fit W " + shape_str(ws) +
+                                            " and Y " + shape_str(ys));
+    const MatmulDescs d = matmul_desc(xs, ws, ys);
+    try {
+      mm_ = dnnl::matmul(d.pd);
+    } catch (const dnnl::error& e) {
+      rethrow_dnnl(desc_, "create a MatMul for X " + shape_str(xs) + ", W " + shape_str(ws), e);
+    }
+    scratch_.set(d.pd.scratchpad_desc());
+    if (matmul_ == MatmulForm::kFrames) frames_.assign(static_cast<size_t>(N * S * K), 0.f);
+    src_ = unbound_memory(d.a);
+    mm_b_ = unbound_memory(d.b);
+    dst_ = unbound_memory(d.c);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, mm_b_}, {DNNL_ARG_DST, dst_}};
+    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+  }
+
+  /// X (or its frames) as MatMul B, W as A, then the activation in place.
+  void run_matmul(const TensorView& x, const TensorView& w, const TensorView* b, TensorView& y, KernelContext& ctx) {
+    const void* bdata = x.data;
+    if (matmul_ == MatmulForm::kFrames) {
+      const int64_t N = x.shape[0], L = x.shape[2], K = w.shape[2], S = y.shape[2];
+      const float* xs = x.as<const float>();
+      float* f = frames_.data();
+      const bool par = ctx.num_threads > 1 && N * S * K >= 64 * 1024;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
+      for (int64_t r = 0; r < N * S; ++r)
+        std::memcpy(f + r * K, xs + (r / S) * L + (r % S) * frame_stride_, static_cast<size_t>(K) * sizeof(float));
+      bdata = f;
+    }
+    bind(src_, w.data);
+    bind(mm_b_, bdata);
+    bind(dst_, y.data);
+    scratch_.bind(args_, ctx.scratch);
+    mm_.execute(cpu_stream(), args_);
+    cpu_stream().wait();
+    if (b) {  // Y[n, m, :] += B[m]
+      const int64_t M = y.shape[1], rows = y.shape[0] * M, S = y.numel() / std::max<int64_t>(rows, 1);
+      const float* bs = b->as<const float>();
+      float* ys = y.as<float>();
+      const bool par = ctx.num_threads > 1 && y.numel() >= 64 * 1024;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
+      for (int64_t r = 0; r < rows; ++r) {
+        const float v = bs[r % M];
+        float* row = ys + r * S;
+#pragma omp simd
+        for (int64_t i = 0; i < S; ++i) row[i] += v;
+      }
+    }
+    if (epilogue_) epilogue_->run(y, ctx.num_threads);
   }
 
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
@@ -397,6 +527,11 @@ class ConvKernel final : public Kernel {
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
+  MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
+  int64_t frame_stride_ = 0;                      // kFrames: the window step along X
+  std::vector<float> frames_;                     // kFrames: [N][S][K]
+  dnnl::matmul mm_;
+  memory mm_b_;
   struct {
     int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
   } dw_;
