@@ -217,6 +217,7 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
                         Case{{2, 13, 3, 3}, {7, 13, 1, 1}, {}, false, true},
                         Case{{2, 6, 11}, {9, 6, 1}, {1}, true, true},
                         Case{{2, 1, 103}, {33, 1, 16}, {5}, true, false},
+                        Case{{2, 3, 4, 4, 2}, {5, 3, 1, 1, 1}, {}, true, false},
                         Case{{1, 1, 64}, {8, 1, 64}, {16}, false, true}}) {
     Tensor x(DType::kFloat32, k.x), w(DType::kFloat32, k.w), b(DType::kFloat32, {k.w[0]});
     for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
@@ -244,6 +245,32 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
     n->output(0)->type = ir::TensorType::of(DType::kFloat32, ref[0].shape());
     const std::string impl = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name();
     EXPECT_EQ(impl, k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul") << shape_str(k.x);
+  }
+}
+
+// Forms the MatMul path does not take keep oneDNN's convolution: padding,
+// two groups, dilation, a 1-D window over two channels, a stride on a 1x1.
+TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
+  struct Case {
+    Shape x, w, y;
+    std::vector<ir::Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 5, 5}, {4, 8, 1, 1}, {1, 4, 7, 7}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}},
+      {{1, 8, 5, 5}, {4, 4, 1, 1}, {1, 4, 5, 5}, {ir::Attribute::Int("group", 2)}},
+      {{1, 1, 40}, {4, 1, 3}, {1, 4, 36}, {ir::Attribute::Ints("dilations", {2})}},
+      {{1, 2, 40}, {4, 2, 8}, {1, 4, 33}, {}},
+      {{1, 8, 6, 6}, {4, 8, 1, 1}, {1, 4, 3, 3}, {ir::Attribute::Ints("strides", {2, 2})}},
+  };
+  for (const Case& k : cases) {
+    ir::Graph g;
+    Tensor w(DType::kFloat32, k.w);
+    ir::Node* n = g.add_node("Conv", {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)), g.add_constant("w", w)},
+                             {"y"}, "conv");
+    n->attrs = k.attrs;
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, k.y);
+    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(), "onednn.conv")
+        << shape_str(k.x) << " * " << shape_str(k.w);
   }
 }
 

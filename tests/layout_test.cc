@@ -345,20 +345,20 @@ TEST(LayoutPropagation, NoBlockedOutputWithoutABenefit) {
 // constant bias [C,1,1] run in the group's layout (the [1,C,1,1] and
 // [C,1,1] operands read as vectors over the blocked bytes), no Reorder
 // around them; for 24 channels (nhwc) and 32 (nChw16c).
-void expect_squeeze_excitation_stays_blocked(int64_t c, const std::string& layout) {
+void expect_squeeze_excitation_stays_blocked(int64_t c, const std::string& layout, int64_t n = 1) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* x = input(g, "x", {n, 3, 6, 6});
   ir::Value* r = unary(g, "Relu", conv(g, unary(g, "Relu", conv(g, x, c, 3, "conv1"), "relu1"), c, 3, "conv2"), "relu2");
   ir::Node* gap = g.add_node("GlobalAveragePool", {r}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, c, 1, 1});
+  gap->output(0)->type = f32({n, c, 1, 1});
   ir::Value* sc = unary(g, "Sigmoid", conv(g, gap->output(0), c, 1, "conv3"), "sigmoid");
   ir::Value* m = binary(g, "Mul", r, sc, "mul");
   ir::Node* add = g.add_node("Add", {m, g.add_constant("bias", wave({c, 1, 1}, 3))}, {"add_y"}, "add");
   add->output(0)->type = m->type;
   ir::Node* gap2 = g.add_node("GlobalMaxPool", {conv(g, add->output(0), c, 3, "conv4")}, {"gap2_y"}, "gap2");
-  gap2->output(0)->type = f32({1, c, 1, 1});
+  gap2->output(0)->type = f32({n, c, 1, 1});
   g.outputs().push_back(gap2->output(0));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 10)}}, like_avx512);
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({n, 3, 6, 6}, 10)}}, like_avx512);
   EXPECT_EQ(out_layouts(a, node(g, "mul")), (std::vector<std::string>{layout}));
   EXPECT_EQ(out_layouts(a, add), (std::vector<std::string>{layout}));
   EXPECT_EQ(in_layouts(a, add), (std::vector<std::string>{layout, P}));
@@ -366,6 +366,11 @@ void expect_squeeze_excitation_stays_blocked(int64_t c, const std::string& layou
 }
 TEST(LayoutPropagation, SqueezeExcitationStaysNhwc) { expect_squeeze_excitation_stays_blocked(24, L); }
 TEST(LayoutPropagation, SqueezeExcitationStaysNChw16c) { expect_squeeze_excitation_stays_blocked(32, B); }
+// Batch 2: the scale is [2,C,1,1] (one vector per image).
+TEST(LayoutPropagation, SqueezeExcitationBatch2) {
+  expect_squeeze_excitation_stays_blocked(24, L, 2);
+  expect_squeeze_excitation_stays_blocked(32, B, 2);
+}
 
 // A group holding a channel Concat that nChw16c runs in place stays
 // nChw16c although a 24-channel value joins it: that conv stays plain.

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ops/domain.h"
 
@@ -63,6 +64,21 @@ inline bool layout_from_name(const std::string& name, Layout* out) {
 /// `l` with plain's bytes (nChw16c needs C % 16 == 0).
 inline bool layout_fits_channels(Layout l, int64_t channels) {
   return l != Layout::kNChw16c || channels % kBlockedChannels == 0;
+}
+
+/// A per-channel operand of a broadcast to the 4-D `out` [N,C,H,W]: `s`
+/// padded to rank 4 with leading 1s is [n,c,1,1], n in {1,N}, c in {1,C}.
+/// Such an operand has the same bytes in every layout, so a kernel with a
+/// non-plain output reads it as a vector (kernels/cpu/common/
+/// layout_broadcast.h). On true, `padded` (when given) receives [n,c,1,1].
+inline bool per_channel_operand(const std::vector<int64_t>& s, const std::vector<int64_t>& out,
+                                std::vector<int64_t>* padded = nullptr) {
+  if (out.size() != 4 || s.size() > 4) return false;
+  std::vector<int64_t> p(4 - s.size(), 1);
+  p.insert(p.end(), s.begin(), s.end());
+  if (p[2] != 1 || p[3] != 1 || (p[0] != 1 && p[0] != out[0]) || (p[1] != 1 && p[1] != out[1])) return false;
+  if (padded) *padded = p;
+  return true;
 }
 
 }  // namespace gec::ops

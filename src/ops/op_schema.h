@@ -71,12 +71,13 @@ enum class PatternKind : uint8_t {
 };
 const char* pattern_kind_name(PatternKind k);
 
-/// How an op treats blocked (nChw16c) float tensors (schedule/layout_assignment.cc).
+/// How an op treats float tensors held in a non-plain layout, nChw16c or nhwc
+/// (ops/layout.h, schedule/layout_assignment.cc).
 enum class LayoutRule : uint8_t {
   kPlainOnly,      ///< reads and writes plain (NCHW) tensors only
-  kConv,           ///< oneDNN convolution: may read and write nChw16c
+  kConv,           ///< oneDNN convolution: may read and write nChw16c or nhwc
   kUnaryPassThrough,   ///< input 0's layout to output 0; other inputs one-element constants
-  kBinaryPassThrough,  ///< same-shaped inputs, all of one layout, to output 0
+  kBinaryPassThrough,  ///< same-shaped inputs of one layout (or per-channel / one-element ones) to output 0; the kernel honours output_layout(0) (kernels/cpu/common/layout_broadcast.h)
   kPool,           ///< MaxPool / AveragePool on oneDNN: blocked in, blocked out
   kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
   kConcat,         ///< Concat on axis 1 of blocked inputs with C % 16 == 0

@@ -122,11 +122,7 @@ bool one_element_constant(const ir::Value* v) {
 bool per_channel_operand(const ir::Value* v, const ir::Value* out) {
   if (!v || !v->type.is_tensor() || v->type.dtype != DType::kFloat32 || !v->type.is_static() || !layout_shape(out))
     return false;
-  const Shape s = v->type.static_shape(), o = out->type.static_shape();
-  if (s.size() > 4) return false;
-  Shape p(4 - s.size(), 1);
-  p.insert(p.end(), s.begin(), s.end());
-  return p[2] == 1 && p[3] == 1 && (p[0] == 1 || p[0] == o[0]) && (p[1] == 1 || p[1] == o[1]);
+  return ops::per_channel_operand(v->type.static_shape(), out->type.static_shape());
 }
 
 /// Which non-plain layout each value would take: values that layout-
@@ -145,7 +141,7 @@ bool per_channel_operand(const ir::Value* v, const ir::Value* out) {
 /// gemm ones on 24- and 72-channel ones, where nChw16c would pad.)
 class LayoutGroups {
  public:
-  explicit LayoutGroups(const std::vector<ir::Node*>& nodes) {
+  explicit LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes) {
     for (const ir::Node* n : nodes) {
       const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
       switch (kind_of(n)) {
@@ -180,8 +176,11 @@ class LayoutGroups {
     std::unordered_set<const ir::Value*> keep16;  // roots of groups with such a Concat
     for (const ir::Value* v : in_place_concats_)
       if (parent_.count(v)) keep16.insert(root(v));
+    // Only values the pass may hold non-plain count: a graph output (a
+    // class head, say) stays plain whatever its channel count.
     for (const auto& [v, parent] : parent_)
-      if (channels(v) % ops::kBlockedChannels != 0 && !keep16.count(root(v))) channels_last_.insert(root(v));
+      if (channels(v) % ops::kBlockedChannels != 0 && may_hold(g, v) && !keep16.count(root(v)))
+        channels_last_.insert(root(v));
   }
 
   /// nChw16c or nhwc for a value of layout_shape.
@@ -191,8 +190,19 @@ class LayoutGroups {
   }
 
  private:
-  const ir::Value* root(const ir::Value* v) const {
-    while (parent_.at(v) != v) v = parent_.at(v);
+  /// A computed value of `g` read only in `g`, not a graph output.
+  static bool may_hold(const ir::Graph& g, const ir::Value* v) {
+    if (v->is_constant() || !v->producer() || v->producer()->owner() != &g || g.is_graph_output(v)) return false;
+    for (const auto& [user, idx] : v->uses())
+      if (user->owner() != &g) return false;
+    return true;
+  }
+  const ir::Value* root(const ir::Value* v) const {  // with path halving
+    while (parent_.at(v) != v) {
+      const ir::Value* up = parent_.at(parent_.at(v));
+      parent_[v] = up;
+      v = up;
+    }
     return v;
   }
   void add(const ir::Value* v) { parent_.emplace(v, v); }
@@ -205,7 +215,7 @@ class LayoutGroups {
   }
 
   std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
-  std::unordered_map<const ir::Value*, const ir::Value*> parent_;
+  mutable std::unordered_map<const ir::Value*, const ir::Value*> parent_;
   std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
 };
 
@@ -258,7 +268,8 @@ bool conv_eligible(const ir::Graph& g, const LayoutGroups& groups, const ir::Nod
 /// ref:any, ~300x slower), none for some shapes (large dilations) on any
 /// CPU, and none from a plain src into an nhwc dst (ref:any, measured
 /// 0.2 s for mobilenet_v2's first conv). Such a conv stays plain, where
-/// oneDNN has gemm-based code. A first convolution (1-3 input channels)
+/// oneDNN has gemm-based code; so does one whose nhwc implementation would
+/// be gemm-based too. A first convolution (1-3 input channels)
 /// tries a plain src, then for an nhwc dst an nhwc src (a small Reorder of
 /// the input; oneDNN's brgemm kernel takes 3 channels, not 1).
 std::optional<std::pair<ops::Layout, ops::Layout>> fast_layouts(const LayoutQuery& query, const LayoutGroups& groups,
@@ -269,11 +280,16 @@ std::optional<std::pair<ops::Layout, ops::Layout>> fast_layouts(const LayoutQuer
     tries.push_back({dst, dst});
   } else {
     tries.push_back({ops::Layout::kPlain, dst});
-    if (dst == ops::Layout::kNhwc) tries.push_back({dst, dst});
+    // The src is then held in its own group's layout: nhwc too, unless
+    // that group keeps nChw16c (which cannot hold 1-3 channels).
+    if (dst == ops::Layout::kNhwc && groups.of(n->input(0)) == ops::Layout::kNhwc) tries.push_back({dst, dst});
   }
   for (const auto& t : tries) {
     const std::string impl = query(*n, t.first, t.second);
-    if (!impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl)) return t;
+    // nhwc pays only with a direct or brgemm kernel: oneDNN also has a gemm
+    // one for nhwc (on CPUs without AVX-512), no faster than plain's.
+    const bool gemm = t.second == ops::Layout::kNhwc && impl.find("gemm") != std::string::npos;
+    if (!impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl) && !gemm) return t;
   }
   return std::nullopt;
 }
@@ -291,7 +307,7 @@ class LayoutAssigner {
   LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
     nodes_ = g.node_list();
-    groups_ = std::make_unique<LayoutGroups>(nodes_);
+    groups_ = std::make_unique<LayoutGroups>(g, nodes_);
     std::unordered_set<const ir::Node*> ruled_out;
     while (true) {
       forward(g, ruled_out);

@@ -20,18 +20,20 @@ namespace gec::kernels::cpu {
 ///            {1,C}; shorter shapes count as leading 1s): [n,1,1,c];
 ///   nChw16c  out and s == out: [N,C/16,H,W,16]; [n,C,1,1]: [n,C/16,1,1,16];
 ///            [n,1,1,1]: [n,1,1,1,1].
-/// For kPlain `s` itself. Errors: kInvalidModel naming `who` for another
-/// operand shape (a spatial broadcast has no such view).
+/// For kPlain `s` itself. Errors: kInvalidModel naming `who` for an output
+/// that is not 4-D, for nChw16c an output with C % 16 != 0, or an operand
+/// that is neither full-shaped nor per channel (a spatial broadcast has no
+/// such view).
 inline Shape layout_broadcast_shape(const Shape& s, const Shape& out, ops::Layout l, const std::string& who) {
   if (l == ops::Layout::kPlain) return s;
   if (out.size() != 4 || s.size() > 4)
     fail(ErrorCode::kInvalidModel, who + ": a " + ops::layout_name(l) + " broadcast needs a 4-D output, got " +
                                        shape_str(out));
-  Shape p(4 - s.size(), 1);
-  p.insert(p.end(), s.begin(), s.end());
   const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
-  const bool full = p == out;
-  if (!full && !(p[2] == 1 && p[3] == 1 && (p[0] == 1 || p[0] == N) && (p[1] == 1 || p[1] == C)))
+  Shape p;
+  const bool full = s == out;
+  if (full) p = s;
+  else if (!ops::per_channel_operand(s, out, &p))
     fail(ErrorCode::kInvalidModel, who + ": operand " + shape_str(s) + " of a " + ops::layout_name(l) +
                                        " output " + shape_str(out) + " is neither full-shaped nor per channel");
   if (l == ops::Layout::kNhwc) return full ? Shape{N, H, W, C} : Shape{p[0], 1, 1, p[1]};

@@ -1,5 +1,8 @@
 // CPU kernels of the broadcasting binary ops (Add, Sub, Mul, Div, Mod, PRelu,
 // comparisons, And/Or/Xor), the variadic Max/Min/Sum/Mean, Pow and Where.
+// Add/Sub/Mul/Div and the variadic ones with a non-plain output layout
+// (nChw16c / nhwc from the plan) broadcast over the shapes the bytes form
+// (layout_broadcast.h).
 // Broadcasting goes through the row plan of broadcast.h, so each row is one
 // straight loop whose operands are contiguous or a repeated scalar; float32
 // Add/Sub/Mul/Div rows run the Highway loops of elementwise_simd.h.

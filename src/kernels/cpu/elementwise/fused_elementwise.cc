@@ -16,6 +16,8 @@
 //
 // All of a block's inputs are read before any output of it is written, so
 // an output may overwrite a same-shaped input (the op's in-place trait).
+// With a non-plain output layout the broadcast runs over the shapes the
+// bytes form (layout_broadcast.h).
 #include <omp.h>
 
 #include <algorithm>

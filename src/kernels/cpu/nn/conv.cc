@@ -1,5 +1,6 @@
 // Conv (ONNX Conv-11) and com.graphengine::FusedConv (ops/fused_conv.h) on
-// CPU through oneDNN convolution_forward.
+// CPU through oneDNN convolution_forward, or for a few plain forms one oneDNN
+// MatMul (MatmulForm below) or our own depthwise loop.
 //
 // src/dst are in plain NC[D]HW layout (what the arena holds) unless the
 // execution plan's layouts (KernelConfig, chosen by schedule/
@@ -182,7 +183,8 @@ Shape onednn_weight_dims(const Shape& ws, int64_t group) {
 }
 
 /// The oneDNN convolution for X `xs`, W `ws` (ONNX [M, C/group, k...]), Y
-/// `ys`, in plain or nChw16c src/dst; weights in the layout oneDNN prefers.
+/// `ys`, src/dst in the given layouts (ops/layout.h); weights in the layout
+/// oneDNN prefers.
 /// Shared by the kernel and the compile-time layout query.
 dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t group, const Shape& xs, const Shape& ws,
                                           bool has_bias, const Shape& ys, ops::Layout src_layout, ops::Layout dst_layout,
@@ -247,8 +249,8 @@ class ConvKernel final : public Kernel {
     // A depthwise convolution (one filter per channel) in plain NCHW runs
     // our own loop: oneDNN has only its gemm path for that layout, 10-30x
     // slower than its blocked depthwise kernels (measured here: 546 us vs
-    // 41 us for [1,72,64,64] 3x3), and a channel count that is not a
-    // multiple of 16 keeps the layout plain. Decided from the node alone
+    // 41 us for [1,72,64,64] 3x3); the layout stays plain at -O0/-O1 or
+    // where the layout assignment leaves a group plain. Decided from the node alone
     // (the kernel name is planned at compile time): 2-D, the filter [C, 1,
     // kh, kw] with group C, dilation 1, no residual, plain in and out.
     const ir::Value* w = n.input(1);
@@ -259,14 +261,13 @@ class ConvKernel final : public Kernel {
       native_dw_ = ws.size() == 4 && ws[1] == 1 && ws[0] == group_ && group_ > 1 && dil1 &&
                    raw_.auto_pad == ops::AutoPad::kNotSet;
       matmul_ = native_dw_ ? MatmulForm::kNone : matmul_form(ws);
-      // Only with static shapes where oneDNN has an optimized MatMul for it.
+      // Only with static shapes where oneDNN has its brgemm MatMul for them
+      // (elsewhere, e.g. without AVX-512, it may be gemm-based: no gain).
       if (matmul_ != MatmulForm::kNone) {
         const ir::Value* x = n.input(0);
         const ir::Value* y = n.output(0);
-        if (!x || !y || !x->type.is_static() || !y->type.is_static() || shape_numel(y->type.static_shape()) == 0 ||
-            shape_numel(x->type.static_shape()) == 0 ||
-            is_reference_implementation(matmul_desc(x->type.static_shape(), ws, y->type.static_shape())
-                                            .impl_info_str()))
+        if (!x || !y || !x->type.is_static() || !y->type.is_static() ||
+            !matmul_fits(x->type.static_shape(), ws, y->type.static_shape()))
           matmul_ = MatmulForm::kNone;
       }
     }
@@ -356,7 +357,10 @@ class ConvKernel final : public Kernel {
   /// 2.6 runs a plain convolution as im2col + its sgemm, whose first call in
   /// a process generates the sgemm kernels (35-60 ms measured here), while
   /// its MatMul is a brgemm kernel made per primitive (about 1 ms). Two
-  /// forms need no general im2col, both group 1, no residual, no padding:
+  /// forms need no general im2col, both plain src and dst, group 1,
+  /// dilation 1, no padding (auto_pad NOTSET or VALID), no residual, static
+  /// shapes, and not the "post_op" variant (which keeps oneDNN's
+  /// convolution for tests):
   ///   kPointwise  every kernel dim 1, stride 1: Y[n] = W[M,C] x X[n][C,S]
   ///               (S = the spatial size);
   ///   kFrames     1-D with one input channel (an STFT-style front end):
@@ -365,6 +369,7 @@ class ConvKernel final : public Kernel {
   ///               [1,1,16000] * [257,1,512] stride 160: 193 us against
   ///               257 us for oneDNN's gemm convolution).
   enum class MatmulForm { kNone, kPointwise, kFrames };
+  static bool brgemm_matmul(const std::string& impl) { return impl.rfind("brg", 0) == 0; }
   MatmulForm matmul_form(const Shape& ws) const {
     if (group_ != 1 || ws.size() < 3 || ws.size() > 5) return MatmulForm::kNone;
     if (raw_.auto_pad != ops::AutoPad::kNotSet && raw_.auto_pad != ops::AutoPad::kValid) return MatmulForm::kNone;
@@ -408,14 +413,41 @@ class ConvKernel final : public Kernel {
     return d;
   }
 
+  /// The frames of X at most this many bytes and times X's (a stride much
+  /// smaller than the window would copy X many times over, outside the
+  /// arena): beyond, oneDNN's convolution runs.
+  static constexpr int64_t kMaxFrameBytes = 32 << 20, kMaxFrameRatio = 8;
+
+  /// X, W, Y as the form needs them (the shapes a run may bring too).
+  bool shapes_fit(const Shape& xs, const Shape& ws, const Shape& ys) const {
+    if (xs.size() != ws.size() || ys.size() != xs.size() || xs[0] != ys[0] || ys[1] != ws[0] || shape_numel(xs) == 0 ||
+        shape_numel(ys) == 0)
+      return false;
+    if (matmul_ == MatmulForm::kPointwise)
+      return xs[1] == ws[1] && std::equal(xs.begin() + 2, xs.end(), ys.begin() + 2);
+    const int64_t stride = raw_.strides.empty() ? 1 : raw_.strides[0];
+    const int64_t frames = xs[0] * ys[2] * ws[2] * static_cast<int64_t>(sizeof(float));
+    return xs[1] == 1 && stride >= 1 && (ys[2] - 1) * stride + ws[2] <= xs[2] && frames <= kMaxFrameBytes &&
+           frames <= kMaxFrameRatio * shape_numel(xs) * static_cast<int64_t>(sizeof(float));
+  }
+
+  /// At kernel creation: the shapes fit and oneDNN has its brgemm MatMul for them.
+  bool matmul_fits(const Shape& xs, const Shape& ws, const Shape& ys) const {
+    if (!shapes_fit(xs, ws, ys)) return false;
+    try {
+      return brgemm_matmul(matmul_desc(xs, ws, ys).impl_info_str());
+    } catch (const Error&) {
+      return false;  // oneDNN refused the descriptors: its convolution runs
+    }
+  }
+
   void build_matmul(const Shape& xs, const Shape& ws, const Shape& ys) {
+    if (!shapes_fit(xs, ws, ys))
+      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(xs) + " does not fit W " + shape_str(ws) +
+                                            " and Y " + shape_str(ys) + " (or its frames would be too large)");
     const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1);
     const int64_t K = matmul_ == MatmulForm::kFrames ? ws[2] : xs[1];
     frame_stride_ = matmul_ == MatmulForm::kFrames ? (raw_.strides.empty() ? 1 : raw_.strides[0]) : 0;
-    if (xs.size() != ws.size() || (matmul_ == MatmulForm::kPointwise && xs[1] != ws[1]) ||
-        (matmul_ == MatmulForm::kFrames && (S - 1) * frame_stride_ + K > xs[2]))
-      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(xs) + " does not fit W " + shape_str(ws) +
-                                            " and Y " + shape_str(ys));
     const MatmulDescs d = matmul_desc(xs, ws, ys);
     try {
       mm_ = dnnl::matmul(d.pd);
