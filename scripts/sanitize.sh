@@ -45,6 +45,6 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DGEC_TSAN=ON -DGEC_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-tsan gec_tsan_tests
 tsan_built=$(date +%s)
-TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" OMP_WAIT_POLICY=PASSIVE \
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizer/tsan.supp" OMP_WAIT_POLICY=PASSIVE \
   taskset -c 0 build-tsan/gec_tsan_tests --gtest_filter='-Threading.RunsOnFewerThreadsGiveTheSameOutputs'
 echo "sanitize: TSan build $((tsan_built - asan_done)) s, tests $(($(date +%s) - tsan_built)) s"
