@@ -839,6 +839,39 @@ void set_dims(gom::Value* v, std::vector<int64_t> dims) {
   for (int64_t d : dims) v->mutable_type()->add_dims()->set_value(d);
 }
 
+// A valid layout code on a step whose shapes that layout cannot hold (the
+// small CNN's 4-channel convolution planned nChw16c, which would write a
+// channel-padded buffer past its value): refused with an error naming the
+// layout, at load or at the first run, never run.
+TEST(HostileGom, LayoutsTheShapesCannotHoldAreRefused) {
+  const std::vector<uint8_t> good = compiled_small_cnn(2);
+  gom::Model m = model_def_of(good);
+  const int conv = node_index(m, "FusedConv");
+  int edited = 0;
+  for (auto& st : *m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps()) {
+    if (st.node() != conv) continue;
+    st.clear_input_layouts();
+    st.clear_output_layouts();
+    for (int i = 0; i < m.graphs(0).nodes(conv).inputs_size(); ++i) st.add_input_layouts(i == 0 ? 2 : 0);
+    st.add_output_layouts(1);  // nChw16c for [1,4,8,8]
+    ++edited;
+  }
+  ASSERT_EQ(edited, 1);
+  std::string msg;
+  try {
+    auto s = Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(with_model_def(good, m)));
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < s->inputs().size(); ++i) in.push_back(Tensor(DType::kFloat32, {1, 3, 8, 8}));
+    std::vector<TensorView> views;
+    for (Tensor& t : in) views.push_back(t.view());
+    s->run(views);
+  } catch (const Error& e) {
+    msg = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << msg;
+  }
+  EXPECT_NE(msg.find("nChw16c"), std::string::npos) << "accepted, or another error: " << msg;
+}
+
 TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {
   const std::vector<uint8_t> o2 = compiled_small_cnn(2), o0 = compiled_small_cnn(0);
   // Sanity: both load and run as compiled.
