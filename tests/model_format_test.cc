@@ -960,10 +960,11 @@ TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {
     const std::string msg = load_error(with_model_def(good, m));
     EXPECT_NE(msg.find("corrupted"), std::string::npos) << msg;
     EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
-    if (c.what == std::string("input declared [1,3,2,2]"))
+    if (c.what == std::string("input declared [1,3,2,2]")) {
       EXPECT_TRUE(msg.find("make float32[1,4,2,2]") != std::string::npos ||
                   msg.find("make float32[1,3,2,2]") != std::string::npos)
           << msg;
+    }
   }
 }
 
