@@ -129,7 +129,8 @@ bool per_channel_operand(const ir::Value* v, const ir::Value* out) {
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
 /// channel counts are all multiples of 16) form one group, held nChw16c when
-/// every value in it has C % 16 == 0 or it holds such a channel Concat
+/// every value in it that the pass may hold non-plain (not a graph output)
+/// has C % 16 == 0 or it holds such a channel Concat
 /// (in nChw16c a Concat writes its inputs in place, in nhwc it could not,
 /// and the odd channels are then few: GoogLeNet's 24-channel 5x5 branches,
 /// SqueezeNet's 1000-class head), and nhwc otherwise. One layout per
@@ -161,7 +162,8 @@ class LayoutGroups {
           break;
         case Kind::kConcat: {
           bool all16 = layout_shape(out) && channels(out) % ops::kBlockedChannels == 0;
-          for (const ir::Value* v : n->inputs()) all16 = all16 && layout_shape(v) && channels(v) % ops::kBlockedChannels == 0;
+          for (const ir::Value* v : n->inputs())
+            all16 = all16 && layout_shape(v) && channels(v) % ops::kBlockedChannels == 0;
           if (all16) {
             for (const ir::Value* v : n->inputs()) unite(v, out);
             if (n->get_int("axis", 0) == 1 || n->get_int("axis", 0) == -3) in_place_concats_.push_back(out);
