@@ -21,7 +21,8 @@ RTOL, ATOL = 1e-3, 1e-4
 
 # Compile options for the tests that run real convolutional models: the
 # defaults (layout_propagation asks oneDNN and keeps convolutions plain where
-# the blocked layout would get a reference kernel, e.g. on CPUs without AVX-512).
+# nChw16c / nhwc would get a reference kernel, e.g. nChw16c on CPUs without
+# AVX-512).
 CONV_OPTIONS = {}
 
 
