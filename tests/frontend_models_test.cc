@@ -8,16 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/onnx/importer.h"
+#include "shared_models_util.h"
 
 namespace gec::frontend {
 namespace {
 
-const std::string kModels = std::string(GEC_SOURCE_DIR) + "/../shared/models";
+const std::string& kModels = testing::kSharedModels;
 
 TEST(FrontendModels, AllSharedModelsImport) {
-  std::ifstream mf(kModels + "/manifest.json");
-  ASSERT_TRUE(mf.good()) << kModels << "/manifest.json is missing: the shared models are expected in ../shared next to the repository";
-  const nlohmann::json manifest = nlohmann::json::parse(mf);
+  nlohmann::json manifest;
+  ASSERT_NO_FATAL_FAILURE(testing::read_shared_manifest(&manifest));
   size_t imported = 0;
   for (const auto& m : manifest["models"]) {
     const std::string name = m["name"];

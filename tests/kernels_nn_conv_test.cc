@@ -151,12 +151,37 @@ TEST(NnConvTranspose, OutputPaddingAndOutputShape1D) {
   expect_close(values<float>(os[0]), {1, 3, 2, 2});
 }
 
-}  // namespace
-}  // namespace gec
 
-namespace gec {
-namespace {
-using namespace gec::testing;
+/// A Conv (with `relu`: a FusedConv with a Relu) on deterministic X [xs],
+/// W [ws] and, with `bias`, B [ws[0]], all in about [-2, 2].
+struct ConvRun {
+  std::vector<Tensor> in;
+  std::vector<ir::Attribute> attrs;
+  std::string op, domain;
+};
+ConvRun conv_run(const Shape& xs, const Shape& ws, std::vector<ir::Attribute> attrs, bool bias, bool relu) {
+  Tensor x(DType::kFloat32, xs), w(DType::kFloat32, ws), b(DType::kFloat32, {ws[0]});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
+  for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+  ConvRun r{{x, w}, std::move(attrs), relu ? ops::kFusedConvOp : "Conv", relu ? ops::kGecDomain : ""};
+  if (bias) r.in.push_back(b);
+  if (relu) r.attrs.push_back(ir::Attribute::String("activation", "Relu"));
+  return r;
+}
+
+/// Runs `r` with the kernel its node gets by default and with oneDNN's
+/// convolution (variant "post_op"); expects the same outputs
+/// (|a - b| <= 1e-5 + 1e-5 |b|). Returns the output shape.
+Shape expect_default_kernel_matches_onednn(const ConvRun& r, const std::string& trace) {
+  kernels::KernelConfig onednn;
+  onednn.variant = "post_op";
+  const auto got = run_op(r.op, r.in, r.attrs, 1, r.domain);
+  const auto ref = run_op(r.op, r.in, r.attrs, 1, r.domain, onednn);
+  EXPECT_EQ(got[0].shape(), ref[0].shape()) << trace;
+  if (got[0].shape() == ref[0].shape()) expect_close(values<float>(got[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+  return ref[0].shape();
+}
 
 // The native plain-layout depthwise loop (conv.cc, depthwise_simd.cc) against
 // oneDNN's convolution of the same node (variant "post_op" keeps oneDNN):
@@ -174,32 +199,14 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
                         Case{8, 6, 17, 1, 3, 1, 2, {0, 1, 0, 1}, true, false},
                         Case{3, 4, 4, 3, 3, 1, 1, {0, 0, 0, 0}, false, false},
                         Case{4, 2, 2, 3, 3, 2, 2, {0, 0, 1, 1}, true, false}}) {  // taps right of a 2-wide row
-    Tensor x(DType::kFloat32, {2, k.c, k.h, k.w}), w(DType::kFloat32, {k.c, 1, k.kh, k.kw}), b(DType::kFloat32, {k.c});
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
-    std::vector<Tensor> in = {x, w};
-    if (k.bias) in.push_back(b);
-    std::vector<ir::Attribute> attrs = {ir::Attribute::Int("group", k.c), ir::Attribute::Ints("pads", k.pads),
-                                        ir::Attribute::Ints("strides", {k.sh, k.sw})};
-    const std::string op = k.relu ? ops::kFusedConvOp : "Conv";
-    const std::string domain = k.relu ? ops::kGecDomain : "";
-    if (k.relu) attrs.push_back(ir::Attribute::String("activation", "Relu"));
-    kernels::KernelConfig onednn;
-    onednn.variant = "post_op";
-    const auto native = run_op(op, in, attrs, 1, domain);
-    const auto ref = run_op(op, in, attrs, 1, domain, onednn);
-    ASSERT_EQ(native[0].shape(), ref[0].shape()) << "C " << k.c;
-    expect_close(values<float>(native[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+    const ConvRun r = conv_run({2, k.c, k.h, k.w}, {k.c, 1, k.kh, k.kw},
+                               {ir::Attribute::Int("group", k.c), ir::Attribute::Ints("pads", k.pads),
+                                ir::Attribute::Ints("strides", {k.sh, k.sw})},
+                               k.bias, k.relu);
+    expect_default_kernel_matches_onednn(r, "C " + std::to_string(k.c));
   }
 }
 
-}  // namespace
-}  // namespace gec
-
-namespace gec {
-namespace {
-using namespace gec::testing;
 
 // Plain convolutions that run as one oneDNN MatMul (conv.cc, MatmulForm):
 // pointwise (1x1 and 1-D kernel 1, stride 1) and 1-D one-channel framed
@@ -219,30 +226,18 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
                         Case{{2, 1, 103}, {33, 1, 16}, {5}, true, false},
                         Case{{2, 3, 4, 4, 2}, {5, 3, 1, 1, 1}, {}, true, false},
                         Case{{1, 1, 64}, {8, 1, 64}, {16}, false, true}}) {
-    Tensor x(DType::kFloat32, k.x), w(DType::kFloat32, k.w), b(DType::kFloat32, {k.w[0]});
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
-    std::vector<Tensor> in = {x, w};
-    if (k.bias) in.push_back(b);
     std::vector<ir::Attribute> attrs;
     if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
-    const std::string op = k.relu ? ops::kFusedConvOp : "Conv";
-    const std::string domain = k.relu ? ops::kGecDomain : "";
-    if (k.relu) attrs.push_back(ir::Attribute::String("activation", "Relu"));
-    kernels::KernelConfig onednn;
-    onednn.variant = "post_op";
-    const auto mm = run_op(op, in, attrs, 1, domain);
-    const auto ref = run_op(op, in, attrs, 1, domain, onednn);
-    ASSERT_EQ(mm[0].shape(), ref[0].shape()) << shape_str(k.x);
-    expect_close(values<float>(mm[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+    const ConvRun r = conv_run(k.x, k.w, attrs, k.bias, k.relu);
+    const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x));
 
     ir::Graph g;
-    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)), g.add_constant("w", w)};
-    if (k.bias) ins.push_back(g.add_constant("b", b));
-    ir::Node* n = g.add_node(op, ins, {"y"}, "conv", domain);
-    n->attrs = attrs;
-    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ref[0].shape());
+    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)),
+                                   g.add_constant("w", r.in[1])};
+    if (k.bias) ins.push_back(g.add_constant("b", r.in[2]));
+    ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
+    n->attrs = r.attrs;
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
     const std::string impl = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name();
     EXPECT_EQ(impl, k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul") << shape_str(k.x);
   }

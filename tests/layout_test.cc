@@ -61,6 +61,26 @@ ir::Value* binary(ir::Graph& g, const std::string& op, ir::Value* a, ir::Value* 
   return n->output(0);
 }
 
+/// Concat of the 4-D `xs` on axis 1; output `name` + "_y".
+ir::Node* concat(ir::Graph& g, const std::vector<ir::Value*>& xs, const std::string& name) {
+  ir::Node* n = g.add_node("Concat", xs, {name + "_y"}, name);
+  n->set_attr(ir::Attribute::Int("axis", 1));
+  Shape s = xs[0]->type.static_shape();
+  s[1] = 0;
+  for (const ir::Value* x : xs) s[1] += x->type.static_shape()[1];
+  n->output(0)->type = f32(s);
+  return n;
+}
+
+/// `op` (GlobalAveragePool or GlobalMaxPool) of the 4-D `x`: [N,C,1,1],
+/// output `name` + "_y".
+ir::Node* global_pool(ir::Graph& g, const std::string& op, ir::Value* x, const std::string& name) {
+  ir::Node* n = g.add_node(op, {x}, {name + "_y"}, name);
+  const Shape s = x->type.static_shape();
+  n->output(0)->type = f32({s[0], s[1], 1, 1});
+  return n;
+}
+
 ir::Node* node(const ir::Graph& g, const std::string& name) {
   for (const auto& n : g.nodes())
     if (n->name == name) return n.get();
@@ -209,8 +229,7 @@ TEST(LayoutPropagation, PlainConsumersShareOneReorder) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 4, 4});
   ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
-  ir::Node* gap = g.add_node("GlobalAveragePool", {conv(g, r1, 32, 1, "conv2")}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 32, 1, 1});
+  ir::Node* gap = global_pool(g, "GlobalAveragePool", conv(g, r1, 32, 1, "conv2"), "gap");
   ir::Node* fl2 = g.add_node("Flatten", {gap->output(0)}, {"flat2"}, "flatten2");
   fl2->output(0)->type = f32({1, 32});
   ir::Node* fl = g.add_node("Flatten", {r1}, {"flat"}, "flatten");
@@ -239,8 +258,7 @@ TEST(LayoutPropagation, MixedAddReadsPlain) {
   ir::Value* z = input(g, "z", {1, 16, 6, 6});
   ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
   ir::Value* sum = binary(g, "Add", r1, z, "add");
-  ir::Node* gap = g.add_node("GlobalMaxPool", {conv(g, r1, 16, 3, "conv2")}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 16, 1, 1});
+  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, r1, 16, 3, "conv2"), "gap");
   g.outputs() = {conv(g, sum, 16, 1, "conv3"), gap->output(0)};
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 3)}, {"z", wave({1, 16, 6, 6}, 4)}});
   auto r = reorders(g);
@@ -298,8 +316,7 @@ TEST(LayoutPropagation, EachGroupGetsItsOwnLayout) {
                             {"up"}, "resize");
   rs->output(0)->type = f32({1, 32, 8, 8});
   ir::Value* c4 = conv(g, unary(g, "Relu", conv(g, rs->output(0), 24, 3, "conv3"), "relu3"), 24, 1, "conv4");
-  ir::Node* gap = g.add_node("GlobalAveragePool", {c4}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 24, 1, 1});
+  ir::Node* gap = global_pool(g, "GlobalAveragePool", c4, "gap");
   g.outputs().push_back(gap->output(0));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 7)}}, like_avx512);
   EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{B}));
@@ -318,11 +335,8 @@ TEST(LayoutPropagation, ConcatOfNhwcInputsReadsPlain) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 5, 5});
   ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  ir::Node* cat = g.add_node("Concat", {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, {"cat_y"}, "concat");
-  cat->set_attr(ir::Attribute::Int("axis", 1));
-  cat->output(0)->type = f32({1, 32, 5, 5});
-  ir::Node* gap = g.add_node("GlobalMaxPool", {conv(g, cat->output(0), 16, 3, "conv4")}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 16, 1, 1});
+  ir::Node* cat = concat(g, {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, "concat");
+  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 16, 3, "conv4"), "gap");
   g.outputs().push_back(gap->output(0));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 8)}}, like_avx512);
   EXPECT_FALSE(has_layouts(a, cat));
@@ -349,14 +363,12 @@ void expect_squeeze_excitation_stays_blocked(int64_t c, const std::string& layou
   ir::Graph g;
   ir::Value* x = input(g, "x", {n, 3, 6, 6});
   ir::Value* r = unary(g, "Relu", conv(g, unary(g, "Relu", conv(g, x, c, 3, "conv1"), "relu1"), c, 3, "conv2"), "relu2");
-  ir::Node* gap = g.add_node("GlobalAveragePool", {r}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({n, c, 1, 1});
+  ir::Node* gap = global_pool(g, "GlobalAveragePool", r, "gap");
   ir::Value* sc = unary(g, "Sigmoid", conv(g, gap->output(0), c, 1, "conv3"), "sigmoid");
   ir::Value* m = binary(g, "Mul", r, sc, "mul");
   ir::Node* add = g.add_node("Add", {m, g.add_constant("bias", wave({c, 1, 1}, 3))}, {"add_y"}, "add");
   add->output(0)->type = m->type;
-  ir::Node* gap2 = g.add_node("GlobalMaxPool", {conv(g, add->output(0), c, 3, "conv4")}, {"gap2_y"}, "gap2");
-  gap2->output(0)->type = f32({n, c, 1, 1});
+  ir::Node* gap2 = global_pool(g, "GlobalMaxPool", conv(g, add->output(0), c, 3, "conv4"), "gap2");
   g.outputs().push_back(gap2->output(0));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({n, 3, 6, 6}, 10)}}, like_avx512);
   EXPECT_EQ(out_layouts(a, node(g, "mul")), (std::vector<std::string>{layout}));
@@ -378,12 +390,9 @@ TEST(LayoutPropagation, GroupWithInPlaceConcatStaysNChw16c) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 5, 5});
   ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
-  ir::Node* cat = g.add_node("Concat", {conv(g, r1, 16, 3, "conv2"), conv(g, r1, 16, 1, "conv3")}, {"cat_y"}, "concat");
-  cat->set_attr(ir::Attribute::Int("axis", 1));
-  cat->output(0)->type = f32({1, 32, 5, 5});
+  ir::Node* cat = concat(g, {conv(g, r1, 16, 3, "conv2"), conv(g, r1, 16, 1, "conv3")}, "concat");
   ir::Value* c5 = conv(g, unary(g, "Relu", conv(g, cat->output(0), 24, 3, "conv4"), "relu4"), 16, 3, "conv5");
-  ir::Node* gap = g.add_node("GlobalMaxPool", {c5}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 16, 1, 1});
+  ir::Node* gap = global_pool(g, "GlobalMaxPool", c5, "gap");
   g.outputs().push_back(gap->output(0));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 9)}}, like_avx512);
   EXPECT_EQ(a.channels_last_values, 0);
@@ -427,11 +436,8 @@ void build_cnn(ir::Graph& g) {
   mp->output(0)->type = f32({1, 16, 8, 8});
   ir::Value* a = unary(g, "Relu", conv(g, mp->output(0), 16, 1, "conv3"), "relu3");
   ir::Value* b = conv(g, mp->output(0), 16, 3, "conv4");
-  ir::Node* cat = g.add_node("Concat", {a, b}, {"cat_y"}, "concat");
-  cat->set_attr(ir::Attribute::Int("axis", 1));
-  cat->output(0)->type = f32({1, 32, 8, 8});
-  ir::Node* gap = g.add_node("GlobalAveragePool", {cat->output(0)}, {"gap_y"}, "gap");
-  gap->output(0)->type = f32({1, 32, 1, 1});
+  ir::Node* cat = concat(g, {a, b}, "concat");
+  ir::Node* gap = global_pool(g, "GlobalAveragePool", cat->output(0), "gap");
   ir::Node* fl = g.add_node("Flatten", {gap->output(0)}, {"flat"}, "flatten");
   fl->output(0)->type = f32({1, 32});
   ir::Node* gemm = g.add_node("Gemm", {fl->output(0), g.add_constant("Wg", wave({10, 32}, 7)),

@@ -14,12 +14,13 @@
 #include "frontend/onnx/tensor_proto.h"
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "shared_models_util.h"
 
 namespace gec {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kModels = std::string(GEC_SOURCE_DIR) + "/../shared/models";
+const std::string& kModels = testing::kSharedModels;
 
 std::vector<Tensor> read_set(const std::string& dir, const std::string& kind, std::vector<std::string>* names) {
   std::vector<Tensor> r;
@@ -51,9 +52,8 @@ void expect_match(const Tensor& got, const Tensor& want, const std::string& what
 }
 
 TEST(MemoryModels, PlansAreTightAndOutputsRightWithCallerBuffers) {
-  std::ifstream mf(kModels + "/manifest.json");
-  ASSERT_TRUE(mf.good()) << kModels << "/manifest.json is missing: the shared models are expected in ../shared next to the repository";
-  const nlohmann::json manifest = nlohmann::json::parse(mf);
+  nlohmann::json manifest;
+  ASSERT_NO_FATAL_FAILURE(testing::read_shared_manifest(&manifest));
   for (const auto& m : manifest["models"]) {
     const std::string name = m["name"];
     SCOPED_TRACE(name);
