@@ -29,7 +29,9 @@
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
+#include <array>
 #include <cstring>
+#include <optional>
 
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
@@ -261,6 +263,7 @@ class ConvKernel final : public Kernel {
       native_dw_ = ws.size() == 4 && ws[1] == 1 && ws[0] == group_ && group_ > 1 && dil1 &&
                    raw_.auto_pad == ops::AutoPad::kNotSet;
       matmul_ = native_dw_ ? MatmulForm::kNone : matmul_form(ws);
+      frame_stride_ = raw_.strides.empty() ? 1 : raw_.strides[0];
       // Only with static shapes where oneDNN has its brgemm MatMul for them
       // (elsewhere, e.g. without AVX-512, it may be gemm-based: no gain).
       if (matmul_ != MatmulForm::kNone) {
@@ -425,17 +428,20 @@ class ConvKernel final : public Kernel {
       return false;
     if (matmul_ == MatmulForm::kPointwise)
       return xs[1] == ws[1] && std::equal(xs.begin() + 2, xs.end(), ys.begin() + 2);
-    const int64_t stride = raw_.strides.empty() ? 1 : raw_.strides[0];
     const int64_t frames = xs[0] * ys[2] * ws[2] * static_cast<int64_t>(sizeof(float));
-    return xs[1] == 1 && stride >= 1 && (ys[2] - 1) * stride + ws[2] <= xs[2] && frames <= kMaxFrameBytes &&
+    return xs[1] == 1 && frame_stride_ >= 1 && (ys[2] - 1) * frame_stride_ + ws[2] <= xs[2] &&
+           frames <= kMaxFrameBytes &&
            frames <= kMaxFrameRatio * shape_numel(xs) * static_cast<int64_t>(sizeof(float));
   }
 
-  /// At kernel creation: the shapes fit and oneDNN has its brgemm MatMul for them.
-  bool matmul_fits(const Shape& xs, const Shape& ws, const Shape& ys) const {
+  /// At kernel creation: the shapes fit and oneDNN has its brgemm MatMul for
+  /// them (the descriptors are kept for build_matmul).
+  bool matmul_fits(const Shape& xs, const Shape& ws, const Shape& ys) {
     if (!shapes_fit(xs, ws, ys)) return false;
     try {
-      return brgemm_matmul(matmul_desc(xs, ws, ys).impl_info_str());
+      planned_ = matmul_desc(xs, ws, ys);
+      planned_shapes_ = {xs, ws, ys};
+      return brgemm_matmul(planned_->impl_info_str());
     } catch (const Error&) {
       return false;  // oneDNN refused the descriptors: its convolution runs
     }
@@ -445,17 +451,15 @@ class ConvKernel final : public Kernel {
     if (!shapes_fit(xs, ws, ys))
       fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(xs) + " does not fit W " + shape_str(ws) +
                                             " and Y " + shape_str(ys) + " (or its frames would be too large)");
-    const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1);
-    const int64_t K = matmul_ == MatmulForm::kFrames ? ws[2] : xs[1];
-    frame_stride_ = matmul_ == MatmulForm::kFrames ? (raw_.strides.empty() ? 1 : raw_.strides[0]) : 0;
-    const MatmulDescs d = matmul_desc(xs, ws, ys);
+    const bool planned = planned_ && planned_shapes_ == std::array<Shape, 3>{xs, ws, ys};
+    const MatmulDescs d = planned ? *planned_ : matmul_desc(xs, ws, ys);
     try {
       mm_ = dnnl::matmul(d.pd);
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a MatMul for X " + shape_str(xs) + ", W " + shape_str(ws), e);
     }
     scratch_.set(d.pd.scratchpad_desc());
-    if (matmul_ == MatmulForm::kFrames) frames_.assign(static_cast<size_t>(N * S * K), 0.f);
+    if (matmul_ == MatmulForm::kFrames) frames_.assign(d.b.get_size() / sizeof(float), 0.f);  // [N][S][K]
     src_ = unbound_memory(d.a);
     mm_b_ = unbound_memory(d.b);
     dst_ = unbound_memory(d.c);
@@ -560,7 +564,9 @@ class ConvKernel final : public Kernel {
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
-  int64_t frame_stride_ = 0;                      // kFrames: the window step along X
+  int64_t frame_stride_ = 1;                      // kFrames: the window step along X
+  std::optional<MatmulDescs> planned_;            // matmul_fits' descriptors, for these shapes:
+  std::array<Shape, 3> planned_shapes_;           //   X, W, Y
   std::vector<float> frames_;                     // kFrames: [N][S][K]
   dnnl::matmul mm_;
   memory mm_b_;
