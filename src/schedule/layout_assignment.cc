@@ -125,6 +125,15 @@ bool per_channel_operand(const ir::Value* v, const ir::Value* out) {
   return ops::per_channel_operand(v->type.static_shape(), out->type.static_shape());
 }
 
+/// A value computed in `g` and read only by nodes of `g`, not a graph
+/// output: the values this pass may hold non-plain, given the shape.
+bool held_in(const ir::Graph& g, const ir::Value* v) {
+  if (v->is_constant() || !v->producer() || v->producer()->owner() != &g || g.is_graph_output(v)) return false;
+  for (const auto& [user, idx] : v->uses())
+    if (user->owner() != &g) return false;
+  return true;
+}
+
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
@@ -181,7 +190,7 @@ class LayoutGroups {
     // Only values the pass may hold non-plain count: a graph output (a
     // class head, say) stays plain whatever its channel count.
     for (const auto& [v, parent] : parent_)
-      if (channels(v) % ops::kBlockedChannels != 0 && may_hold(g, v) && !keep16.count(root(v)))
+      if (channels(v) % ops::kBlockedChannels != 0 && held_in(g, v) && !keep16.count(root(v)))
         channels_last_.insert(root(v));
   }
 
@@ -192,13 +201,6 @@ class LayoutGroups {
   }
 
  private:
-  /// A computed value of `g` read only in `g`, not a graph output.
-  static bool may_hold(const ir::Graph& g, const ir::Value* v) {
-    if (v->is_constant() || !v->producer() || v->producer()->owner() != &g || g.is_graph_output(v)) return false;
-    for (const auto& [user, idx] : v->uses())
-      if (user->owner() != &g) return false;
-    return true;
-  }
   const ir::Value* root(const ir::Value* v) const {  // with path halving
     while (parent_.at(v) != v) {
       const ir::Value* up = parent_.at(parent_.at(v));
@@ -235,12 +237,7 @@ bool layout_free(const ir::Value* v) {
 /// A value this pass may hold non-plain: computed in `g`, blockable shape,
 /// not a graph output, read only by nodes of `g`.
 bool candidate(const ir::Graph& g, const LayoutGroups& groups, const ir::Value* v) {
-  if (!blockable_shape(groups, v) || v->is_constant() || !v->producer() || v->producer()->owner() != &g ||
-      g.is_graph_output(v))
-    return false;
-  for (const auto& [user, idx] : v->uses())
-    if (user->owner() != &g) return false;
-  return true;
+  return blockable_shape(groups, v) && held_in(g, v);
 }
 
 /// A convolution oneDNN may run with a non-plain dst: 2-D, and either a
