@@ -81,9 +81,11 @@ void PackedWeights::pack_into(dnnl::memory& to) {
   cpu_stream().wait();
 }
 
-dnnl::memory& PackedWeights::get(void* data, SharedWeights* shared) {
+dnnl::memory& PackedWeights::get(const void* data, const KernelContext& ctx, size_t input) {
   bind(user_, data);
   if (plain_) return user_;
+  SharedWeights* shared = shared_weights_for(ctx, input);
+  if (ctx.node && !constant_input(*ctx.node, input)) packed_from_ = nullptr;  // computed or fed: pack again
   if (data != packed_from_ && shared) {
     const dnnl::memory::desc wanted = packed_.get_desc(), from = user_.get_desc();
     shared_entry_ = shared->find_or_make(

@@ -91,9 +91,12 @@ class PackedWeights {
  public:
   /// Sets the user (plain) and wanted layouts; forgets any packed copy.
   void reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted);
-  /// The memory to bind as DNNL_ARG_WEIGHTS for user data at `data`;
-  /// `shared` (may be null) when `data` is constant for the model's life.
-  dnnl::memory& get(void* data, SharedWeights* shared = nullptr);
+  /// The memory to bind as DNNL_ARG_WEIGHTS for input `input` of the node
+  /// ctx runs, at `data`. A constant of the model is packed once, into
+  /// ctx.shared_weights in a session; any other input of a node in a session
+  /// is packed in every run (its bytes may change under the same pointer).
+  /// Outside a session (ctx.node null) the copy is kept while `data` stays.
+  dnnl::memory& get(const void* data, const KernelContext& ctx, size_t input);
 
  private:
   /// Runs the reorder from the bound user weights into `to`.
@@ -107,12 +110,22 @@ class PackedWeights {
   Scratchpad scratch_;
 };
 
-/// ctx.shared_weights when input `i` of the node is a constant of the model
-/// (its bytes never change and every run context sees the same ones), else
-/// null.
+/// True when input `i` of `n` is a constant of the model (its bytes never
+/// change and every run context sees the same ones).
+inline bool constant_input(const ir::Node& n, size_t i) {
+  return i < n.inputs().size() && n.input(i) && n.input(i)->constant;
+}
+
+/// ctx.shared_weights when input `i` of the node is a constant of the model,
+/// else null.
 inline SharedWeights* shared_weights_for(const KernelContext& ctx, size_t i) {
-  const bool constant = ctx.node && i < ctx.node->inputs().size() && ctx.node->input(i) && ctx.node->input(i)->constant;
-  return constant ? ctx.shared_weights : nullptr;
+  return ctx.node && constant_input(*ctx.node, i) ? ctx.shared_weights : nullptr;
+}
+
+/// f32 descriptor of `s` with format_tag::any: the primitive chooses the
+/// layout (read it back from the primitive descriptor).
+inline dnnl::memory::desc any_md(const Shape& s) {
+  return dnnl::memory::desc(to_dims(s), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
 }
 
 /// Binds `m` to `data` (const_cast: oneDNN takes void* for inputs too).

@@ -319,7 +319,7 @@ class ConvKernel final : public Kernel {
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
     bind(dst_, y.data);
-    args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data, shared_weights_for(ctx, 1));
+    args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data, ctx, 1);
     if (b) bind(bias_, b->data);
     scratch_.bind(args_, ctx.scratch);
     conv_.execute(cpu_stream(), args_);

@@ -39,7 +39,7 @@ class ConvTransposeKernel final : public Kernel {
     if (x.numel() == 0 || w.numel() == 0) return fill_bias(y, b);
     bind(src_, x.data);
     bind(dst_, y.data);
-    args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data, shared_weights_for(ctx, 1));
+    args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data, ctx, 1);
     if (b) bind(bias_, b->data);
     scratch_.bind(args_, ctx.scratch);
     deconv_.execute(cpu_stream(), args_);

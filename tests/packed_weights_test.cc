@@ -1,0 +1,127 @@
+// Weights that oneDNN primitives read in the layout they ask for
+// (kernels/cpu/common/onednn_common.h, PackedWeights): constants of the model
+// packed once and shared, and weights fed or computed in the graph packed
+// again in every run, in sessions as users run them.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gec/compiler.h"
+#include "gec/runtime.h"
+#include "onnx_build.h"
+#include "test_util.h"
+
+namespace gec {
+namespace {
+
+namespace ob = testing::onnx_build;
+
+std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * mul) % mod) - mod / 2) * scale;
+  return v;
+}
+
+/// y[m, n] = sum_k a[m, k] * b(k, n), in double.
+template <typename B>
+std::vector<float> matmul_ref(const std::vector<float>& a, int64_t m, int64_t k, int64_t n, B b) {
+  std::vector<float> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * b(p, j);
+      y[i * n + j] = static_cast<float>(acc);
+    }
+  return y;
+}
+
+// x [M,K] -> MatMul(B [K,N]) -> y1; x -> Gemm(W [N2,K], transB, C [N2]) -> y2;
+// x3 [2,5,K] -> MatMul(the same B) -> y3. B and W are initializers (Linear
+// layer weights), large enough that oneDNN's brgemm matmul asks for a
+// packed layout on CPUs with AVX-512. Two sessions of one .gom, two runs
+// each: the packed copies are made once per model and shared.
+TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
+  constexpr int64_t M = 37, K = 256, N = 300, N2 = 192;
+  const std::vector<float> b = pattern(K * N, 7, 19, 1.f / 32), w = pattern(N2 * K, 5, 23, 1.f / 32),
+                           c = pattern(N2, 3, 11, 0.25f);
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, std::to_string(M) + "," + std::to_string(K));
+  ob::add_input(g, "x3", ob::kFloat, "2,5," + std::to_string(K));
+  ob::add_output(g, "y1", ob::kFloat, std::to_string(M) + "," + std::to_string(N));
+  ob::add_output(g, "y2", ob::kFloat, std::to_string(M) + "," + std::to_string(N2));
+  ob::add_output(g, "y3", ob::kFloat, "2,5," + std::to_string(N));
+  ob::add_float_init(g, "B", {K, N}, b);
+  ob::add_float_init(g, "W", {N2, K}, w);
+  ob::add_float_init(g, "C", {N2}, c);
+  ob::add_node(g, "MatMul", {"x", "B"}, {"y1"});
+  ob::attr_i(ob::add_node(g, "Gemm", {"x", "W", "C"}, {"y2"}), "transB", 1);
+  ob::add_node(g, "MatMul", {"x3", "B"}, {"y3"});
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+
+  for (int session = 0; session < 2; ++session) {
+    auto s = Session::load_from_bytes(cm.gom);
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<float> xv = pattern(M * K, 11 + run, 17, 1.f / 8), x3v = pattern(10 * K, 13 + run, 29, 1.f / 8);
+      const Tensor x = testing::make<float>({M, K}, xv), x3 = testing::make<float>({2, 5, K}, x3v);
+      const std::vector<Tensor> out = s->run({x.view(), x3.view()});
+      ASSERT_EQ(out.size(), 3u);
+      const auto bk = [&](int64_t p, int64_t j) { return double(b[p * N + j]); };
+      const auto wt = [&](int64_t p, int64_t j) { return double(w[j * K + p]); };
+      std::vector<float> y2 = matmul_ref(xv, M, K, N2, wt);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N2; ++j) y2[i * N2 + j] += c[j];
+      const std::string trace = "session " + std::to_string(session) + " run " + std::to_string(run);
+      SCOPED_TRACE(trace);
+      testing::expect_close(testing::values<float>(out[0]), matmul_ref(xv, M, K, N, bk), 1e-4f, 1e-5f);
+      testing::expect_close(testing::values<float>(out[1]), y2, 1e-4f, 1e-5f);
+      testing::expect_close(testing::values<float>(out[2]), matmul_ref(x3v, 10, K, N, bk), 1e-4f, 1e-5f);
+    }
+  }
+}
+
+// x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w, fed as a graph input) -> Relu
+// -> Conv(w0) -> y, 3x3 convolutions with pads 1: the middle convolution
+// runs between values the layout pass holds in nChw16c, so oneDNN asks for
+// blocked weights and the kernel packs w. The caller then writes other
+// weights into the same buffer: the next run must use them (a copy kept by
+// pointer would repeat the first output). A fresh session given the new
+// weights is the reference.
+TEST(PackedWeights, FedConvolutionWeightsArePackedAgainInEveryRun) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,16,8,8");
+  ob::add_input(g, "w", ob::kFloat, "16,16,3,3");
+  ob::add_output(g, "y", ob::kFloat, "1,16,8,8");
+  ob::add_float_init(g, "w0", {16, 16, 3, 3}, pattern(16 * 16 * 9, 3, 7, 0.05f));
+  ob::attr_ints(ob::add_node(g, "Conv", {"x", "w0"}, {"a"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"a"}, {"r"});
+  ob::attr_ints(ob::add_node(g, "Conv", {"r", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"c"}, {"t"});
+  ob::attr_ints(ob::add_node(g, "Conv", {"t", "w0"}, {"y"}), "pads", {1, 1, 1, 1});
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+
+  const Tensor x = testing::make<float>({1, 16, 8, 8}, pattern(16 * 64, 7, 23, 0.125f));
+  const std::vector<float> w1 = pattern(16 * 16 * 9, 5, 13, 0.1f), w2 = pattern(16 * 16 * 9, 11, 17, 0.1f);
+  auto s = Session::load_from_bytes(cm.gom);
+  Tensor w = testing::make<float>({16, 16, 3, 3}, w1);
+  const std::vector<float> first = testing::values<float>(s->run({x.view(), w.view()})[0]);
+  std::copy(w2.begin(), w2.end(), w.as<float>());  // same buffer, new weights
+  const std::vector<float> second = testing::values<float>(s->run({x.view(), w.view()})[0]);
+
+  auto fresh = Session::load_from_bytes(cm.gom);
+  const Tensor w2t = testing::make<float>({16, 16, 3, 3}, w2);
+  const std::vector<float> want = testing::values<float>(fresh->run({x.view(), w2t.view()})[0]);
+  testing::expect_close(second, want, 1e-5f, 1e-5f);
+  float changed = 0;
+  for (size_t i = 0; i < first.size() && i < want.size(); ++i) changed = std::max(changed, std::abs(first[i] - want[i]));
+  EXPECT_GT(changed, 1e-2f) << "the two weights should give different outputs";
+}
+
+}  // namespace
+}  // namespace gec
