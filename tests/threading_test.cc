@@ -7,10 +7,14 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "runtime/cgroup.h"
 #include "runtime/cpu_monitor.h"
@@ -162,10 +166,77 @@ TEST(CpuMonitor, BusySecondsSumTheGivenCpus) {
 }
 
 TEST(CpuMonitor, UsesEveryThreadUntilItHasMeasured) {
-  // No interval measured yet: the maximum, whatever the machine is doing.
-  runtime::CpuMonitor m(std::chrono::milliseconds(200));
+  // No interval and no first-signal span measured yet: the maximum,
+  // whatever the machine is doing.
+  runtime::CpuMonitor m(std::chrono::milliseconds(200), std::chrono::seconds(10));
   EXPECT_EQ(m.threads_for_next_run(3), 3);
   EXPECT_EQ(m.threads_for_next_run(5), 5);
+}
+
+TEST(CpuMonitor, RunDelayIsTheSecondSchedstatField) {
+  using runtime::schedstat_run_delay;
+  EXPECT_DOUBLE_EQ(schedstat_run_delay("360657025 622227 34\n"), 622227e-9);
+  EXPECT_DOUBLE_EQ(schedstat_run_delay("0 0 1"), 0.0);
+  EXPECT_LT(schedstat_run_delay("12 34"), 0) << "two fields";
+  EXPECT_LT(schedstat_run_delay(""), 0);
+  EXPECT_LT(schedstat_run_delay("a b c"), 0);
+}
+
+TEST(CpuMonitor, WaitingThreadsGiveUpTheirShareOfACore) {
+  using runtime::threads_left_from_waiting;
+  EXPECT_EQ(threads_left_from_waiting(0.0, 2), 2);
+  EXPECT_EQ(threads_left_from_waiting(0.1, 2), 2) << "wake-up latencies keep every thread";
+  EXPECT_EQ(threads_left_from_waiting(0.5, 2), 1) << "one thread shares its core with a CPU-bound process";
+  EXPECT_EQ(threads_left_from_waiting(1.0, 2), 1) << "never fewer than one";
+  EXPECT_EQ(threads_left_from_waiting(0.5, 8), 7);
+  EXPECT_EQ(threads_left_from_waiting(-1.0, 4), 4);
+  EXPECT_EQ(threads_left_from_waiting(0.0, 0), 1);
+}
+
+// Under contention the monitor measures both thread counts and keeps the
+// faster. Contention here: three threads spinning on the one CPU this test
+// pins them to wait two thirds of the time, so the first signal (20 ms
+// spans) suggests one thread of four. The run times are given, not timed:
+// `fast` is the count whose runs take 1 ms, the other's 5 ms.
+TEST(CpuMonitor, UnderContentionTheFasterThreadCountIsKept) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+    if (CPU_ISSET(c, &saved)) cpu = c;
+  ASSERT_GE(cpu, 0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < 3; ++i)
+    spinners.emplace_back([&] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      sched_setaffinity(0, sizeof one, &one);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  runtime::CpuMonitor fewer_wins(std::chrono::seconds(60), std::chrono::milliseconds(20));
+  runtime::CpuMonitor all_win(std::chrono::seconds(60), std::chrono::milliseconds(20));
+  EXPECT_EQ(fewer_wins.threads_for_next_run(4), 4) << "nothing measured yet";
+  EXPECT_EQ(all_win.threads_for_next_run(4), 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(fewer_wins.contention(4), 1);
+  EXPECT_EQ(all_win.contention(4), 1);
+  for (auto [m, fast] : {std::pair{&fewer_wins, 1}, std::pair{&all_win, 4}}) {
+    std::vector<int> counts;
+    for (int run = 0; run < 12; ++run) {
+      const int t = m->threads_for_next_run(4);
+      counts.push_back(t);
+      m->record_run(t, std::chrono::milliseconds(t == fast ? 1 : 5));
+    }
+    // Contention's count first (the first run after each change is not
+    // counted: it reshapes), then all four, then the faster.
+    const std::vector<int> want = {1, 1, 1, 1, 4, 4, 4, 4, fast, fast, fast, fast};
+    EXPECT_EQ(counts, want) << "fast " << fast;
+  }
+  stop = true;
+  for (auto& t : spinners) t.join();
 }
 
 // A run on fewer threads than the last reshapes every kernel first (oneDNN

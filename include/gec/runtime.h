@@ -48,10 +48,14 @@ struct SessionOptions {
   bool profile = false;
   /// Run on fewer threads while other processes keep this process's CPUs
   /// busy: every 200 ms at most, a run compares the busy time of its CPUs
-  /// (/proc/stat, steal time included) with this process's own, and uses
-  /// the CPUs left (rounded, at least 1, at most num_threads). A thread
-  /// that shares its core with a CPU-bound process stalls every parallel
-  /// region; off = always num_threads.
+  /// (/proc/stat, steal time included) with this process's own, and
+  /// suggests the CPUs left (rounded, at least 1, at most num_threads);
+  /// before the first 200 ms, the time this process's threads waited for a
+  /// core (/proc/self/task/*/schedstat) suggests it. A thread that shares
+  /// its core with a CPU-bound process can stall every parallel region, or
+  /// not (the scheduler may let it preempt the other process), so while
+  /// fewer threads are suggested the runs time both counts and keep the
+  /// faster (runtime/cpu_monitor.h). Off = always num_threads.
   bool adapt_threads = true;
   /// Runs that may be in flight on this Session at once (1..1024). Each
   /// takes a run context of its own (an arena and a set of kernels; made on

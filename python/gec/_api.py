@@ -116,6 +116,11 @@ class Session:
         dump_graph_dir, streams: as gec.compile(), for ONNX models only (given for a
             compiled model they raise gec.InvalidArgument).
         profile (bool): collect per-node times (gec.profile() does this itself).
+        adapt_threads (bool): run on fewer threads while other processes
+            keep the cores busy, when that is faster (default; C++
+            SessionOptions::adapt_threads). False: always `threads`, so that
+            every run does its arithmetic in the same order (bit-identical
+            outputs run after run).
 
     Raises:
         gec.IoError (unreadable file), gec.CorruptFile (a truncated or
@@ -128,14 +133,14 @@ class Session:
     """
 
     def __init__(self, model, *, threads=0, opt_level=None, input_shapes=None, disabled_passes=None,
-                 verify_each_pass=None, dump_graph_dir=None, streams=None, profile=False):
+                 verify_each_pass=None, dump_graph_dir=None, streams=None, profile=False, adapt_threads=True):
         if isinstance(model, CompiledModel):
             model = model._impl
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 2**31:
             raise InvalidArgument(f"Session: threads must be an int >= 0 (0 = all cores), got {threads!r}",
                                   ErrorCode.INVALID_ARGUMENT)
         impl = _gec._Session(model, threads, opt_level, input_shapes, disabled_passes, verify_each_pass,
-                             dump_graph_dir, streams, bool(profile))
+                             dump_graph_dir, streams, bool(profile), bool(adapt_threads))
         self._impl = impl
         # The bound C++ methods themselves, so that a call costs no Python
         # frame (they shadow the documented methods below).

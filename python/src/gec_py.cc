@@ -600,11 +600,13 @@ class PySession {
 };
 
 // Loads or compiles `model` into a session (GIL released for the work).
-std::unique_ptr<PySession> open_session(py::handle model, int threads, bool profile, const CompileArgs& ca) {
+std::unique_ptr<PySession> open_session(py::handle model, int threads, bool profile, const CompileArgs& ca,
+                                         bool adapt_threads = true) {
   if (threads < 0) invalid("Session: threads must be >= 0 (0 = all cores), got " + std::to_string(threads));
   auto ps = std::make_unique<PySession>();
   ps->so.num_threads = threads;
   ps->so.profile = profile;
+  ps->so.adapt_threads = adapt_threads;
   const auto t0 = std::chrono::steady_clock::now();
   const auto no_compile_options = [&](const std::string& what) {
     if (ca.any())
@@ -756,9 +758,9 @@ PYBIND11_MODULE(_gec, m) {
   py::class_<PySession>(m, "_Session", "Private: see gec.Session.")
       .def(py::init([](py::object model, int threads, py::object opt_level, py::object input_shapes,
                        py::object disabled_passes, py::object verify_each_pass, py::object dump_graph_dir,
-                       py::object streams, bool profile) {
+                       py::object streams, bool profile, bool adapt_threads) {
         CompileArgs ca{opt_level, input_shapes, disabled_passes, verify_each_pass, dump_graph_dir, streams};
-        return open_session(model, threads, profile, ca);
+        return open_session(model, threads, profile, ca, adapt_threads);
       }))
       .def("get_inputs", [](const PySession& s) {
         py::list l;

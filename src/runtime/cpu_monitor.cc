@@ -1,6 +1,8 @@
-// Other processes' CPU use, from /proc/stat (cpu_monitor.h).
+// Other processes' CPU use, from /proc/stat, and this process's threads'
+// run delay, from /proc/self/task/*/schedstat (cpu_monitor.h).
 #include "runtime/cpu_monitor.h"
 
+#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +17,18 @@ namespace gec::runtime {
 int threads_left(double others, int cpus, int max_threads) {
   const int left = static_cast<int>(std::floor(cpus - std::max(0.0, others) + 0.5));
   return std::clamp(left, 1, std::max(1, max_threads));
+}
+
+double schedstat_run_delay(const std::string& schedstat) {
+  std::istringstream s(schedstat);
+  unsigned long long run = 0, delay = 0, slices = 0;
+  if (!(s >> run >> delay >> slices)) return -1;
+  return 1e-9 * static_cast<double>(delay);
+}
+
+int threads_left_from_waiting(double waiting, int threads) {
+  const int left = static_cast<int>(std::floor(threads - 2.0 * std::max(0.0, waiting) + 0.5));
+  return std::clamp(left, 1, std::max(1, threads));
 }
 
 double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, double ticks_per_second) {
@@ -39,8 +53,8 @@ double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, 
   return found == cpus.size() ? busy / ticks_per_second : -1;
 }
 
-CpuMonitor::CpuMonitor(std::chrono::milliseconds interval)
-    : interval_(interval), ticks_per_second_(static_cast<double>(::sysconf(_SC_CLK_TCK))) {
+CpuMonitor::CpuMonitor(std::chrono::milliseconds interval, std::chrono::microseconds first_signal)
+    : interval_(interval), first_signal_(first_signal), ticks_per_second_(static_cast<double>(::sysconf(_SC_CLK_TCK))) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0)
@@ -60,9 +74,49 @@ bool CpuMonitor::sample(double* machine_busy, double* self_cpu) const {
   return true;
 }
 
-int CpuMonitor::threads_for_next_run(int max_threads) {
-  auto in_force = [&] { return threads_ > 0 ? std::min(threads_, max_threads) : max_threads; };
+double CpuMonitor::own_run_delay() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return -1;
+  double total = 0;
+  bool any = false;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    std::string text;
+    if (!std::getline(f, text)) continue;  // a thread that has just ended
+    const double d = schedstat_run_delay(text);
+    if (d < 0) continue;
+    total += d;
+    any = true;
+  }
+  ::closedir(dir);
+  return any ? total : -1;
+}
+
+int CpuMonitor::first_signal_threads(Clock::time_point now, int max_threads) {
+  if (last_delay_ >= 0 && now - last_delay_at_ < first_signal_) return early_threads_;
+  const double delay = own_run_delay();
+  if (delay < 0) return early_threads_;
+  if (last_delay_ >= 0) {
+    const double wall = std::chrono::duration<double>(now - last_delay_at_).count();
+    if (wall <= 0) return early_threads_;
+    // A thread that ended between two samples takes its delay with it.
+    const double waiting = std::max(0.0, delay - last_delay_) / wall;
+    const int in_use = early_threads_ > 0 ? std::min(early_threads_, max_threads) : max_threads;
+    early_threads_ = threads_left_from_waiting(waiting, in_use);
+  }
+  last_delay_ = delay;
+  last_delay_at_ = now;
+  return early_threads_;
+}
+
+int CpuMonitor::contention(int max_threads) {
   const Clock::time_point now = Clock::now();
+  auto in_force = [&] {
+    if (threads_ > 0) return std::min(threads_, max_threads);
+    const int early = first_signal_threads(now, max_threads);
+    return early > 0 ? std::min(early, max_threads) : max_threads;
+  };
   if (last_machine_ >= 0 && now - last_ < interval_) return in_force();
   double machine = 0, self = 0;
   if (!sample(&machine, &self)) return max_threads;
@@ -82,6 +136,54 @@ int CpuMonitor::threads_for_next_run(int max_threads) {
   last_machine_ = machine;
   last_self_ = self;
   return in_force();
+}
+
+double CpuMonitor::Arm::median() const {
+  std::vector<double> v = runs;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+int CpuMonitor::use(int threads) {
+  if (threads != chosen_) skip_next_ = true;
+  chosen_ = threads;
+  return threads;
+}
+
+int CpuMonitor::threads_for_next_run(int max_threads) {
+  const int fewer = contention(max_threads);
+  if (fewer >= max_threads) {
+    fewer_ = all_ = 0;
+    return use(max_threads);
+  }
+  if (fewer != fewer_ || max_threads != all_) {  // new counts: measure both again
+    fewer_ = fewer;
+    all_ = max_threads;
+    fewer_arm_ = all_arm_ = Arm{};
+  }
+  if (fewer_arm_.runs.size() < kSamples) return use(fewer_);
+  if (all_arm_.runs.size() < kSamples) return use(all_);
+  const bool fewer_wins = fewer_arm_.median() <= all_arm_.median();
+  Arm& loser = fewer_wins ? all_arm_ : fewer_arm_;
+  const double again_after = std::max(1.0, 100 * loser.median());
+  if (std::chrono::duration<double>(Clock::now() - loser.last_run).count() >= again_after) {
+    loser.runs.clear();
+    return use(fewer_wins ? all_ : fewer_);
+  }
+  return use(fewer_wins ? fewer_ : all_);
+}
+
+void CpuMonitor::record_run(int threads, Clock::duration wall) {
+  if (threads != chosen_ || fewer_ == 0) return;
+  if (skip_next_) {  // this run reshaped every kernel for its count
+    skip_next_ = false;
+    return;
+  }
+  Arm* arm = threads == fewer_ ? &fewer_arm_ : threads == all_ ? &all_arm_ : nullptr;
+  if (!arm) return;
+  arm->runs.push_back(std::chrono::duration<double>(wall).count());
+  if (arm->runs.size() > kSamples) arm->runs.erase(arm->runs.begin());
+  arm->last_run = Clock::now();
 }
 
 }  // namespace gec::runtime

@@ -23,30 +23,96 @@ int threads_left(double others, int cpus, int max_threads);
 /// `ticks_per_second`. Negative when a CPU of `cpus` has no line.
 double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, double ticks_per_second);
 
-/// Samples the busy CPU time of the CPUs in this process's affinity mask
-/// (/proc/stat) and this process's own (CLOCK_PROCESS_CPUTIME_ID) at most
-/// every `interval`; between two samples, the difference is the other
-/// processes' use. Not thread-safe (one per
-/// Session, used under its run guard).
+/// The run delay, in seconds, of one /proc/<pid>/task/<tid>/schedstat text:
+/// its second field, the nanoseconds the task spent runnable on a run queue
+/// without running (Linux Documentation/scheduler/sched-stats.rst, "schedstat
+/// in /proc/<pid>"). Negative when the text does not hold three numbers.
+double schedstat_run_delay(const std::string& schedstat);
+
+/// Threads to run with, of `threads`, when this process's threads spent
+/// `waiting` threads' worth of the wall time runnable but not running (run
+/// delay per second): a thread that shares its core with one CPU-bound
+/// process waits half the time, so `waiting` w means about 2w of our
+/// threads without a core of their own. threads - 2w rounded to nearest,
+/// between 1 and `threads`.
+int threads_left_from_waiting(double waiting, int threads);
+
+/// Chooses each run's thread count on a machine other processes use.
+///
+/// Contention: samples the busy CPU time of the CPUs in this process's
+/// affinity mask (/proc/stat) and this process's own
+/// (CLOCK_PROCESS_CPUTIME_ID) at most every `interval`; between two
+/// samples, the difference is the other processes' use. /proc/stat counts
+/// 10 ms ticks, so an interval must be long (200 ms) to be read to a
+/// fraction of a core. Until the first one has passed, the run delay of
+/// this process's threads (schedstat, in ns) gives a first answer every
+/// `first_signal` (2 ms): a short benchmark or the first requests after a
+/// start on a busy machine would otherwise all run on every thread.
+///
+/// Check: fewer threads is not always faster on a shared core. A thread
+/// that shares its core with a CPU-bound process holds every barrier while
+/// it waits for the core (silero_vad_v5: 0.63 ms on 2 threads, 0.18 on 1),
+/// but a scheduler that lets a thread woken from sleep preempt the hog can
+/// make all threads the faster choice (oww_embedding: 0.58 on 2, 1.04 on 1).
+/// So while contention suggests fewer than `max_threads`, the runs measure
+/// both counts (record_run: the latest kSamples runs of each, the run after
+/// a change of count not counted, as it reshapes every kernel) and use the
+/// faster by median; the slower is measured again kSamples runs after
+/// max(1 s, 100 of its runs), so that trying it costs at most about 3%.
+///
+/// Not thread-safe (one per Session, used under its lock).
 class CpuMonitor {
  public:
-  explicit CpuMonitor(std::chrono::milliseconds interval = std::chrono::milliseconds(200));
-  /// The threads the next run should use: threads_left of the first
-  /// measured interval, then a new count once two intervals in a row agree
-  /// on it; `max_threads` until one interval has been measured or when
-  /// /proc/stat cannot be read; never more than `max_threads`.
+  static constexpr size_t kSamples = 3;
+  explicit CpuMonitor(std::chrono::milliseconds interval = std::chrono::milliseconds(200),
+                      std::chrono::microseconds first_signal = std::chrono::microseconds(2000));
+  /// The threads the next run should use, at most `max_threads`: all of
+  /// them while contention() leaves all, else the faster of contention()'s
+  /// count and `max_threads` as the check above measures them.
   int threads_for_next_run(int max_threads);
+  /// Reports the wall time of a run made with `threads` threads (the count
+  /// threads_for_next_run returned for it).
+  void record_run(int threads, std::chrono::steady_clock::duration wall);
+  /// The count contention alone suggests: threads_left of the first
+  /// measured interval, then a new count once two intervals in a row agree
+  /// on it; before that, the fewest threads_left_from_waiting has given
+  /// over the `first_signal` spans so far (it only lowers the count: with
+  /// fewer threads the waiting stops, and going up again is the intervals'
+  /// decision), or `max_threads` when none has been measured or schedstat
+  /// cannot be read; `max_threads` when /proc/stat cannot be read; never
+  /// more than `max_threads`.
+  int contention(int max_threads);
 
  private:
   using Clock = std::chrono::steady_clock;
+  /// Latest run times (seconds) of one thread count, oldest first.
+  struct Arm {
+    std::vector<double> runs;
+    Clock::time_point last_run{};
+    double median() const;
+  };
   bool sample(double* machine_busy, double* self_cpu) const;
+  /// The run delay of every thread of this process, in seconds; negative
+  /// when /proc/self/task cannot be read.
+  static double own_run_delay();
+  /// threads_ while no /proc/stat interval has been measured (0: none yet).
+  int first_signal_threads(Clock::time_point now, int max_threads);
+  /// Returns `threads` as the next run's count, noting a change.
+  int use(int threads);
   std::chrono::milliseconds interval_;
-  Clock::time_point last_{};
-  double last_machine_ = -1, last_self_ = 0;
-  int threads_ = 0;   // 0: no interval measured yet
-  int pending_ = 0;   // the last interval's count; threads_ follows when two agree
+  std::chrono::microseconds first_signal_;
+  Clock::time_point last_{}, last_delay_at_{};
+  double last_machine_ = -1, last_self_ = 0, last_delay_ = -1;
+  int threads_ = 0;        // 0: no interval measured yet
+  int pending_ = 0;        // the last interval's count; threads_ follows when two agree
+  int early_threads_ = 0;  // the run-delay answer before the first interval (0: none)
   double ticks_per_second_;
   std::vector<int> cpus_;  // the affinity mask when constructed
+  // The check: arms for `fewer_` (contention's count) and `all_`.
+  int fewer_ = 0, all_ = 0;  // 0: no contention, nothing measured
+  Arm fewer_arm_, all_arm_;
+  int chosen_ = 0;            // the count the last call returned
+  bool skip_next_ = false;    // the next run follows a change of count
 };
 
 }  // namespace gec::runtime
