@@ -7,8 +7,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "model/reader.h"
 #include "onnx_build.h"
 #include "runtime/executor.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 
@@ -278,6 +281,57 @@ TEST(Threading, RunsOnFewerThreadsGiveTheSameOutputs) {
   }
   ex.run(5);
   EXPECT_EQ(ex.run_threads(), 2) << "never more than the executor's threads";
+}
+
+// The first run on 2 threads reshapes the oneDNN kernels (convolutions, a
+// pooling, a Gemm with packed weights, Reorders between layouts) two at a
+// time before it runs them (Executor::prepare_ahead); a run on 1 thread
+// reshapes each in order. Both give the same outputs.
+TEST(Threading, KernelsPreparedAheadGiveTheOutputsOfKernelsReshapedInOrder) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,16,12,12");
+  ob::add_output(g, "y", ob::kFloat, "1,10");
+  const auto weights = [](size_t n, int mod) {
+    std::vector<float> w(n);
+    for (size_t i = 0; i < n; ++i) w[i] = static_cast<float>(static_cast<int>(i % mod) - mod / 2) / (4.f * mod);
+    return w;
+  };
+  ob::add_float_init(g, "wa", {32, 16, 3, 3}, weights(32 * 16 * 9, 13));
+  ob::add_float_init(g, "wb", {16, 32, 1, 1}, weights(16 * 32, 7));
+  ob::add_float_init(g, "wc", {32, 16, 3, 3}, weights(32 * 16 * 9, 11));
+  ob::add_float_init(g, "wg", {10, 32 * 3 * 3}, weights(10 * 288, 17));
+  ob::attr_ints(ob::add_node(g, "Conv", {"x", "wa"}, {"a"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"a"}, {"ar"});
+  ob::add_node(g, "Conv", {"ar", "wb"}, {"b"});
+  auto* pool = ob::add_node(g, "MaxPool", {"b"}, {"p"});
+  ob::attr_ints(pool, "kernel_shape", {2, 2});
+  ob::attr_ints(pool, "strides", {2, 2});
+  auto* c = ob::add_node(g, "Conv", {"p", "wc"}, {"c"});
+  ob::attr_ints(c, "pads", {1, 1, 1, 1});
+  ob::attr_ints(c, "strides", {2, 2});
+  ob::add_node(g, "Flatten", {"c"}, {"f"});
+  ob::attr_i(ob::add_node(g, "Gemm", {"f", "wg"}, {"y"}), "transB", 1);
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  Tensor x(DType::kFloat32, {1, 16, 12, 12});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  auto first_run = [&](int threads) {
+    std::vector<uint8_t> arena(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64);
+    runtime::Executor ex(lm, arena.data(), threads, false);
+    ex.bind_input(0, x.view());
+    ex.run(threads);
+    const TensorView& y = ex.output(0);
+    return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+  };
+  const std::vector<float> in_order = first_run(1), prepared = first_run(2);
+  ASSERT_EQ(prepared.size(), 10u);
+  testing::expect_close(prepared, in_order, 1e-5f, 1e-5f);
+  float largest = 0;
+  for (float v : in_order) largest = std::max(largest, std::abs(v));
+  EXPECT_GT(largest, 1e-3f) << "the outputs should not all be zero";
 }
 
 TEST(Threading, OpenmpIsRunningInThisTestProcess) {

@@ -6,7 +6,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <thread>
 
 #include "gec/bench.h"
 #include "gec/error.h"
@@ -267,14 +269,51 @@ void Executor::configure(int threads) {
     workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
 }
 
+void Executor::prepare_ahead(int threads) {
+  std::vector<Step*> todo;
+  for (Step& s : plans_.at(&main_).steps) {
+    if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || s.kernel->impl_name().rfind("onednn.", 0) != 0)
+      continue;
+    bool known = true;
+    for (int32_t id : s.in_ids)
+      known = known && (id < 0 || ids_.value(id)->constant || in_arena(id) || !ids_.value(id)->producer());
+    for (int32_t id : s.out_ids) known = known && in_arena(id);
+    if (known) todo.push_back(&s);
+  }
+  const size_t helpers = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), todo.size());
+  if (helpers < 2) return;
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      Step& s = *todo[k];
+      try {
+        // oneDNN sizes a primitive by the creating thread's OpenMP count.
+        omp_set_num_threads(s.ctx.num_threads);
+        s.kernel->reshape(s.ctx);
+      } catch (...) {
+        continue;  // run_step reshapes it again and raises the error in order
+      }
+      s.shapes.resize(s.ctx.inputs.size());
+      for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+      s.reshaped = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
 void Executor::run(int threads) {
   threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
-  if (threads != run_threads_) configure(threads);
+  const bool new_count = threads != run_threads_;
+  if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
   struct RestoreOmp {
     int n = omp_get_max_threads();
     ~RestoreOmp() { omp_set_num_threads(n); }
   } restore;
+  if (new_count) prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));
   } else {
