@@ -243,6 +243,50 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
   }
 }
 
+// With X and Y of shapes known only at run (a subgraph's values) and a
+// constant W, the node still gets the MatMul kernel, which checks each
+// shape at reshape: a pointwise conv of width 1 (oneDNN's convolution for it
+// is ref:any) runs as a MatMul; frames larger than the bound (1-D, one
+// channel, kernel 512, stride 1 over 4000 samples: 447x the bytes of X,
+// the bound is 8x) run oneDNN's convolution inside the same kernel. Both
+// match oneDNN's convolution.
+TEST(NnConv, ConvAsMatmulWithShapesKnownAtRun) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides;
+    bool bias;
+  };
+  for (const Case& k : {Case{{1, 128, 1}, {1, 128, 1}, {}, true}, Case{{2, 16, 3, 5}, {8, 16, 1, 1}, {}, false},
+                        Case{{1, 1, 4000}, {4, 1, 512}, {1}, true}}) {
+    std::vector<ir::Attribute> attrs;
+    if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
+    const ConvRun r = conv_run(k.x, k.w, attrs, k.bias, false);
+    kernels::KernelConfig onednn;
+    onednn.variant = "post_op";
+    const Tensor want = run_op(r.op, r.in, r.attrs, 1, r.domain, onednn)[0];
+
+    ir::Graph g;
+    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType{DType::kFloat32, false, {}}),
+                                   g.add_constant("w", r.in[1])};
+    if (k.bias) ins.push_back(g.add_constant("b", r.in[2]));
+    ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
+    n->attrs = r.attrs;
+    auto kernel = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n));
+    EXPECT_EQ(kernel->impl_name(), "onednn.conv_as_matmul") << shape_str(k.x);
+    std::vector<TensorView> views;
+    for (const Tensor& t : r.in) views.push_back(t.view());
+    Tensor y(DType::kFloat32, want.shape());
+    TensorView yv = y.view();
+    kernels::KernelContext ctx;
+    for (TensorView& v : views) ctx.inputs.push_back(&v);
+    ctx.outputs.push_back(&yv);
+    ctx.num_threads = 1;
+    kernel->reshape(ctx);
+    kernel->run(ctx);
+    expect_close(values<float>(y), values<float>(want), 1e-5f, 1e-5f);
+  }
+}
+
 // Forms the MatMul path does not take keep oneDNN's convolution: padding,
 // two groups, dilation, a 1-D window over two channels, a stride on a 1x1.
 TEST(NnConv, OtherPlainFormsKeepTheConvolution) {

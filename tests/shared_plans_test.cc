@@ -4,16 +4,24 @@
 // (unoptimized) implementation. Each oneDNN convolution step of every graph
 // (subgraphs too) is asked again, with the layouts its step records, which
 // implementation oneDNN picks on this CPU (kernels::implementation_for_layout);
-// steps without static shapes (chosen at run time) must be plain.
+// steps without static shapes (chosen at run time) must be plain. Then each
+// model runs on its test data with oneDNN's verbose log on, which names the
+// implementation of every primitive executed, subgraphs and shapes known only
+// at run included: none may be a reference one.
 // Fails (saying so) when the shared folder is absent.
+#include <dnnl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "frontend/onnx/tensor_proto.h"
 #include "gec/compiler.h"
+#include "gec/runtime.h"
 #include "kernels/kernel.h"
 #include "model/reader.h"
 #include "shared_models_util.h"
@@ -23,6 +31,48 @@ namespace {
 
 namespace fs = std::filesystem;
 const std::string& kModels = testing::kSharedModels;
+
+/// The test inputs of ../shared/models/<name>/test_data_set_0, in order.
+std::vector<std::pair<std::string, Tensor>> test_inputs(const std::string& dir) {
+  std::vector<std::pair<std::string, Tensor>> ins;
+  for (int k = 0;; ++k) {
+    const std::string p = dir + "/test_data_set_0/input_" + std::to_string(k) + ".pb";
+    if (!fs::exists(p)) break;
+    std::string in_name;
+    Tensor t = frontend::read_tensor_proto_file(p, &in_name);
+    ins.emplace_back(in_name, std::move(t));
+  }
+  return ins;
+}
+
+/// What the process writes to stdout (file descriptor 1) while `f` runs.
+std::string capture_stdout(const std::function<void()>& f) {
+  char path[] = "/tmp/gec_stdout_XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  if (fd < 0) return "";
+  std::fflush(stdout);
+  const int saved = dup(1);
+  dup2(fd, 1);
+  try {
+    f();
+  } catch (...) {
+    std::fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(fd);
+    unlink(path);
+    throw;
+  }
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  close(fd);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  unlink(path);
+  return text;
+}
 
 TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
   nlohmann::json manifest;
@@ -34,13 +84,7 @@ TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
     const std::string dir = kModels + "/" + name;
     CompileOptions co;
     co.opt_level = 3;
-    for (int k = 0;; ++k) {
-      const std::string p = dir + "/test_data_set_0/input_" + std::to_string(k) + ".pb";
-      if (!fs::exists(p)) break;
-      std::string in_name;
-      const Tensor t = frontend::read_tensor_proto_file(p, &in_name);
-      co.input_shapes[in_name] = t.shape();
-    }
+    for (const auto& [in_name, t] : test_inputs(dir)) co.input_shapes[in_name] = t.shape();
     const CompiledModel cm = compile_onnx_file(dir + "/model.onnx", co);
     const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
     ASSERT_EQ(lm.graphs.size(), lm.execution_plan.graphs.size());
@@ -67,6 +111,43 @@ TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
     }
   }
   EXPECT_GT(checked, 100) << "the shared CNNs have well over 100 oneDNN convolutions";
+}
+
+TEST(SharedPlans, NoOneDnnPrimitiveRunsAReferenceImplementation) {
+  nlohmann::json manifest;
+  ASSERT_NO_FATAL_FAILURE(testing::read_shared_manifest(&manifest));
+  int executed = 0;
+  for (const auto& m : manifest["models"]) {
+    const std::string name = m["name"];
+    SCOPED_TRACE(name);
+    const std::string dir = kModels + "/" + name;
+    const auto inputs = test_inputs(dir);
+    CompileOptions co;
+    co.opt_level = 3;
+    for (const auto& [in_name, t] : inputs) co.input_shapes[in_name] = t.shape();
+    const CompiledModel cm = compile_onnx_file(dir + "/model.onnx", co);
+    SessionOptions so;
+    so.num_threads = 2;
+    so.adapt_threads = false;
+    auto session = Session::load_from_bytes(cm.gom, so);
+    std::vector<TensorView> views;
+    for (const auto& [in_name, t] : inputs) views.push_back(t.view());
+    ASSERT_EQ(dnnl_set_verbose(1), dnnl_success);
+    const std::string log = capture_stdout([&] { session->run(views); });
+    dnnl_set_verbose(0);
+    // onednn_verbose,exec,cpu,<primitive>,<implementation>,<prop>,<layouts>,...
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("onednn_verbose,exec,", 0) != 0) continue;
+      std::vector<std::string> f;
+      std::istringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      ASSERT_GT(f.size(), 4u) << line;
+      ++executed;
+      EXPECT_FALSE(kernels::is_reference_implementation(f[4])) << f[3] << " ran " << f[4] << ": " << line;
+    }
+  }
+  EXPECT_GT(executed, 300) << "the shared models run several hundred oneDNN primitives";
 }
 
 }  // namespace

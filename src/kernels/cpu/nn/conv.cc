@@ -264,13 +264,14 @@ class ConvKernel final : public Kernel {
                    raw_.auto_pad == ops::AutoPad::kNotSet;
       matmul_ = native_dw_ ? MatmulForm::kNone : matmul_form(ws);
       frame_stride_ = raw_.strides.empty() ? 1 : raw_.strides[0];
-      // Only with static shapes where oneDNN has its brgemm MatMul for them
-      // (elsewhere, e.g. without AVX-512, it may be gemm-based: no gain).
+      // Only where oneDNN has its brgemm MatMul for the shapes (elsewhere,
+      // e.g. without AVX-512, it may be gemm-based: no gain). Shapes known
+      // only at run (a subgraph's, a dynamic dim) are checked at reshape.
       if (matmul_ != MatmulForm::kNone) {
         const ir::Value* x = n.input(0);
         const ir::Value* y = n.output(0);
-        if (!x || !y || !x->type.is_static() || !y->type.is_static() ||
-            !matmul_fits(x->type.static_shape(), ws, y->type.static_shape()))
+        matmul_at_run_ = x && y && (!x->type.is_static() || !y->type.is_static());
+        if (!x || !y || (!matmul_at_run_ && !matmul_fits(x->type.static_shape(), ws, y->type.static_shape())))
           matmul_ = MatmulForm::kNone;
       }
     }
@@ -296,7 +297,8 @@ class ConvKernel final : public Kernel {
       return;
     }
     if (empty_) return;
-    if (matmul_ != MatmulForm::kNone) return build_matmul(x.shape, w.shape, y.shape);
+    conv_at_run_ = matmul_at_run_ && !matmul_fits(x.shape, w.shape, y.shape);
+    if (matmul_ != MatmulForm::kNone && !conv_at_run_) return build_matmul(x.shape, w.shape, y.shape);
     build(x.shape, w.shape, has_bias, y.shape);
   }
 
@@ -315,7 +317,7 @@ class ConvKernel final : public Kernel {
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
-    if (matmul_ != MatmulForm::kNone) return run_matmul(x, w, b, y, ctx);
+    if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
     bind(dst_, y.data);
@@ -361,9 +363,13 @@ class ConvKernel final : public Kernel {
   /// a process generates the sgemm kernels (35-60 ms measured here), while
   /// its MatMul is a brgemm kernel made per primitive (about 1 ms). Two
   /// forms need no general im2col, both plain src and dst, group 1,
-  /// dilation 1, no padding (auto_pad NOTSET or VALID), no residual, static
-  /// shapes, and not the "post_op" variant (which keeps oneDNN's
-  /// convolution for tests):
+  /// dilation 1, no padding (auto_pad NOTSET or VALID), no residual, a
+  /// static W, and not the "post_op" variant (which keeps oneDNN's
+  /// convolution for tests). X and Y must fit (matmul_fits: a brgemm MatMul,
+  /// bounded frames): with static shapes that is decided here; with shapes
+  /// known only at run (a subgraph's) at each reshape, where a misfit runs
+  /// oneDNN's convolution in this kernel (a 128 -> 1 channel pointwise conv
+  /// of width 1 in silero_vad_v5's If branch was oneDNN's ref:any):
   ///   kPointwise  every kernel dim 1, stride 1: Y[n] = W[M,C] x X[n][C,S]
   ///               (S = the spatial size);
   ///   kFrames     1-D with one input channel (an STFT-style front end):
@@ -564,6 +570,8 @@ class ConvKernel final : public Kernel {
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
+  bool matmul_at_run_ = false;                    //   shapes known at run only: checked at reshape
+  bool conv_at_run_ = false;                      //   and these shapes did not fit: oneDNN's convolution
   int64_t frame_stride_ = 1;                      // kFrames: the window step along X
   std::optional<MatmulDescs> planned_;            // matmul_fits' descriptors, for these shapes:
   std::array<Shape, 3> planned_shapes_;           //   X, W, Y
