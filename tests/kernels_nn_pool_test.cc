@@ -103,5 +103,47 @@ TEST(NnGlobalPool, AverageAndMax) {
   expect_close(values<float>(one_d[0]), {2, -1});
 }
 
+// The native global pools read X in the layout the plan gives it: plain,
+// nChw16c ([N][C/16][H][W][16]) and nhwc ([N][H][W][C]), batch 2, against
+// the mean and max of each (n, c) computed here; a large window (160x160,
+// as in ppocr_v4_det) too. Values have a large common offset, which a
+// float accumulator over 25600 cells would blur beyond the tolerance.
+TEST(NnGlobalPool, EveryLayoutAgainstAHandLoop) {
+  for (const Shape& xs : {Shape{2, 32, 5, 7}, Shape{2, 48, 9, 4}, Shape{1, 16, 160, 160}}) {
+    const int64_t N = xs[0], C = xs[1], S = xs[2] * xs[3];
+    Tensor x(DType::kFloat32, xs);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = 1000.f + static_cast<float>((i * 37) % 101) / 7.f;
+    std::vector<float> mean(N * C), mx(N * C);
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      double acc = 0;
+      float m = x.as<float>()[nc * S];
+      for (int64_t s = 0; s < S; ++s) {
+        acc += x.as<float>()[nc * S + s];
+        m = std::max(m, x.as<float>()[nc * S + s]);
+      }
+      mean[nc] = static_cast<float>(acc / S);
+      mx[nc] = m;
+    }
+    for (ops::Layout layout : {ops::Layout::kPlain, ops::Layout::kNChw16c, ops::Layout::kNhwc}) {
+      // X's bytes in `layout`.
+      Tensor held(DType::kFloat32, xs);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t s = 0; s < S; ++s) {
+            const int64_t at = layout == ops::Layout::kPlain ? (n * C + c) * S + s
+                               : layout == ops::Layout::kNhwc ? (n * S + s) * C + c
+                                                              : ((n * (C / 16) + c / 16) * S + s) * 16 + c % 16;
+            held.as<float>()[at] = x.as<float>()[(n * C + c) * S + s];
+          }
+      kernels::KernelConfig config;
+      config.input_layouts = {layout};
+      const std::string trace = shape_str(xs) + " " + ops::layout_name(layout);
+      SCOPED_TRACE(trace);
+      expect_close(values<float>(run_op("GlobalAveragePool", {held}, {}, 1, "", config)[0]), mean, 1e-6f, 1e-6f);
+      expect_close(values<float>(run_op("GlobalMaxPool", {held}, {}, 1, "", config)[0]), mx, 0.f, 0.f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gec

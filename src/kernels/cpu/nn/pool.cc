@@ -1,8 +1,9 @@
-// MaxPool (ONNX MaxPool-12), AveragePool (AveragePool-11), GlobalMaxPool and
-// GlobalAveragePool (-1) on CPU through oneDNN pooling_v2_forward, plain
-// NC[D]HW layout in and out, or nChw16c / nhwc in and out where the execution
-// plan's layouts (KernelConfig) make the input so (ops/layout.h; a global
-// pool's [N,C,1,1] output has the same bytes in every layout).
+// MaxPool (ONNX MaxPool-12) and AveragePool (AveragePool-11) on CPU through
+// oneDNN pooling_v2_forward, plain NC[D]HW layout in and out, or nChw16c /
+// nhwc in and out where the execution plan's layouts (KernelConfig) make the
+// input so (ops/layout.h). GlobalMaxPool and GlobalAveragePool (-1) run a
+// native reduction in the same layouts (GlobalPoolKernel; the [N,C,1,1]
+// output has the same bytes in every layout).
 //
 // ceil_mode: the output size comes from the schema; the end padding handed to
 // oneDNN is stretched so that oneDNN's floor formula reproduces it. Padded
@@ -10,9 +11,9 @@
 // count_include_pad=1, ONNX (as PyTorch and ONNX Runtime) counts only the
 // cells inside [-pad_begin, in + pad_end), not the extra ceil-mode cells, so
 // the few border outputs that reach past pad_end are rescaled afterwards.
-// Global pools flatten the spatial dims into one and pool over all of it.
 // MaxPool with the Indices output, or on dtypes other than float32, runs a
 // native loop (NativeMaxPoolKernel).
+#include <algorithm>
 #include <limits>
 
 #include "kernels/cpu/common/dtype_dispatch.h"
@@ -164,34 +165,100 @@ class PoolKernel final : public Kernel {
   std::vector<int64_t> pad_begin_, pad_end_, in_;
 };
 
+/// GlobalAveragePool-1 / GlobalMaxPool-1: Y[n,c] = mean / max of X[n,c,...]
+/// over every spatial cell, as a native loop over the bytes of X in its
+/// layout: plain [N][C][S], nChw16c [N][C/16][S][16] (the padded channels of
+/// a last block are read, never written), nhwc [N][S][C]; the output
+/// [N,C,1,...] has the same bytes in every layout. Sums accumulate in double.
+/// Not oneDNN's pooling: its JIT kernel for a window of S cells is generated
+/// per window size at first use, and grows with it (ppocr_v4_det's
+/// squeeze-and-excitation pools over 160x160 took 22 ms to create).
 class GlobalPoolKernel final : public Kernel {
  public:
-  GlobalPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config) : desc_(n.describe()), is_max_(is_max) {
-    pool_.layout = config.input_layout(0);  // the [N,C,1] output: same bytes in every layout
-  }
+  GlobalPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config)
+      : desc_(n.describe()), is_max_(is_max), layout_(config.input_layout(0)) {}
 
   void reshape(const KernelContext& ctx) override {
     const TensorView& x = ctx.in(0);
     require_f32(desc_, x.dtype);
     if (ctx.out(0).numel() == 0) return;
-    const int64_t spatial = x.numel() / (x.shape[0] * x.shape[1]);
-    if (spatial == 0) fail(ErrorCode::kInvalidArgument, desc_ + ": global pooling over an empty input");
-    const Shape xs{x.shape[0], x.shape[1], spatial}, ys{x.shape[0], x.shape[1], 1};
-    pool_.build(desc_, is_max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, xs,
-                ys, {spatial}, {1}, {0}, {0}, {0});
+    if (x.shape.size() < 3) fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " has no spatial dims");
+    if (x.numel() / (x.shape[0] * x.shape[1]) == 0)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": global pooling over an empty input");
+    if (layout_ == ops::Layout::kNChw16c && x.shape.size() != 4 && x.shape.size() != 3)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": nChw16c input " + shape_str(x.shape) + " is not 3-D or 4-D");
   }
 
   void run(KernelContext& ctx) override {
-    if (ctx.out(0).numel() == 0) return;
-    pool_.run(ctx.in(0).data, ctx.out(0).data, ctx.scratch);
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    if (y.numel() == 0) return;
+    const int64_t N = x.shape[0], C = x.shape[1], S = x.numel() / (N * C);
+    const float* in = x.as<float>();
+    float* out = y.as<float>();
+    const int threads = ctx.num_threads;
+    const double scale = 1.0 / static_cast<double>(S);
+    if (layout_ == ops::Layout::kPlain) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (N * C * S > (1 << 16))
+      for (int64_t nc = 0; nc < N * C; ++nc) out[nc] = reduce(in + nc * S, S, 1, scale);
+    } else if (layout_ == ops::Layout::kNChw16c) {
+      constexpr int64_t B = ops::kBlockedChannels;
+      const int64_t CB = (C + B - 1) / B;
+#pragma omp parallel for num_threads(threads) schedule(static) if (N * CB * S * B > (1 << 16))
+      for (int64_t nb = 0; nb < N * CB; ++nb) {
+        const int64_t n = nb / CB, cb = nb % CB;
+        reduce_lanes(in + nb * S * B, S, B, std::min(B, C - cb * B), scale, out + n * C + cb * B);
+      }
+    } else {  // nhwc
+      for (int64_t n = 0; n < N; ++n) {
+        // Channel chunks of 64 lanes, one per thread at a time.
+        const int64_t chunks = (C + 63) / 64;
+#pragma omp parallel for num_threads(threads) schedule(static) if (C * S > (1 << 16) && chunks > 1)
+        for (int64_t k = 0; k < chunks; ++k) {
+          const int64_t c0 = k * 64;
+          reduce_lanes(in + n * S * C + c0, S, C, std::min<int64_t>(64, C - c0), scale, out + n * C + c0);
+        }
+      }
+    }
   }
 
-  std::string impl_name() const override { return "onednn.pool"; }
+  std::string impl_name() const override { return "native.global_pool"; }
 
  private:
+  /// Mean or max of `count` floats `stride` apart.
+  float reduce(const float* p, int64_t count, int64_t stride, double scale) const {
+    if (is_max_) {
+      float m = p[0];
+      for (int64_t i = 1; i < count; ++i) m = std::max(m, p[i * stride]);
+      return m;
+    }
+    double acc = 0;
+#pragma omp simd reduction(+ : acc)
+    for (int64_t i = 0; i < count; ++i) acc += p[i * stride];
+    return static_cast<float>(acc * scale);
+  }
+  /// For lanes j < `lanes`: out[j] = mean / max of p[s * row + j], s < count.
+  void reduce_lanes(const float* p, int64_t count, int64_t row, int64_t lanes, double scale, float* out) const {
+    constexpr int64_t kMax = 64;
+    if (is_max_) {
+      float m[kMax];
+      for (int64_t j = 0; j < lanes; ++j) m[j] = p[j];
+      for (int64_t s = 1; s < count; ++s)
+#pragma omp simd
+        for (int64_t j = 0; j < lanes; ++j) m[j] = std::max(m[j], p[s * row + j]);
+      for (int64_t j = 0; j < lanes; ++j) out[j] = m[j];
+      return;
+    }
+    double acc[kMax] = {};
+    for (int64_t s = 0; s < count; ++s)
+#pragma omp simd
+      for (int64_t j = 0; j < lanes; ++j) acc[j] += p[s * row + j];
+    for (int64_t j = 0; j < lanes; ++j) out[j] = static_cast<float>(acc[j] * scale);
+  }
+
   std::string desc_;
   bool is_max_;
-  PoolPrimitive pool_;
+  ops::Layout layout_;
 };
 
 /// MaxPool-12 as a direct loop over 1 to 3 spatial dims, any arithmetic
