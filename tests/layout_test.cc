@@ -421,6 +421,23 @@ TEST(LayoutPropagation, DepthwiseStaysBlockedBetweenReorders) {
   EXPECT_EQ(reorders(g).size(), 2u);
 }
 
+// A convolution between two plain neighbours (graph input, Flatten) keeps
+// its blocked layout when its arithmetic pays for the two Reorders (3x3,
+// 64 -> 32 channels: 2*32*64*9 / (4*(64+32)) = 96 FLOP per byte), and stays
+// plain when it would not (1x1, same channels: 11 FLOP per byte).
+TEST(LayoutPropagation, AConvBetweenReordersMustPayForThem) {
+  for (const int64_t k : {3, 1}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 64, 6, 6});
+    ir::Node* fl = g.add_node("Flatten", {conv(g, x, 32, k, "c")}, {"flat"}, "flatten");
+    fl->output(0)->type = f32({1, 32 * 36});
+    g.outputs().push_back(fl->output(0));
+    const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 64, 6, 6}, 2)}});
+    EXPECT_EQ(output_blocked(a, node(g, "c")), k == 3) << "kernel " << k;
+    EXPECT_EQ(reorders(g).size(), k == 3 ? 2u : 0u) << "kernel " << k;
+  }
+}
+
 // ---- the small CNN through -O3 ------------------------------------------------
 
 // x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->

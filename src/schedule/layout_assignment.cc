@@ -399,8 +399,28 @@ class LayoutAssigner {
         if (blocked(v) && gains(v, benefit)) benefit.insert(v);
     for (ir::Node* n : nodes_)
       if (kind_of(n) == Kind::kConv && layouts_.at(n).out[0] && !benefit.count(n->output(0)) &&
-          !src_arrives_blocked(n) && !depthwise(n))
+          !src_arrives_blocked(n) && !depthwise(n) && !pays_for_its_reorders(n))
         ruled_out.insert(n);
+  }
+
+  /// A convolution with enough arithmetic per byte of its src and dst
+  /// gains blocked even when both must be reordered: oneDNN 2.6's plain
+  /// (gemm) convolutions ran at 80-150 GFLOP/s here where its nhwc / nChw16c
+  /// ones reach 180-200 (about 4e-12 s saved per FLOP), and a Reorder moves
+  /// about 11 GB/s (ppocr_v4_det's [1,96,160,160]: 1.7 ms), about 9e-11 s per
+  /// byte: the break-even is near 20 FLOP per byte, the rule asks for 40.
+  /// (ppocr_v4_det's 96 -> 24 channel 3x3 conv on 160x160 after a Concat of
+  /// plain Resize outputs: 87 FLOP/byte, 13 ms plain; a 1x1 conv from 96 to
+  /// 24 channels: 10 FLOP/byte, stays plain.)
+  static bool pays_for_its_reorders(const ir::Node* n) {
+    constexpr double kMinFlopsPerByte = 40;
+    const ir::Value *x = n->input(0), *w = n->input(1), *y = n->output(0);
+    if (!x || !w || !y || !x->type.is_static() || !w->type.is_static() || !y->type.is_static()) return false;
+    const Shape ws = w->type.static_shape();
+    const double flops = 2.0 * static_cast<double>(shape_numel(y->type.static_shape())) *
+                         static_cast<double>(shape_numel(ws) / std::max<int64_t>(1, ws[0]));
+    const double bytes = 4.0 * static_cast<double>(shape_numel(x->type.static_shape()) + shape_numel(y->type.static_shape()));
+    return bytes > 0 && flops / bytes >= kMinFlopsPerByte;
   }
 
   /// A depthwise convolution (group = C > 3) gains by itself even between
