@@ -287,6 +287,52 @@ TEST(NnConv, ConvAsMatmulWithShapesKnownAtRun) {
   }
 }
 
+// ConvTranspose with stride equal to the kernel (2x2 / 2, 3x3 / 3, 1x2 /
+// 1x2), batch 2, with and without bias: the MatMul-and-scatter kernel
+// against the operator's formula written out, in which each output cell
+// has one source cell: Y[n,oc,i*KH+a,j*KW+b] = B[oc] + sum_ic X[n,ic,i,j]
+// W[ic,oc,a,b]. A stride other than the kernel keeps the deconvolution.
+TEST(NnConvTranspose, StrideEqualToKernelRunsAsOneMatmul) {
+  struct Case {
+    int64_t ic, oc, h, w, kh, kw;
+    bool bias;
+  };
+  for (const Case& k : {Case{5, 3, 4, 6, 2, 2, true}, Case{16, 8, 3, 3, 3, 3, false}, Case{4, 2, 5, 7, 1, 2, true}}) {
+    const int64_t N = 2, OH = k.h * k.kh, OW = k.w * k.kw;
+    Tensor x(DType::kFloat32, {N, k.ic, k.h, k.w}), w(DType::kFloat32, {k.ic, k.oc, k.kh, k.kw}), b(DType::kFloat32, {k.oc});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 6.f - 1.f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+    std::vector<float> want(N * k.oc * OH * OW);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oc = 0; oc < k.oc; ++oc)
+        for (int64_t r = 0; r < OH; ++r)
+          for (int64_t c = 0; c < OW; ++c) {
+            const int64_t i = r / k.kh, a = r % k.kh, j = c / k.kw, bb = c % k.kw;
+            double acc = k.bias ? b.as<float>()[oc] : 0.0;
+            for (int64_t ic = 0; ic < k.ic; ++ic)
+              acc += double(x.as<float>()[((n * k.ic + ic) * k.h + i) * k.w + j]) *
+                     w.as<float>()[((ic * k.oc + oc) * k.kh + a) * k.kw + bb];
+            want[((n * k.oc + oc) * OH + r) * OW + c] = static_cast<float>(acc);
+          }
+    std::vector<Tensor> in = {x, w};
+    if (k.bias) in.push_back(b);
+    const std::vector<ir::Attribute> attrs = {ir::Attribute::Ints("strides", {k.kh, k.kw})};
+    const auto got = run_op("ConvTranspose", in, attrs);
+    ASSERT_EQ(got[0].shape(), (Shape{N, k.oc, OH, OW}));
+    expect_close(values<float>(got[0]), want, 1e-5f, 1e-5f);
+
+    ir::Graph g;
+    ir::Node* n = g.add_node("ConvTranspose", {g.add_value("x", ir::TensorType::of(DType::kFloat32, x.shape())),
+                                               g.add_constant("w", w)},
+                             {"y"}, "deconv");
+    n->attrs = attrs;
+    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(), "onednn.deconv_as_matmul");
+    n->attrs = {ir::Attribute::Ints("strides", {1, 1})};
+    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(), "onednn.deconv");
+  }
+}
+
 // Forms the MatMul path does not take keep oneDNN's convolution: padding,
 // two groups, dilation, a 1-D window over two channels, a stride on a 1x1.
 TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
