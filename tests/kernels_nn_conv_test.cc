@@ -243,6 +243,41 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
   }
 }
 
+// The general window as a MatMul of X's columns (conv.cc, kIm2col):
+// padding (symmetric, asymmetric, SAME_UPPER), strides, dilations, 1-D
+// (silero-style 3-tap convs over a few frames) and 2-D (GoogLeNet's
+// 24-channel 3x3 branch), batch 2, with and without bias and activation,
+// against oneDNN's convolution of the same node.
+TEST(NnConv, ColumnsMatmulMatchesOneDnnConvolution) {
+  struct Case {
+    Shape x, w;
+    std::vector<ir::Attribute> attrs;
+    bool bias, relu;
+  };
+  const std::vector<Case> cases = {
+      {{2, 24, 14, 14}, {64, 24, 3, 3}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}, true, true},
+      {{2, 5, 9, 8}, {6, 5, 3, 2}, {ir::Attribute::Ints("pads", {0, 1, 2, 0}), ir::Attribute::Ints("strides", {2, 1})}, true, false},
+      {{2, 4, 11, 10}, {3, 4, 3, 3}, {ir::Attribute::Ints("dilations", {2, 3}), ir::Attribute::Ints("pads", {2, 1, 0, 2})}, false, true},
+      {{2, 6, 7, 9}, {5, 6, 3, 3}, {ir::Attribute::String("auto_pad", "SAME_UPPER"), ir::Attribute::Ints("strides", {2, 2})}, true, false},
+      {{2, 129, 4}, {128, 129, 3}, {ir::Attribute::Ints("pads", {1, 1})}, true, true},
+      {{2, 64, 2}, {64, 64, 3}, {ir::Attribute::Ints("pads", {1, 1}), ir::Attribute::Ints("strides", {2})}, true, false},
+  };
+  for (const Case& k : cases) {
+    const ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu);
+    const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x) + " * " + shape_str(k.w));
+    ir::Graph g;
+    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)),
+                                   g.add_constant("w", r.in[1])};
+    if (k.bias) ins.push_back(g.add_constant("b", r.in[2]));
+    ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
+    n->attrs = r.attrs;
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
+    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(),
+              k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
+        << shape_str(k.x);
+  }
+}
+
 // With X and Y of shapes known only at run (a subgraph's values) and a
 // constant W, the node still gets the MatMul kernel, which checks each
 // shape at reshape: a pointwise conv of width 1 (oneDNN's convolution for it
@@ -333,19 +368,24 @@ TEST(NnConvTranspose, StrideEqualToKernelRunsAsOneMatmul) {
   }
 }
 
-// Forms the MatMul path does not take keep oneDNN's convolution: padding,
-// two groups, dilation, a 1-D window over two channels, a stride on a 1x1.
+// Forms the MatMul path does not take keep oneDNN's convolution: two
+// groups, a 3-D window, columns over the bound (64 channels 3x3 over
+// 128x128: 36 MiB); the general windows (padding, dilation, two channels in
+// 1-D, a stride on a 1x1) run as a MatMul of their columns.
 TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
   struct Case {
     Shape x, w, y;
     std::vector<ir::Attribute> attrs;
+    bool matmul;
   };
   const std::vector<Case> cases = {
-      {{1, 8, 5, 5}, {4, 8, 1, 1}, {1, 4, 7, 7}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}},
-      {{1, 8, 5, 5}, {4, 4, 1, 1}, {1, 4, 5, 5}, {ir::Attribute::Int("group", 2)}},
-      {{1, 1, 40}, {4, 1, 3}, {1, 4, 36}, {ir::Attribute::Ints("dilations", {2})}},
-      {{1, 2, 40}, {4, 2, 8}, {1, 4, 33}, {}},
-      {{1, 8, 6, 6}, {4, 8, 1, 1}, {1, 4, 3, 3}, {ir::Attribute::Ints("strides", {2, 2})}},
+      {{1, 8, 5, 5}, {4, 8, 1, 1}, {1, 4, 7, 7}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}, true},
+      {{1, 8, 5, 5}, {4, 4, 1, 1}, {1, 4, 5, 5}, {ir::Attribute::Int("group", 2)}, false},
+      {{1, 1, 40}, {4, 1, 3}, {1, 4, 36}, {ir::Attribute::Ints("dilations", {2})}, true},
+      {{1, 2, 40}, {4, 2, 8}, {1, 4, 33}, {}, true},
+      {{1, 8, 6, 6}, {4, 8, 1, 1}, {1, 4, 3, 3}, {ir::Attribute::Ints("strides", {2, 2})}, true},
+      {{1, 2, 4, 4, 4}, {3, 2, 2, 2, 2}, {1, 3, 3, 3, 3}, {}, false},
+      {{1, 64, 128, 128}, {64, 64, 3, 3}, {1, 64, 128, 128}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}, false},
   };
   for (const Case& k : cases) {
     ir::Graph g;
@@ -354,7 +394,8 @@ TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
                              {"y"}, "conv");
     n->attrs = k.attrs;
     n->output(0)->type = ir::TensorType::of(DType::kFloat32, k.y);
-    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(), "onednn.conv")
+    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(),
+              k.matmul ? "onednn.conv_as_matmul" : "onednn.conv")
         << shape_str(k.x) << " * " << shape_str(k.w);
   }
 }

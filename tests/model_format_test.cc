@@ -980,6 +980,11 @@ TEST(HostileGom, ReadersOfDynamicValuesAreCheckedAtRun) {
   m.mutable_memory_plan()->mutable_values(c)->set_storage(static_cast<int32_t>(memory::Storage::kDynamic));
   set_dims(m.mutable_values(c), {1, 4, 2, 2});
   set_dims(m.mutable_values(r), {1, 4, 2, 2});
+  // The kernel this build makes for the lying shapes (the honest ones ran
+  // the convolution as a MatMul of its columns, which [1,4,2,2] does not
+  // fit): the file passes the load's kernel check, and the run must catch it.
+  for (auto& st : *m.mutable_execution_plan()->mutable_graphs(0)->mutable_steps())
+    if (st.node() == conv) st.set_kernel("onednn.conv");
   auto bytes = std::make_shared<const std::vector<uint8_t>>(with_model_def(good, m));
   std::unique_ptr<Session> s = Session::load_from_bytes(bytes);
   Tensor x(DType::kFloat32, {1, 3, 8, 8});

@@ -362,9 +362,9 @@ class ConvKernel final : public Kernel {
   /// 2.6 runs a plain convolution as im2col + its sgemm, whose first call in
   /// a process generates the sgemm kernels (35-60 ms measured here), while
   /// its MatMul is a brgemm kernel made per primitive (about 1 ms). Two
-  /// forms need no general im2col, both plain src and dst, group 1,
-  /// dilation 1, no padding (auto_pad NOTSET or VALID), no residual, a
-  /// static W, and not the "post_op" variant (which keeps oneDNN's
+  /// forms need no general im2col (dilation 1, no padding: auto_pad NOTSET
+  /// or VALID) and one is the general im2col; all three plain src and dst,
+  /// group 1, no residual, a static W, and not the "post_op" variant (which keeps oneDNN's
   /// convolution for tests). X and Y must fit (matmul_fits: a brgemm MatMul,
   /// bounded frames): with static shapes that is decided here; with shapes
   /// known only at run (a subgraph's) at each reshape, where a misfit runs
@@ -376,22 +376,54 @@ class ConvKernel final : public Kernel {
   ///               the windows of X as frames F[n][t][k] = X[n,0,t*s + k],
   ///               Y[n] = W[M,K] x F[n]^T (measured standalone for
   ///               [1,1,16000] * [257,1,512] stride 160: 193 us against
-  ///               257 us for oneDNN's gemm convolution).
-  enum class MatmulForm { kNone, kPointwise, kFrames };
+  ///               257 us for oneDNN's gemm convolution);
+  ///   kIm2col     any other 1-D or 2-D window (padding, strides and
+  ///               dilations of any kind): the columns of X, C[n][s][k]
+  ///               = X[n, ic, window cell] with k = (ic, kh, kw) as W's rows
+  ///               run and 0 in the padding, Y[n] = W[M,K] x C[n]^T (what
+  ///               oneDNN's gemm convolution does, on its brgemm MatMul),
+  ///               for columns of at most kMaxColumnBytes.
+  enum class MatmulForm { kNone, kPointwise, kFrames, kIm2col };
   static bool brgemm_matmul(const std::string& impl) { return impl.rfind("brg", 0) == 0; }
   MatmulForm matmul_form(const Shape& ws) const {
     if (group_ != 1 || ws.size() < 3 || ws.size() > 5) return MatmulForm::kNone;
-    if (raw_.auto_pad != ops::AutoPad::kNotSet && raw_.auto_pad != ops::AutoPad::kValid) return MatmulForm::kNone;
-    for (int64_t p : raw_.pads)
-      if (p != 0) return MatmulForm::kNone;
-    for (int64_t d : raw_.dilations)
-      if (d != 1) return MatmulForm::kNone;
+    bool plain_window = raw_.auto_pad == ops::AutoPad::kNotSet || raw_.auto_pad == ops::AutoPad::kValid;
+    for (int64_t p : raw_.pads) plain_window = plain_window && p == 0;
+    for (int64_t d : raw_.dilations) plain_window = plain_window && d == 1;
     bool unit = true, stride1 = true;
     for (size_t i = 2; i < ws.size(); ++i) unit = unit && ws[i] == 1;
     for (int64_t st : raw_.strides) stride1 = stride1 && st == 1;
-    if (unit && stride1) return MatmulForm::kPointwise;
-    if (ws.size() == 3 && ws[1] == 1 && ws[2] > 1) return MatmulForm::kFrames;
+    if (plain_window && unit && stride1) return MatmulForm::kPointwise;
+    if (plain_window && ws.size() == 3 && ws[1] == 1 && ws[2] > 1) return MatmulForm::kFrames;
+    if (ws.size() == 3 || ws.size() == 4) return MatmulForm::kIm2col;
     return MatmulForm::kNone;
+  }
+
+  /// kIm2col: the window of X `xs` for W `ws`, per spatial dim (1-D as
+  /// height 1): kernel, stride, dilation, begin padding, input and output
+  /// sizes.
+  struct Im2col {
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, ih = 1, iw = 1, oh = 1, ow = 1;
+  };
+  std::optional<Im2col> im2col_geometry(const Shape& xs, const Shape& ws) const {
+    const size_t sp = xs.size() - 2;
+    if (sp < 1 || sp > 2 || ws.size() != xs.size()) return std::nullopt;
+    try {
+      std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+      const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, sp, &wk, desc_);
+      const ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(xs.begin() + 2, xs.end()));
+      Im2col c;
+      const size_t h = sp == 2 ? 0 : sp, w = sp - 1;  // 1-D: height 1 (index sp = none)
+      if (sp == 2) {
+        c.kh = a.kernel[h], c.sh = a.strides[h], c.dh = a.dilations[h], c.ph = g.pad_begin[h];
+        c.ih = xs[2 + h], c.oh = g.out[h];
+      }
+      c.kw = a.kernel[w], c.sw = a.strides[w], c.dw = a.dilations[w], c.pw = g.pad_begin[w];
+      c.iw = xs[2 + w], c.ow = g.out[w];
+      return c;
+    } catch (const Error&) {
+      return std::nullopt;  // attributes the shapes cannot take: the convolution's own error
+    }
   }
 
   /// The MatMul's memory descriptors and primitive descriptor for X `xs`,
@@ -408,7 +440,9 @@ class ConvKernel final : public Kernel {
     using dims = memory::dims;
     const auto f32 = memory::data_type::f32;
     const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1);
-    const int64_t K = matmul_ == MatmulForm::kFrames ? ws[2] : xs[1];
+    const int64_t K = matmul_ == MatmulForm::kFrames   ? ws[2]
+                      : matmul_ == MatmulForm::kIm2col ? shape_numel(ws) / std::max<int64_t>(M, 1)
+                                                       : xs[1];
     MatmulDescs d;
     d.a = memory::desc(dims{1, M, K}, f32, dims{M * K, K, 1});
     d.b = matmul_ == MatmulForm::kPointwise ? memory::desc(dims{N, K, S}, f32, dims{K * S, S, 1})
@@ -426,6 +460,9 @@ class ConvKernel final : public Kernel {
   /// smaller than the window would copy X many times over, outside the
   /// arena): beyond, oneDNN's convolution runs.
   static constexpr int64_t kMaxFrameBytes = 32 << 20, kMaxFrameRatio = 8;
+  /// kIm2col: the columns (a 3x3 window copies X 9 times) at most this many
+  /// bytes, held by the kernel; beyond, oneDNN's convolution runs.
+  static constexpr int64_t kMaxColumnBytes = 8 << 20;
 
   /// X, W, Y as the form needs them (the shapes a run may bring too).
   bool shapes_fit(const Shape& xs, const Shape& ws, const Shape& ys) const {
@@ -434,6 +471,12 @@ class ConvKernel final : public Kernel {
       return false;
     if (matmul_ == MatmulForm::kPointwise)
       return xs[1] == ws[1] && std::equal(xs.begin() + 2, xs.end(), ys.begin() + 2);
+    if (matmul_ == MatmulForm::kIm2col) {
+      const auto c = im2col_geometry(xs, ws);
+      if (!c || xs[1] != ws[1] || c->oh * c->ow != shape_numel(ys) / (ys[0] * ys[1])) return false;
+      const int64_t columns = xs[0] * c->oh * c->ow * (shape_numel(ws) / ws[0]) * static_cast<int64_t>(sizeof(float));
+      return columns <= kMaxColumnBytes;
+    }
     const int64_t frames = xs[0] * ys[2] * ws[2] * static_cast<int64_t>(sizeof(float));
     return xs[1] == 1 && frame_stride_ >= 1 && (ys[2] - 1) * frame_stride_ + ws[2] <= xs[2] &&
            frames <= kMaxFrameBytes &&
@@ -465,7 +508,9 @@ class ConvKernel final : public Kernel {
       rethrow_dnnl(desc_, "create a MatMul for X " + shape_str(xs) + ", W " + shape_str(ws), e);
     }
     scratch_.set(d.pd.scratchpad_desc());
-    if (matmul_ == MatmulForm::kFrames) frames_.assign(d.b.get_size() / sizeof(float), 0.f);  // [N][S][K]
+    if (matmul_ == MatmulForm::kFrames || matmul_ == MatmulForm::kIm2col)
+      frames_.assign(d.b.get_size() / sizeof(float), 0.f);  // [N][S][K]
+    if (matmul_ == MatmulForm::kIm2col) im2col_ = *im2col_geometry(xs, ws);
     src_ = unbound_memory(d.a);
     mm_b_ = unbound_memory(d.b);
     dst_ = unbound_memory(d.c);
@@ -485,6 +530,9 @@ class ConvKernel final : public Kernel {
       for (int64_t r = 0; r < N * S; ++r)
         std::memcpy(f + r * K, xs + (r / S) * L + (r % S) * frame_stride_, static_cast<size_t>(K) * sizeof(float));
       bdata = f;
+    } else if (matmul_ == MatmulForm::kIm2col) {
+      fill_columns(x, ctx.num_threads);
+      bdata = frames_.data();
     }
     bind(src_, w.data);
     bind(mm_b_, bdata);
@@ -506,6 +554,32 @@ class ConvKernel final : public Kernel {
       }
     }
     if (epilogue_) epilogue_->run(y, ctx.num_threads);
+  }
+
+  /// kIm2col: frames_[n][oh*OW + ow][(ic*KH + kh)*KW + kw] = X[n, ic, oh*SH -
+  /// PH + kh*DH, ow*SW - PW + kw*DW], 0 outside X.
+  void fill_columns(const TensorView& x, int threads) {
+    const Im2col& c = im2col_;
+    const int64_t N = x.shape[0], IC = x.shape[1], S = c.oh * c.ow, K = IC * c.kh * c.kw;
+    const float* xs = x.as<const float>();
+    float* f = frames_.data();
+    const bool par = threads > 1 && N * S * K >= 64 * 1024;
+#pragma omp parallel for num_threads(threads) schedule(static) if (par)
+    for (int64_t r = 0; r < N * S; ++r) {
+      const int64_t n = r / S, oh = (r % S) / c.ow, ow = r % c.ow;
+      float* col = f + r * K;
+      for (int64_t ic = 0; ic < IC; ++ic) {
+        const float* plane = xs + (n * IC + ic) * c.ih * c.iw;
+        for (int64_t kh = 0; kh < c.kh; ++kh) {
+          const int64_t ih = oh * c.sh - c.ph + kh * c.dh;
+          const bool row_in = ih >= 0 && ih < c.ih;
+          for (int64_t kw = 0; kw < c.kw; ++kw) {
+            const int64_t iw = ow * c.sw - c.pw + kw * c.dw;
+            *col++ = row_in && iw >= 0 && iw < c.iw ? plane[ih * c.iw + iw] : 0.f;
+          }
+        }
+      }
+    }
   }
 
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
@@ -575,7 +649,8 @@ class ConvKernel final : public Kernel {
   int64_t frame_stride_ = 1;                      // kFrames: the window step along X
   std::optional<MatmulDescs> planned_;            // matmul_fits' descriptors, for these shapes:
   std::array<Shape, 3> planned_shapes_;           //   X, W, Y
-  std::vector<float> frames_;                     // kFrames: [N][S][K]
+  std::vector<float> frames_;                     // kFrames, kIm2col: [N][S][K]
+  Im2col im2col_;                                 // kIm2col: the window, for these shapes
   dnnl::matmul mm_;
   memory mm_b_;
   struct {
