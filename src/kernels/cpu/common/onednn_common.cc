@@ -139,4 +139,16 @@ void Scratchpad::bind(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer
   args[DNNL_ARG_SCRATCHPAD] = mem_;
 }
 
+void* Scratchpad::bind_with(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer* run, size_t extra) {
+  const size_t own = (md_.get_size() + 63) / 64 * 64;
+  auto* base = static_cast<uint8_t*>((run ? run : &own_)->get(own + extra));
+  if (md_.get_size() == 0) {
+    args.erase(DNNL_ARG_SCRATCHPAD);
+  } else {
+    mem_.set_data_handle(base);
+    args[DNNL_ARG_SCRATCHPAD] = mem_;
+  }
+  return base + own;
+}
+
 }  // namespace gec::kernels::cpu

@@ -74,6 +74,11 @@ class Scratchpad {
   /// Sets args[DNNL_ARG_SCRATCHPAD] to memory from `run` (the run's buffer),
   /// or from this object's own when null (outside a session).
   void bind(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer* run);
+  /// As bind(), and returns `extra` bytes of 64-byte aligned memory after
+  /// the scratchpad in the same buffer, for a kernel's temporary data in
+  /// this run (a run's buffer serves one step at a time, so steps share it
+  /// instead of each holding its own).
+  void* bind_with(std::unordered_map<int, dnnl::memory>& args, ScratchBuffer* run, size_t extra);
 
  private:
   dnnl::memory::desc md_;

@@ -461,7 +461,8 @@ class ConvKernel final : public Kernel {
   /// arena): beyond, oneDNN's convolution runs.
   static constexpr int64_t kMaxFrameBytes = 32 << 20, kMaxFrameRatio = 8;
   /// kIm2col: the columns (a 3x3 window copies X 9 times) at most this many
-  /// bytes, held by the kernel; beyond, oneDNN's convolution runs.
+  /// bytes (in the run's scratch memory, which the steps share); beyond,
+  /// oneDNN's convolution runs.
   static constexpr int64_t kMaxColumnBytes = 8 << 20;
 
   /// X, W, Y as the form needs them (the shapes a run may bring too).
@@ -508,8 +509,7 @@ class ConvKernel final : public Kernel {
       rethrow_dnnl(desc_, "create a MatMul for X " + shape_str(xs) + ", W " + shape_str(ws), e);
     }
     scratch_.set(d.pd.scratchpad_desc());
-    if (matmul_ == MatmulForm::kFrames || matmul_ == MatmulForm::kIm2col)
-      frames_.assign(d.b.get_size() / sizeof(float), 0.f);  // [N][S][K]
+    frame_bytes_ = matmul_ == MatmulForm::kPointwise ? 0 : d.b.get_size();  // [N][S][K]
     if (matmul_ == MatmulForm::kIm2col) im2col_ = *im2col_geometry(xs, ws);
     src_ = unbound_memory(d.a);
     mm_b_ = unbound_memory(d.b);
@@ -521,23 +521,24 @@ class ConvKernel final : public Kernel {
   /// X (or its frames) as MatMul B, W as A, then the activation in place.
   void run_matmul(const TensorView& x, const TensorView& w, const TensorView* b, TensorView& y, KernelContext& ctx) {
     const void* bdata = x.data;
+    // The frames or columns live in the run's scratch memory, after the
+    // MatMul's scratchpad.
+    float* f = static_cast<float*>(scratch_.bind_with(args_, ctx.scratch, frame_bytes_));
     if (matmul_ == MatmulForm::kFrames) {
       const int64_t N = x.shape[0], L = x.shape[2], K = w.shape[2], S = y.shape[2];
       const float* xs = x.as<const float>();
-      float* f = frames_.data();
       const bool par = ctx.num_threads > 1 && N * S * K >= 64 * 1024;
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
       for (int64_t r = 0; r < N * S; ++r)
         std::memcpy(f + r * K, xs + (r / S) * L + (r % S) * frame_stride_, static_cast<size_t>(K) * sizeof(float));
       bdata = f;
     } else if (matmul_ == MatmulForm::kIm2col) {
-      fill_columns(x, ctx.num_threads);
-      bdata = frames_.data();
+      fill_columns(x, f, ctx.num_threads);
+      bdata = f;
     }
     bind(src_, w.data);
     bind(mm_b_, bdata);
     bind(dst_, y.data);
-    scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
     if (b) {  // Y[n, m, :] += B[m]
@@ -556,13 +557,12 @@ class ConvKernel final : public Kernel {
     if (epilogue_) epilogue_->run(y, ctx.num_threads);
   }
 
-  /// kIm2col: frames_[n][oh*OW + ow][(ic*KH + kh)*KW + kw] = X[n, ic, oh*SH -
-  /// PH + kh*DH, ow*SW - PW + kw*DW], 0 outside X.
-  void fill_columns(const TensorView& x, int threads) {
+  /// kIm2col: f[n][oh*OW + ow][(ic*KH + kh)*KW + kw] = X[n, ic, oh*SH - PH
+  /// + kh*DH, ow*SW - PW + kw*DW], 0 outside X.
+  void fill_columns(const TensorView& x, float* f, int threads) const {
     const Im2col& c = im2col_;
     const int64_t N = x.shape[0], IC = x.shape[1], S = c.oh * c.ow, K = IC * c.kh * c.kw;
     const float* xs = x.as<const float>();
-    float* f = frames_.data();
     const bool par = threads > 1 && N * S * K >= 64 * 1024;
 #pragma omp parallel for num_threads(threads) schedule(static) if (par)
     for (int64_t r = 0; r < N * S; ++r) {
@@ -649,7 +649,7 @@ class ConvKernel final : public Kernel {
   int64_t frame_stride_ = 1;                      // kFrames: the window step along X
   std::optional<MatmulDescs> planned_;            // matmul_fits' descriptors, for these shapes:
   std::array<Shape, 3> planned_shapes_;           //   X, W, Y
-  std::vector<float> frames_;                     // kFrames, kIm2col: [N][S][K]
+  size_t frame_bytes_ = 0;                        // kFrames, kIm2col: [N][S][K] in the run's scratch
   Im2col im2col_;                                 // kIm2col: the window, for these shapes
   dnnl::matmul mm_;
   memory mm_b_;

@@ -105,21 +105,21 @@ class ConvTransposeKernel final : public Kernel {
     mm_a_ = unbound_memory(a);
     mm_b_ = unbound_memory(b);
     mm_c_ = unbound_memory(c);
-    products_.assign(static_cast<size_t>(n * m * hw), 0.f);
+    product_bytes_ = c.get_size();
     return true;
   }
 
   void run_matmul(const TensorView& x, const TensorView& w, const TensorView* b, TensorView& y, KernelContext& ctx) {
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, mm_a_}, {DNNL_ARG_WEIGHTS, mm_b_}, {DNNL_ARG_DST, mm_c_}};
+    // T lives in the run's scratch memory, after the MatMul's scratchpad.
+    const float* t = static_cast<const float*>(scratch_.bind_with(args, ctx.scratch, product_bytes_));
     bind(mm_a_, w.data);
     bind(mm_b_, x.data);
-    bind(mm_c_, products_.data());
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, mm_a_}, {DNNL_ARG_WEIGHTS, mm_b_}, {DNNL_ARG_DST, mm_c_}};
-    scratch_.bind(args, ctx.scratch);
+    bind(mm_c_, t);
     mm_.execute(cpu_stream(), args);
     cpu_stream().wait();
     const int64_t N = x.shape[0], H = x.shape[2], W = x.shape[3], OC = w.shape[1], KH = w.shape[2], KW = w.shape[3];
     const int64_t OW = W * KW, OH = H * KH, HW = H * W, M = OC * KH * KW;
-    const float* t = products_.data();
     const float* bias = b ? b->as<float>() : nullptr;
     float* out = y.as<float>();
     const bool par = N * OC * OH * OW > (1 << 15);
@@ -208,7 +208,7 @@ class ConvTransposeKernel final : public Kernel {
   bool deconv_at_run_ = false;  //   whose shapes did not fit: the deconvolution runs
   dnnl::matmul mm_;
   memory mm_a_, mm_b_, mm_c_;
-  std::vector<float> products_;  // T [N][OC*KH*KW][H*W]
+  size_t product_bytes_ = 0;     // T [N][OC*KH*KW][H*W], in the run's scratch memory
   dnnl::deconvolution_forward deconv_;
   PackedWeights weights_;
   Scratchpad scratch_;
