@@ -474,7 +474,8 @@ class ConvKernel final : public Kernel {
       return xs[1] == ws[1] && std::equal(xs.begin() + 2, xs.end(), ys.begin() + 2);
     if (matmul_ == MatmulForm::kIm2col) {
       const auto c = im2col_geometry(xs, ws);
-      if (!c || xs[1] != ws[1] || c->oh * c->ow != shape_numel(ys) / (ys[0] * ys[1])) return false;
+      const bool two_d = xs.size() == 4;
+      if (!c || xs[1] != ws[1] || (two_d && ys[2] != c->oh) || ys.back() != c->ow) return false;
       const int64_t columns = xs[0] * c->oh * c->ow * (shape_numel(ws) / ws[0]) * static_cast<int64_t>(sizeof(float));
       return columns <= kMaxColumnBytes;
     }
