@@ -1,8 +1,9 @@
 // peak_fp32: the float32 multiply-add rate this CPU reaches, per thread
 // count, in GFLOP/s (10^9 floating-point operations per second; one fused
 // multiply-add is 2). It is the denominator of "percent of peak" in
-// bench/results.md and `gec profile`: a figure quoted from a data sheet is
-// no use on a shared virtual machine whose cores change with the host.
+// bench/results.md (divide `gec profile`'s GFLOP/s by it): a figure quoted
+// from a data sheet is no use on a shared virtual machine whose cores
+// change with the host. Run it on a quiet machine.
 //
 // Each thread runs 12 independent chains of vector FMAs on registers (no
 // memory traffic), enough to cover the FMA latency times the number of FMA
