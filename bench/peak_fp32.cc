@@ -12,14 +12,16 @@
 // binary measures any x86-64 machine; the target is printed.
 //
 // Usage: peak_fp32 [max_threads] [seconds_per_count]; prints one line per
-// thread count 1..max_threads (default: the online CPUs, 1 s each).
+// thread count 1..max_threads (default: the CPUs this process may run on,
+// 1 s each).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/peak_fp32.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
-#include <unistd.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -100,8 +102,9 @@ double measure(int threads, double seconds) {
 }  // namespace gec_bench
 
 int main(int argc, char** argv) {
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  const int max_threads = argc > 1 ? std::atoi(argv[1]) : static_cast<int>(cpus > 0 ? cpus : 1);
+  cpu_set_t allowed;
+  const int cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+  const int max_threads = argc > 1 ? std::atoi(argv[1]) : std::max(cpus, 1);
   const double seconds = argc > 2 ? std::atof(argv[2]) : 1.0;
   if (max_threads < 1 || max_threads > 1024 || !(seconds > 0 && seconds <= 60)) {
     std::fprintf(stderr, "usage: peak_fp32 [max_threads 1..1024] [seconds_per_count 0..60]\n");

@@ -143,6 +143,14 @@ TEST(NnGlobalPool, EveryLayoutAgainstAHandLoop) {
       expect_close(values<float>(run_op("GlobalMaxPool", {held}, {}, 1, "", config)[0]), mx, 0.f, 0.f);
     }
   }
+  // A NaN anywhere in a window makes its max and mean NaN.
+  for (const int64_t at : {0, 5, 11}) {
+    std::vector<float> v(12, 1.f);
+    v[at] = std::nanf("");
+    const Tensor x = make<float>({1, 1, 3, 4}, v);
+    EXPECT_TRUE(std::isnan(values<float>(run_op("GlobalMaxPool", {x})[0])[0])) << at;
+    EXPECT_TRUE(std::isnan(values<float>(run_op("GlobalAveragePool", {x})[0])[0])) << at;
+  }
 }
 
 }  // namespace

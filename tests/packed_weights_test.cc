@@ -11,6 +11,7 @@
 
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "model/reader.h"
 #include "onnx_build.h"
 #include "test_util.h"
 
@@ -42,7 +43,7 @@ std::vector<float> matmul_ref(const std::vector<float>& a, int64_t m, int64_t k,
 // x3 [2,5,K] -> MatMul(the same B) -> y3. B and W are initializers (Linear
 // layer weights), large enough that oneDNN's brgemm matmul asks for a
 // packed layout on CPUs with AVX-512. Two sessions of one .gom, two runs
-// each: the packed copies are made once per model and shared.
+// each: the second run of each reads the copies its first run packed.
 TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
   constexpr int64_t M = 37, K = 256, N = 300, N2 = 192;
   const std::vector<float> b = pattern(K * N, 7, 19, 1.f / 32), w = pattern(N2 * K, 5, 23, 1.f / 32),
@@ -105,6 +106,20 @@ TEST(PackedWeights, FedConvolutionWeightsArePackedAgainInEveryRun) {
   ob::attr_ints(ob::add_node(g, "Conv", {"t", "w0"}, {"y"}), "pads", {1, 1, 1, 1});
   const std::string bytes = m.SerializeAsString();
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  // The middle convolution reads a non-plain src (else oneDNN would take W
+  // as it is, and nothing would be packed).
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  const std::vector<ir::Node*> nodes = lm.graphs[0]->node_list();
+  int fed = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps) {
+    const ir::Node* n = nodes.at(static_cast<size_t>(st.node));
+    if (n->inputs().size() < 2 || !n->input(1) || n->input(1)->name() != "w") continue;
+    ++fed;
+    EXPECT_EQ(st.kernel.rfind("onednn.conv", 0), 0u) << st.kernel;
+    ASSERT_FALSE(st.input_layouts.empty()) << "the fed-weight convolution is planned plain";
+    EXPECT_NE(st.input_layouts[0], ops::Layout::kPlain);
+  }
+  ASSERT_EQ(fed, 1);
 
   const Tensor x = testing::make<float>({1, 16, 8, 8}, pattern(16 * 64, 7, 23, 0.125f));
   const std::vector<float> w1 = pattern(16 * 16 * 9, 5, 13, 0.1f), w2 = pattern(16 * 16 * 9, 11, 17, 0.1f);

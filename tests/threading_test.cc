@@ -228,10 +228,12 @@ TEST(CpuMonitor, UnderContentionTheFasterThreadCountIsKept) {
   EXPECT_EQ(all_win.contention(4), 1);
   for (auto [m, fast] : {std::pair{&fewer_wins, 1}, std::pair{&all_win, 4}}) {
     std::vector<int> counts;
+    int previous = 4;  // the count of the run before contention was seen
     for (int run = 0; run < 12; ++run) {
       const int t = m->threads_for_next_run(4);
       counts.push_back(t);
-      m->record_run(t, std::chrono::milliseconds(t == fast ? 1 : 5));
+      m->record_run(t, std::chrono::milliseconds(t == fast ? 1 : 5), t != previous);
+      previous = t;
     }
     // Contention's count first (the first run after each change is not
     // counted: it reshapes), then all four, then the faster.
@@ -323,6 +325,8 @@ TEST(Threading, KernelsPreparedAheadGiveTheOutputsOfKernelsReshapedInOrder) {
     runtime::Executor ex(lm, arena.data(), threads, false);
     ex.bind_input(0, x.view());
     ex.run(threads);
+    if (threads == 1) EXPECT_EQ(ex.prepared_ahead(), 0u);
+    else EXPECT_GE(ex.prepared_ahead(), 4u) << "three convolutions and the Gemm at least";
     const TensorView& y = ex.output(0);
     return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
   };

@@ -102,8 +102,11 @@ int CpuMonitor::first_signal_threads(Clock::time_point now, int max_threads) {
     if (wall <= 0) return early_threads_;
     // A thread that ended between two samples takes its delay with it.
     const double waiting = std::max(0.0, delay - last_delay_) / wall;
-    const int in_use = early_threads_ > 0 ? std::min(early_threads_, max_threads) : max_threads;
-    early_threads_ = threads_left_from_waiting(waiting, in_use);
+    // The count the runs of this span used (the check may be timing all of
+    // them while the first signal suggests fewer); the answer only lowers.
+    const int in_use = chosen_ > 0 ? std::min(chosen_, max_threads) : max_threads;
+    const int left = threads_left_from_waiting(waiting, in_use);
+    early_threads_ = early_threads_ > 0 ? std::min(early_threads_, left) : left;
   }
   last_delay_ = delay;
   last_delay_at_ = now;
@@ -145,7 +148,6 @@ double CpuMonitor::Arm::median() const {
 }
 
 int CpuMonitor::use(int threads) {
-  if (threads != chosen_) skip_next_ = true;
   chosen_ = threads;
   return threads;
 }
@@ -165,25 +167,24 @@ int CpuMonitor::threads_for_next_run(int max_threads) {
   if (all_arm_.runs.size() < kSamples) return use(all_);
   const bool fewer_wins = fewer_arm_.median() <= all_arm_.median();
   Arm& loser = fewer_wins ? all_arm_ : fewer_arm_;
-  const double again_after = std::max(1.0, 100 * loser.median());
-  if (std::chrono::duration<double>(Clock::now() - loser.last_run).count() >= again_after) {
+  if (loser.runs_since >= kRunsBetweenChecks &&
+      Clock::now() - loser.last_run >= std::chrono::seconds(kSecondsBetweenChecks)) {
     loser.runs.clear();
     return use(fewer_wins ? all_ : fewer_);
   }
   return use(fewer_wins ? fewer_ : all_);
 }
 
-void CpuMonitor::record_run(int threads, Clock::duration wall) {
-  if (threads != chosen_ || fewer_ == 0) return;
-  if (skip_next_) {  // this run reshaped every kernel for its count
-    skip_next_ = false;
-    return;
-  }
+void CpuMonitor::record_run(int threads, Clock::duration wall, bool reshaped) {
+  if (fewer_ == 0 || reshaped) return;  // a reshaping run times primitive creation too
   Arm* arm = threads == fewer_ ? &fewer_arm_ : threads == all_ ? &all_arm_ : nullptr;
   if (!arm) return;
   arm->runs.push_back(std::chrono::duration<double>(wall).count());
   if (arm->runs.size() > kSamples) arm->runs.erase(arm->runs.begin());
   arm->last_run = Clock::now();
+  arm->runs_since = 0;
+  Arm& other = arm == &fewer_arm_ ? all_arm_ : fewer_arm_;
+  ++other.runs_since;
 }
 
 }  // namespace gec::runtime

@@ -57,13 +57,18 @@ int threads_left_from_waiting(double waiting, int threads);
 /// So while contention suggests fewer than `max_threads`, the runs measure
 /// both counts (record_run: the latest kSamples runs of each, the run after
 /// a change of count not counted, as it reshapes every kernel) and use the
-/// faster by median; the slower is measured again kSamples runs after
-/// max(1 s, 100 of its runs), so that trying it costs at most about 3%.
+/// faster by median; the slower is timed again (kSamples runs) once
+/// kRunsBetweenChecks runs and kSecondsBetweenChecks have passed since it
+/// last ran, so that trying it takes at most about 4% of the runs.
 ///
 /// Not thread-safe (one per Session, used under its lock).
 class CpuMonitor {
  public:
+  /// Runs timed per thread count before the two are compared (median).
   static constexpr size_t kSamples = 3;
+  /// The slower count is timed again after this many runs of the faster
+  /// one and at least this many seconds.
+  static constexpr int kRunsBetweenChecks = 100, kSecondsBetweenChecks = 1;
   explicit CpuMonitor(std::chrono::milliseconds interval = std::chrono::milliseconds(200),
                       std::chrono::microseconds first_signal = std::chrono::microseconds(2000));
   /// The threads the next run should use, at most `max_threads`: all of
@@ -71,8 +76,9 @@ class CpuMonitor {
   /// count and `max_threads` as the check above measures them.
   int threads_for_next_run(int max_threads);
   /// Reports the wall time of a run made with `threads` threads (the count
-  /// threads_for_next_run returned for it).
-  void record_run(int threads, std::chrono::steady_clock::duration wall);
+  /// threads_for_next_run returned for it); `reshaped`: the run context
+  /// made its kernels for that count first (its time is not a sample).
+  void record_run(int threads, std::chrono::steady_clock::duration wall, bool reshaped);
   /// The count contention alone suggests: threads_left of the first
   /// measured interval, then a new count once two intervals in a row agree
   /// on it; before that, the fewest threads_left_from_waiting has given
@@ -89,6 +95,7 @@ class CpuMonitor {
   struct Arm {
     std::vector<double> runs;
     Clock::time_point last_run{};
+    int runs_since = 0;  // runs of the other count since this one's last
     double median() const;
   };
   bool sample(double* machine_busy, double* self_cpu) const;
@@ -111,8 +118,7 @@ class CpuMonitor {
   // The check: arms for `fewer_` (contention's count) and `all_`.
   int fewer_ = 0, all_ = 0;  // 0: no contention, nothing measured
   Arm fewer_arm_, all_arm_;
-  int chosen_ = 0;            // the count the last call returned
-  bool skip_next_ = false;    // the next run follows a change of count
+  int chosen_ = 0;  // the count the last call returned
 };
 
 }  // namespace gec::runtime

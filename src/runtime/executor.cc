@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <system_error>
 #include <thread>
 
 #include "gec/bench.h"
@@ -269,7 +270,7 @@ void Executor::configure(int threads) {
     workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
 }
 
-void Executor::prepare_ahead(int threads) {
+size_t Executor::prepare_ahead(int threads) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
     if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || s.kernel->impl_name().rfind("onednn.", 0) != 0)
@@ -281,27 +282,34 @@ void Executor::prepare_ahead(int threads) {
     if (known) todo.push_back(&s);
   }
   const size_t helpers = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), todo.size());
-  if (helpers < 2) return;
-  std::atomic<size_t> next{0};
-  const auto work = [&] {
+  if (helpers < 2) return 0;
+  std::atomic<size_t> next{0}, done{0};
+  const auto work = [&]() noexcept {
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
       Step& s = *todo[k];
       try {
         // oneDNN sizes a primitive by the creating thread's OpenMP count.
         omp_set_num_threads(s.ctx.num_threads);
         s.kernel->reshape(s.ctx);
+        std::vector<Shape> shapes(s.ctx.inputs.size());
+        for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+        s.shapes = std::move(shapes);
+        s.reshaped = true;
+        done.fetch_add(1);
       } catch (...) {
-        continue;  // run_step reshapes it again and raises the error in order
+        // Left unreshaped: run_step reshapes it again in order and raises the error there.
       }
-      s.shapes.resize(s.ctx.inputs.size());
-      for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
-      s.reshaped = true;
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  try {
+    for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had (a pids limit): this thread does the rest.
+  }
   work();
   for (auto& t : pool) t.join();
+  return done.load();
 }
 
 void Executor::run(int threads) {
@@ -313,7 +321,7 @@ void Executor::run(int threads) {
     int n = omp_get_max_threads();
     ~RestoreOmp() { omp_set_num_threads(n); }
   } restore;
-  if (new_count) prepare_ahead(threads);
+  if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));
   } else {

@@ -64,12 +64,14 @@ class Executor final : public kernels::SubgraphRunner {
   /// Runs the main graph on `threads` intra-op threads (at most the
   /// constructor's num_threads; 0 = that many). When the count differs from
   /// the last run's, every kernel is reshaped first (oneDNN primitives are
-  /// made for one thread count). Before a run whose kernels are not yet
-  /// reshaped, the oneDNN kernels whose shapes are known before the run are
-  /// reshaped on `threads` threads at once (prepare_ahead).
+  /// made for one thread count). Before a run with a new count (the first
+  /// run included), the oneDNN kernels whose shapes are known before the
+  /// run are reshaped on `threads` threads at once (prepare_ahead).
   void run(int threads = 0);
   /// Threads the last run used.
   int run_threads() const { return run_threads_; }
+  /// Steps the last prepare_ahead reshaped (0 when it did not run).
+  size_t prepared_ahead() const { return prepared_ahead_; }
   /// Current view of a main graph output after run().
   const TensorView& output(size_t i) const;
   /// Main graph output i, a sequence or optional, after run(); kInternal
@@ -132,7 +134,8 @@ class Executor final : public kernels::SubgraphRunner {
   /// 112 ms first run). Kernel::reshape reads shapes, never data, so the
   /// order does not matter. A reshape that fails leaves its step for
   /// run_step, which reshapes it again in order and raises the error there.
-  void prepare_ahead(int threads);
+  /// Returns the steps it reshaped.
+  size_t prepare_ahead(int threads);
   void run_graph(GraphPlan& plan);
   void run_worker(int worker);
   void run_timed(Step& s, double wait_ms);
@@ -161,6 +164,7 @@ class Executor final : public kernels::SubgraphRunner {
   uint8_t* arena_;
   int num_threads_;
   int run_threads_;  // the threads of the current / last run (steps' ctx.num_threads)
+  size_t prepared_ahead_ = 0;
   bool profile_;
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // profile timestamps
   int64_t max_dynamic_bytes_;

@@ -76,12 +76,13 @@ struct Session::Impl {
       std::lock_guard<std::mutex> lock(cpu_mu);
       threads = cpu.threads_for_next_run(opts.num_threads);
     }
+    const bool reshapes = c.exec->run_threads() != threads;  // this context's kernels are made for another count
     const auto start = std::chrono::steady_clock::now();
     c.exec->run(threads);
     if (opts.adapt_threads) {
       const auto wall = std::chrono::steady_clock::now() - start;
       std::lock_guard<std::mutex> lock(cpu_mu);
-      cpu.record_run(threads, wall);
+      cpu.record_run(threads, wall, reshapes);
     }
     last_run_threads.store(c.exec->run_threads(), std::memory_order_relaxed);
   }

@@ -127,6 +127,11 @@ inline SharedWeights* shared_weights_for(const KernelContext& ctx, size_t i) {
   return ctx.node && constant_input(*ctx.node, i) ? ctx.shared_weights : nullptr;
 }
 
+/// True for the implementation name of oneDNN's brgemm-based primitives
+/// ("brg:avx512_core", "brgconv..."): what the MatMul forms of our kernels
+/// require, as oneDNN's other MatMuls (gemm-based) would not pay.
+inline bool is_brgemm_implementation(const std::string& impl) { return impl.rfind("brg", 0) == 0; }
+
 /// f32 descriptor of `s` with format_tag::any: the primitive chooses the
 /// layout (read it back from the primitive descriptor).
 inline dnnl::memory::desc any_md(const Shape& s) {

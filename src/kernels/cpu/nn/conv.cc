@@ -384,7 +384,6 @@ class ConvKernel final : public Kernel {
   ///               oneDNN's gemm convolution does, on its brgemm MatMul),
   ///               for columns of at most kMaxColumnBytes.
   enum class MatmulForm { kNone, kPointwise, kFrames, kIm2col };
-  static bool brgemm_matmul(const std::string& impl) { return impl.rfind("brg", 0) == 0; }
   MatmulForm matmul_form(const Shape& ws) const {
     if (group_ != 1 || ws.size() < 3 || ws.size() > 5) return MatmulForm::kNone;
     bool plain_window = raw_.auto_pad == ops::AutoPad::kNotSet || raw_.auto_pad == ops::AutoPad::kValid;
@@ -492,7 +491,7 @@ class ConvKernel final : public Kernel {
     try {
       planned_ = matmul_desc(xs, ws, ys);
       planned_shapes_ = {xs, ws, ys};
-      return brgemm_matmul(planned_->impl_info_str());
+      return is_brgemm_implementation(planned_->impl_info_str());
     } catch (const Error&) {
       return false;  // oneDNN refused the descriptors: its convolution runs
     }

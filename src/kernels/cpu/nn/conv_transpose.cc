@@ -9,8 +9,8 @@
 // (out - kr + pb + pe) / s + 1 == in exactly.
 //
 // With stride equal to the kernel, no padding, dilation 1, one group, 2-D,
-// plain, and a constant W (the 2x upsampling of U-Net and DB-style text
-// detectors), every output cell comes from one input cell, so Y is one
+// plain, and a W of static shape (the 2x upsampling of U-Net and DB-style
+// text detectors), every output cell comes from one input cell, so Y is one
 // oneDNN MatMul T[n] = W^T X[n] ([OC*KH*KW, IC] x [IC, H*W], W read in
 // place as the transposed src) scattered with the bias:
 //   Y[n, oc, i*KH + a, j*KW + b] = T[n][(oc*KH + a)*KW + b][i*W + j] + B[oc].
@@ -86,17 +86,23 @@ class ConvTransposeKernel final : public Kernel {
     return true;
   }
 
+  /// T (as large as Y) in the run's scratch memory at most this many bytes;
+  /// beyond, the deconvolution runs.
+  static constexpr int64_t kMaxProductBytes = 64 << 20;
+
   /// Makes the MatMul for X `xs` [N, IC, H, W], W `ws` [IC, OC, KH, KW], Y
-  /// `ys`; false when the shapes are not the form's ([N, OC, H*KH, W*KW])
-  /// or oneDNN has no brgemm MatMul for them.
+  /// `ys`; false when the shapes are not the form's ([N, OC, H*KH, W*KW]),
+  /// T would exceed kMaxProductBytes, or oneDNN has no brgemm MatMul for
+  /// them.
   bool build_matmul(const Shape& xs, const Shape& ws, const Shape& ys) {
     if (xs.size() != 4 || ws.size() != 4 || xs[1] != ws[0] || ys != Shape{xs[0], ws[1], xs[2] * ws[2], xs[3] * ws[3]})
       return false;
+    if (shape_numel(ys) * static_cast<int64_t>(sizeof(float)) > kMaxProductBytes) return false;
     const int64_t n = xs[0], ic = xs[1], hw = xs[2] * xs[3], m = ws[1] * ws[2] * ws[3];
     const memory::desc a = strided_md({1, m, ic}, {m * ic, 1, m}), b = plain_md({n, ic, hw}), c = plain_md({n, m, hw});
     try {
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), Scratchpad::attr(), cpu_engine());
-      if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+      if (!is_brgemm_implementation(pd.impl_info_str())) return false;
       mm_ = dnnl::matmul(pd);
       scratch_.set(pd.scratchpad_desc());
     } catch (const dnnl::error&) {

@@ -230,12 +230,14 @@ class GlobalPoolKernel final : public Kernel {
   /// float sum of 256 cells loses at most about 256 ulp of their size, and
   /// the float adds vectorize at full width.
   static constexpr int64_t kChunk = 256;
+  /// max(m, v) where a NaN, once met, stays (the result of a window holding
+  /// a NaN is NaN wherever it lies).
+  static float take_max(float m, float v) { return v > m || v != v ? v : m; }
   /// Mean or max of `count` contiguous floats.
   float reduce(const float* p, int64_t count, double scale) const {
     if (is_max_) {
       float m = p[0];
-#pragma omp simd reduction(max : m)
-      for (int64_t i = 1; i < count; ++i) m = std::max(m, p[i]);
+      for (int64_t i = 1; i < count; ++i) m = take_max(m, p[i]);
       return m;
     }
     double acc = 0;
@@ -257,7 +259,7 @@ class GlobalPoolKernel final : public Kernel {
       for (int64_t j = 0; j < lanes; ++j) m[j] = p[j];
       for (int64_t s = 1; s < count; ++s)
 #pragma omp simd
-        for (int64_t j = 0; j < lanes; ++j) m[j] = std::max(m[j], p[s * row + j]);
+        for (int64_t j = 0; j < lanes; ++j) m[j] = take_max(m[j], p[s * row + j]);
       for (int64_t j = 0; j < lanes; ++j) out[j] = m[j];
       return;
     }
