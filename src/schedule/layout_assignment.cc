@@ -404,9 +404,11 @@ class LayoutAssigner {
   }
 
   /// A convolution with enough arithmetic per byte of its src and dst
-  /// gains blocked even when both must be reordered: oneDNN 2.6's plain
-  /// (gemm) convolutions ran at 80-150 GFLOP/s here where its nhwc / nChw16c
-  /// ones reach 180-200 (about 4e-12 s saved per FLOP), and a Reorder moves
+  /// gains blocked even when both must be reordered: plain, it runs as
+  /// oneDNN 2.6's gemm convolution (80-150 GFLOP/s here where its nhwc /
+  /// nChw16c ones reach 180-200: about 4e-12 s saved per FLOP) or, for
+  /// columns of at most 8 MiB, as a MatMul of X's columns, which copies X
+  /// KH*KW times (two Reorders copy it twice); a Reorder moves
   /// about 11 GB/s (ppocr_v4_det's [1,96,160,160]: 1.7 ms), about 9e-11 s per
   /// byte: the break-even is near 20 FLOP per byte, the rule asks for 40.
   /// (ppocr_v4_det's 96 -> 24 channel 3x3 conv on 160x160 after a Concat of
