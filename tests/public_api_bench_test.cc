@@ -105,6 +105,54 @@ TEST(PublicApi, BenchAndProfile) {
   EXPECT_EQ(tj["traceEvents"].size(), 2u * static_cast<size_t>(p.iterations)) << "one event per node call";
 }
 
+// y = If(c) then Relu(x) else Neg(x): the profile lists the branches'
+// nodes after the If, marked with where they lie; the total, the shares
+// that add up to 1 and the op types count the main graph only (a body's
+// time is inside its holder's).
+TEST(PublicApi, ProfileListsTheNodesOfBodies) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "1,4");
+  add_input(g, "c", kBool, "");
+  add_output(g, "y", kFloat, "1,4");
+  auto* n = add_node(g, "If", {"c"}, {"y"}, "if0");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sg = a->mutable_g();
+    sg->set_name(branch);
+    const std::string out = std::string("z_") + branch;
+    add_node(sg, std::string(branch) == "then_branch" ? "Relu" : "Neg", {"x"}, {out}, std::string("op_") + branch);
+    add_output(sg, out, kFloat, "1,4");
+  }
+  const std::string bytes = m.SerializeAsString();
+  SessionOptions so;
+  so.num_threads = 1;
+  so.profile = true;
+  auto s = Session::load_from_bytes(compile_onnx_bytes(bytes.data(), bytes.size()).gom, so);
+  const Tensor x = testing::make<float>({1, 4}, {1, -2, 3, -4});
+  Tensor c(DType::kBool, {});
+  *c.as<bool>() = true;
+  ProfileOptions po;
+  po.iterations = 3;
+  const ProfileResult p = profile(*s, {x.view(), c.view()}, po);
+  ASSERT_EQ(p.nodes.size(), 3u);
+  EXPECT_EQ(p.nodes[0].node.name, "if0");
+  EXPECT_TRUE(p.nodes[0].node.inside.empty());
+  EXPECT_EQ(p.nodes[1].node.name, "op_then_branch");
+  EXPECT_EQ(p.nodes[1].node.inside, "if0.then_branch");
+  EXPECT_EQ(p.nodes[1].node.calls, 3);
+  EXPECT_EQ(p.nodes[2].node.inside, "if0.else_branch");
+  EXPECT_EQ(p.nodes[2].node.calls, 0);
+  EXPECT_NEAR(p.nodes[0].share, 1.0, 1e-9);
+  EXPECT_NEAR(p.total_ms, p.nodes[0].mean_ms, 1e-9);
+  ASSERT_EQ(p.op_types.size(), 1u);
+  EXPECT_EQ(p.op_types[0].op_type, "If");
+  const auto j = nlohmann::json::parse(p.json());
+  EXPECT_EQ(j["nodes"][1]["inside"], "if0.then_branch");
+}
+
 }  // namespace
 }  // namespace gec
 

@@ -71,6 +71,10 @@ struct SessionOptions {
 /// Per-node timing collected when SessionOptions::profile is set.
 struct NodeProfile {
   std::string name, op_type, kernel;
+  /// Where a node of a body lies: "<node>.<attribute>" of the If / Loop /
+  /// Scan holding it, joined by "/" when nested ("If_0.then_branch");
+  /// empty for a main-graph node. A body's time is inside its holder's.
+  std::string inside;
   std::vector<std::string> fused_from;
   std::vector<Shape> input_shapes;
   std::vector<Shape> output_shapes;  // of the last call

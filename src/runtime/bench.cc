@@ -237,7 +237,7 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   const double n = opts.iterations;
   double sum = 0;
   for (NodeProfile& p : s.profile()) {
-    sum += p.total_ms;
+    if (p.inside.empty()) sum += p.total_ms;  // a body's time is inside its holder's
     ProfiledNode pn;
     pn.mean_ms = p.total_ms / n;
     pn.median_ms = percentile(p.call_ms, 0.5);
@@ -251,6 +251,7 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   std::map<std::string, ProfiledOpType> by_op;
   for (ProfiledNode& pn : r.nodes) {
     pn.share = sum > 0 ? pn.node.total_ms / sum : 0;
+    if (!pn.node.inside.empty()) continue;  // op types sum the main graph, as the total
     ProfiledOpType& o = by_op[pn.node.op_type];
     o.op_type = pn.node.op_type;
     o.nodes += 1;
@@ -290,6 +291,7 @@ std::string ProfileResult::json() const {
   for (const ProfiledNode& pn : nodes) {
     const NodeProfile& p = pn.node;
     ns.push_back({{"name", p.name},
+                  {"inside", p.inside},
                   {"op_type", p.op_type},
                   {"kernel", p.kernel},
                   {"fused_from", p.fused_from},

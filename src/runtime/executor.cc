@@ -477,7 +477,20 @@ std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector
 
 std::vector<NodeProfile> Executor::profile() const {
   std::vector<NodeProfile> r;
-  for (const Step& s : plans_.at(&main_).steps) r.push_back(s.prof);
+  // Each step, then the steps of its bodies (If branches, Loop and Scan
+  // bodies), depth first, marked with the node and attribute holding them.
+  std::function<void(const ir::Graph&, const std::string&)> add = [&](const ir::Graph& g, const std::string& inside) {
+    const auto it = plans_.find(&g);
+    if (it == plans_.end()) return;
+    for (const Step& s : it->second.steps) {
+      r.push_back(s.prof);
+      r.back().inside = inside;
+      for (const auto& a : s.node->attrs)
+        if (a.kind == ir::Attribute::Kind::kGraph && a.g)
+          add(*a.g, (inside.empty() ? "" : inside + "/") + s.node->name + "." + a.name);
+    }
+  };
+  add(main_, "");
   return r;
 }
 

@@ -197,7 +197,9 @@ Command add_profile(CLI::App& root) {
               }
               const std::string gflops = pn.gflop_per_s > 0 ? std::to_string(static_cast<long long>(pn.gflop_per_s + 0.5))
                                                             : std::string("-");
-              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld %8s  %s\n", int(wn), col(p.name, wn).c_str(),
+              // A body's node: "> name" (its holder in the JSON's "inside").
+              const std::string name = p.inside.empty() ? p.name : "> " + p.name;
+              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld %8s  %s\n", int(wn), col(name, wn).c_str(),
                           int(wo), col(p.op_type, wo).c_str(), int(wk), col(p.kernel, wk).c_str(), pn.mean_ms,
                           pn.median_ms, pn.p90_ms, 100 * pn.share, static_cast<long long>(p.bytes_accessed),
                           gflops.c_str(), shapes.c_str());
@@ -207,7 +209,10 @@ Command add_profile(CLI::App& root) {
               std::printf("%-24s %6d %10.4f %6.1f%%\n", o.op_type.c_str(), o.nodes, o.mean_ms, 100 * o.share);
             double flops = 0;
             for (const ProfiledNode& pn : r.nodes) flops += pn.flops;
-            std::printf("total %.3f ms per run over %zu nodes (%d runs)", r.total_ms, r.nodes.size(), a->iterations);
+            size_t main_nodes = 0;
+            for (const ProfiledNode& pn : r.nodes) main_nodes += pn.node.inside.empty();
+            std::printf("total %.3f ms per run over %zu nodes (%d runs)", r.total_ms, main_nodes, a->iterations);
+            if (main_nodes < r.nodes.size()) std::printf(" and %zu in bodies (\">\")", r.nodes.size() - main_nodes);
             if (flops > 0) std::printf("; dense ops %.2f GFLOP per run, %.0f GFLOP/s over the whole run", flops / 1e9,
                                        r.total_ms > 0 ? flops / (r.total_ms * 1e6) : 0.0);
             std::printf("\n");
