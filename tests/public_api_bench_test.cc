@@ -153,6 +153,50 @@ TEST(PublicApi, ProfileListsTheNodesOfBodies) {
   EXPECT_EQ(j["nodes"][1]["inside"], "if0.then_branch");
 }
 
+// A body's node fed only constants (here of the outer graph: an Add of two
+// initializers, as exported LSTMs slice and concatenate their weights in a
+// branch) is folded at compile time: then y = x * (a + b), else -x; 4 nodes
+// before (If, Add, Mul, Neg), 3 after, and both branches give their values.
+TEST(PublicApi, ConstantsFoldInsideBodies) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", kFloat, "1,4");
+  add_input(g, "c", kBool, "");
+  add_output(g, "y", kFloat, "1,4");
+  add_float_init(g, "a", {4}, {1, 2, 3, 4});
+  add_float_init(g, "b", {4}, {1, 1, 1, 1});
+  auto* n = add_node(g, "If", {"c"}, {"y"}, "if0");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* at = n->add_attribute();
+    at->set_name(branch);
+    at->set_type(onnx::AttributeProto::GRAPH);
+    auto* sg = at->mutable_g();
+    sg->set_name(branch);
+    const std::string out = std::string("z_") + branch;
+    if (std::string(branch) == "then_branch") {
+      add_node(sg, "Add", {"a", "b"}, {"ab"}, "add_weights");
+      add_node(sg, "Mul", {"x", "ab"}, {out}, "scale");
+    } else {
+      add_node(sg, "Neg", {"x"}, {out}, "negate");
+    }
+    add_output(sg, out, kFloat, "1,4");
+  }
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions o;
+  o.opt_level = 1;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size(), o);
+  const auto report = nlohmann::json::parse(cm.report_json);
+  EXPECT_EQ(report["nodes"]["final"], 3) << report["nodes"].dump();
+  auto s = Session::load_from_bytes(cm.gom);
+  const Tensor x = testing::make<float>({1, 4}, {1, -2, 3, -4});
+  for (const bool cond : {true, false}) {
+    Tensor c(DType::kBool, {});
+    *c.as<bool>() = cond;
+    const std::vector<float> y = testing::values<float>(s->run({x.view(), c.view()})[0]);
+    EXPECT_EQ(y, cond ? (std::vector<float>{2, -6, 12, -20}) : (std::vector<float>{-1, 2, -3, 4}));
+  }
+}
+
 }  // namespace
 }  // namespace gec
 

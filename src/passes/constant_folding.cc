@@ -5,6 +5,9 @@
 // what turns exported shape arithmetic (Shape -> Gather -> Concat -> Reshape)
 // into constants.
 //
+// Nodes in bodies (If / Loop / Scan) fold the same way when every input is
+// a constant (of the body or of an enclosing graph).
+//
 // Guards: nondeterministic ops and ops whose output shape needs the kernel
 // (If, Loop, ...) never fold; neither do nodes that produce a graph output
 // (its name and producer stay); and a node whose folded outputs would be larger than
@@ -86,9 +89,18 @@ class ConstantFolding final : public Pass {
     for (;;) {  // fixed point with shape inference
       infer_static_shapes(g);
       const int64_t n = fold(g);
-      if (n == 0) return total;
+      if (n == 0) break;
       total += n;
     }
+    // Bodies (If branches, Loop and Scan bodies): their values' shapes are
+    // left to run time, but a node fed only constants (a weight sliced or
+    // concatenated from the outer graph's initializers, as exported LSTMs
+    // do) is the same in every run; folded, it stops running per call.
+    ir::for_each_graph(g, [&](ir::Graph& sg) {
+      if (&sg == &g) return;
+      for (int64_t n; (n = fold(sg)) > 0;) total += n;
+    });
+    return total;
   }
 };
 
