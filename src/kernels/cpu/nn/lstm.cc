@@ -2,9 +2,10 @@
 // B, sequence_lens, initial_h, initial_c and peepholes P, layout 0 and 1,
 // input_forget, clip, and the activation functions of the operator text.
 //
-// Per direction, the input projection of all steps is one dnnl_sgemm
-// (X [T*B, I] x W^T [I, 4H]) plus both biases; each step then adds
-// H_{t-1} x R^T (a second sgemm) and applies the gate equations
+// Per direction, the input projection of all steps is one product
+// (X [T*B, I] x W^T [I, 4H], rnn_common.h gemm_nt: oneDNN's sgemm, or dot
+// products for a few rows) plus both biases; each step then adds
+// H_{t-1} x R^T (a second product) and applies the gate equations
 //   i = f(xi + hi + Pi*C),  f = f(xf + hf + Pf*C),  c = g(xc + hc),
 //   C' = f*C + i*c,  o = f(xo + ho + Po*C'),  H' = o*h(C')
 // with gate order i, o, f, c in W, R and B, as ONNX defines it. Batch
@@ -85,7 +86,7 @@ class LstmKernel final : public Kernel {
     // Input projection for all (t, b): rows in X's own order.
     xw_.resize(static_cast<size_t>(T * B * G));
     if (T * B > 0 && I > 0)
-      dnnl_sgemm('N', 'T', T * B, G, I, 1.f, x, I, w, I, 0.f, xw_.data(), G);
+      gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), ctx.num_threads);
     else
       std::fill(xw_.begin(), xw_.end(), 0.f);
     if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G);
@@ -107,7 +108,7 @@ class LstmKernel final : public Kernel {
         const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
         std::copy(&xw_[row * G], &xw_[row * G] + G, &gates_[b * G]);
       }
-      if (H > 0) dnnl_sgemm('N', 'T', B, G, H, 1.f, h_.data(), H, r, H, 1.f, gates_.data(), G);
+      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, gates_.data(), ctx.num_threads);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;  // past this sequence's end: keep state, Y stays 0
         step(&gates_[b * G], p, act, &h_[b * H], &c_[b * H]);

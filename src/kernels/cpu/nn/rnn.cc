@@ -3,12 +3,12 @@
 // clip, the activation lists, and GRU's linear_before_reset.
 //
 // Same structure as lstm.cc: per direction the input projection of all steps
-// is one dnnl_sgemm (X [T*B, I] x W^T [I, G*H]) plus Wb; each step adds
-// H_{t-1} x R^T (+ Rb) and applies the cell:
+// is one product (X [T*B, I] x W^T [I, G*H], rnn_common.h gemm_nt) plus
+// Wb; each step adds H_{t-1} x R^T (+ Rb) and applies the cell:
 //   RNN: H = f(x + h)
 //   GRU (gates z, r, h in W, R, B): z = f(xz + hz), r = f(xr + hr),
 //        n = g(xn + r*(hn))            when linear_before_reset != 0
-//        n = g(xn + (r*H_{t-1}) Rn^T + Rbn)   otherwise (one more sgemm)
+//        n = g(xn + (r*H_{t-1}) Rn^T + Rbn)   otherwise (one more product)
 //        H = (1 - z)*n + z*H_{t-1}
 // Batch entries past their sequence_lens keep their state; Y is 0 there.
 #include <dnnl.h>
@@ -92,7 +92,7 @@ class RecurrentKernel final : public Kernel {
     const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
     const float* rb = wb ? wb + G : nullptr;
     xw_.resize(static_cast<size_t>(T * B * G));
-    if (T * B > 0 && I > 0) dnnl_sgemm('N', 'T', T * B, G, I, 1.f, x, I, w, I, 0.f, xw_.data(), G);
+    if (T * B > 0 && I > 0) gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), ctx.num_threads);
     else std::fill(xw_.begin(), xw_.end(), 0.f);
     if (wb)
       for (int64_t row = 0; row < T * B; ++row)
@@ -111,8 +111,8 @@ class RecurrentKernel final : public Kernel {
       // hr = H_{t-1} R^T + Rb for all gates.
       for (int64_t b = 0; b < B; ++b)
         for (int64_t k = 0; k < G; ++k) hr_[b * G + k] = rb ? rb[k] : 0.f;
-      if (H > 0) dnnl_sgemm('N', 'T', B, G, H, 1.f, h_.data(), H, r, H, 1.f, hr_.data(), G);
-      if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act);
+      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, hr_.data(), ctx.num_threads);
+      if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act, ctx.num_threads);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;
         const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
@@ -135,7 +135,7 @@ class RecurrentKernel final : public Kernel {
 
   /// hn = (r * H_{t-1}) Rn^T + Rbn for every batch entry at step t
   /// (linear_before_reset = 0), with r = f(xr + hr).
-  void reset_projection(int64_t t, const float* r, const float* rb, const Activation* act) {
+  void reset_projection(int64_t t, const float* r, const float* rb, const Activation* act, int threads) {
     const int64_t H = hidden_, G = 3 * H, B = batch_, T = seq_;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
@@ -145,7 +145,7 @@ class RecurrentKernel final : public Kernel {
         hn_[b * H + j] = rb ? rb[2 * H + j] : 0.f;
       }
     }
-    if (H > 0 && B > 0) dnnl_sgemm('N', 'T', B, H, H, 1.f, rh_.data(), H, r + 2 * H * H, H, 1.f, hn_.data(), H);
+    if (H > 0 && B > 0) gemm_nt(B, H, H, rh_.data(), r + 2 * H * H, 1.f, hn_.data(), threads);
   }
 
   /// One GRU cell update for one batch entry. xg, hg: pre-activations [z, r, n]

@@ -1,7 +1,10 @@
 // Pieces shared by the recurrent kernels (LSTM-14 in lstm.cc, GRU-14 and
 // RNN-14 in rnn.cc): the activation functions the ONNX RNN family lets a
-// model choose, parsed from activations / activation_alpha / activation_beta.
+// model choose, parsed from activations / activation_alpha / activation_beta,
+// and their products X W^T and H R^T (gemm_nt).
 #pragma once
+
+#include <dnnl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +15,37 @@
 #include "ir/graph.h"
 
 namespace gec::kernels::cpu {
+
+/// Products with at most this many rows run as dot products (gemm_nt).
+inline constexpr int64_t kDotProductRows = 4;
+
+/// C[M,N] = A[M,K] x B[N,K]^T + beta * C, row-major with leading dims K, K
+/// and N. Up to kDotProductRows rows (a step of one or a few sequences, as
+/// in streaming speech models) as dot products of A's and B's rows, split
+/// over N on `threads` threads when there are at least 64K multiply-adds;
+/// more rows through oneDNN's sgemm. The dot products spare a one-row
+/// product sgemm's per-call overhead and, in a process that has no other
+/// sgemm, its first call, which generates its JIT kernels (30-50 ms here).
+inline void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c,
+                    int threads) {
+  if (m > kDotProductRows) {
+    dnnl_sgemm('N', 'T', m, n, k, 1.f, a, k, b, k, beta, c, n);
+    return;
+  }
+  const bool par = threads > 1 && m * n * k >= (1 << 16);
+#pragma omp parallel for num_threads(threads) schedule(static) if (par)
+  for (int64_t j = 0; j < n; ++j) {
+    const float* brow = b + j * k;
+    for (int64_t i = 0; i < m; ++i) {
+      const float* arow = a + i * k;
+      float acc = 0.f;
+#pragma omp simd reduction(+ : acc)
+      for (int64_t p = 0; p < k; ++p) acc += arow[p] * brow[p];
+      float& out = c[i * n + j];
+      out = beta == 0.f ? acc : beta * out + acc;
+    }
+  }
+}
 
 /// One activation function with its alpha/beta (ONNX RNN activation list).
 struct Activation {
