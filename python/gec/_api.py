@@ -291,10 +291,13 @@ def profile(model, inputs=None, *, iterations=20, threads=0, trace=None, **compi
 
     Returns:
         dict: "iterations", "threads", "total_ms" (ms per run spent in
-        kernels), "nodes" (graph order: "name", "op_type", "kernel",
-        "fused_from", "input_shapes", "mean_ms", "share" (0..1),
-        "bytes_accessed", "calls"), "op_types" (largest first: "op_type",
-        "nodes", "mean_ms", "share").
+        kernels), "nodes" (graph order, each If / Loop / Scan followed by
+        its bodies' nodes: "name", "inside" ("" in the main graph, else the
+        holder, e.g. "If_0.then_branch"; a body node's time is inside its
+        holder's), "op_type", "kernel", "fused_from", "input_shapes",
+        "mean_ms", "share" (0..1), "flops", "gflop_per_s",
+        "bytes_accessed", "calls"), "op_types" (main graph, largest first:
+        "op_type", "nodes", "mean_ms", "share").
 
     Raises:
         gec.IoError when the trace cannot be written; as gec.bench().

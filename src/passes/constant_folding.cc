@@ -6,7 +6,8 @@
 // into constants.
 //
 // Nodes in bodies (If / Loop / Scan) fold the same way when every input is
-// a constant (of the body or of an enclosing graph).
+// a constant (of the body or of an enclosing graph); Shape and Size there
+// only of a constant (a body's declared shapes are not checked at run).
 //
 // Guards: nondeterministic ops and ops whose output shape needs the kernel
 // (If, Loop, ...) never fold; neither do nodes that produce a graph output
@@ -27,23 +28,26 @@ bool is_shape_query(const ir::Node& n) {
          n.input(0)->type.is_static();
 }
 
-bool foldable(const ir::Graph& g, const ir::Node& n) {
+/// `body`: g is an If / Loop / Scan body, whose values' declared shapes
+/// nothing checks at run time (a loop-carried value may grow between
+/// iterations): there a Shape or Size folds only from a constant.
+bool foldable(const ir::Graph& g, const ir::Node& n, bool body) {
   const ops::OpSchema* s = ops::find_schema(n.domain, n.op_type);
   if (!s || !s->deterministic || s->shape_from_kernel) return false;
   for (const auto& a : n.attrs)
     if (a.kind == ir::Attribute::Kind::kGraph) return false;
   for (const ir::Value* o : n.outputs())
     if (g.is_graph_output(o)) return false;
-  if (is_shape_query(n)) return true;
+  if (is_shape_query(n) && !body) return true;
   for (const ir::Value* in : n.inputs())
     if (in && !in->is_constant()) return false;
   return true;
 }
 
-int64_t fold(ir::Graph& g) {
+int64_t fold(ir::Graph& g, bool body) {
   int64_t folded = 0;
   for (ir::Node* n : g.node_list()) {
-    if (!foldable(g, *n)) continue;
+    if (!foldable(g, *n, body)) continue;
     std::vector<TensorView> views(n->inputs().size());
     std::vector<const TensorView*> ptrs;
     int64_t in_bytes = 0;
@@ -88,7 +92,7 @@ class ConstantFolding final : public Pass {
     int64_t total = 0;
     for (;;) {  // fixed point with shape inference
       infer_static_shapes(g);
-      const int64_t n = fold(g);
+      const int64_t n = fold(g, false);
       if (n == 0) break;
       total += n;
     }
@@ -98,7 +102,7 @@ class ConstantFolding final : public Pass {
     // do) is the same in every run; folded, it stops running per call.
     ir::for_each_graph(g, [&](ir::Graph& sg) {
       if (&sg == &g) return;
-      for (int64_t n; (n = fold(sg)) > 0;) total += n;
+      for (int64_t n; (n = fold(sg, true)) > 0;) total += n;
     });
     return total;
   }

@@ -303,9 +303,10 @@ size_t Executor::prepare_ahead(int threads) {
   };
   std::vector<std::thread> pool;
   try {
+    pool.reserve(helpers - 1);
     for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
-  } catch (const std::system_error&) {
-    // No more threads to be had (a pids limit): this thread does the rest.
+  } catch (...) {
+    // No more threads (a pids limit) or memory for them: this thread does the rest.
   }
   work();
   for (auto& t : pool) t.join();

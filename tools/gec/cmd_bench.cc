@@ -207,8 +207,9 @@ Command add_profile(CLI::App& root) {
             std::printf("\n%-24s %6s %10s %7s\n", "op type", "nodes", "mean ms", "%");
             for (const ProfiledOpType& o : r.op_types)
               std::printf("%-24s %6d %10.4f %6.1f%%\n", o.op_type.c_str(), o.nodes, o.mean_ms, 100 * o.share);
-            double flops = 0;
-            for (const ProfiledNode& pn : r.nodes) flops += pn.flops;
+            double flops = 0;  // per run: a body node counts its calls (a Loop's every iteration, a branch not taken 0)
+            for (const ProfiledNode& pn : r.nodes)
+              flops += pn.flops * static_cast<double>(pn.node.calls) / std::max(1, a->iterations);
             size_t main_nodes = 0;
             for (const ProfiledNode& pn : r.nodes) main_nodes += pn.node.inside.empty();
             std::printf("total %.3f ms per run over %zu nodes (%d runs)", r.total_ms, main_nodes, a->iterations);
