@@ -104,7 +104,6 @@ TEST(NnLstm, Layout1BatchMajor) {
   expect_close(values<float>(out[1]), {0.4141768f, 0.1698401f, 0.4151256f, 0.2350895f, a0, a1, a0, a1});
 }
 
-}  // namespace
 // The products of a step run as dot products for up to 4 batch rows
 // (rnn_common.h gemm_nt, split over 2 threads once 64K multiply-adds) and
 // through oneDNN's sgemm beyond: the same 4 sequences run in a batch of 4
@@ -136,4 +135,5 @@ TEST(NnLstm, SmallAndLargeBatchProductsAgree) {
   EXPECT_GT(largest, 0.05f) << "the outputs should not all be near zero";
 }
 
+}  // namespace
 }  // namespace gec
