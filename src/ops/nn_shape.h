@@ -32,6 +32,18 @@ struct WindowAttrs {
 /// Throws gec::Error(kInvalidModel) naming the node on an unknown auto_pad.
 WindowAttrs read_window_attrs(const ir::Node& node);
 
+/// True when `a` (as read: absent lists are defaults) has no padding of any
+/// kind (auto_pad NOTSET or VALID, every pad 0) and every dilation 1: each
+/// window cell reads X at stride * output index + kernel offset, inside X.
+inline bool unpadded_undilated(const WindowAttrs& a) {
+  if (a.auto_pad != AutoPad::kNotSet && a.auto_pad != AutoPad::kValid) return false;
+  for (int64_t p : a.pads)
+    if (p != 0) return false;
+  for (int64_t d : a.dilations)
+    if (d != 1) return false;
+  return true;
+}
+
 /// Fills defaults for `spatial` spatial dims (kernel from `weights_kernel`
 /// when kernel_shape is absent, as Conv allows; strides/dilations 1, pads 0)
 /// and validates lengths and signs. `who` names the node in errors

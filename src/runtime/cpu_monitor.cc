@@ -27,8 +27,7 @@ double schedstat_run_delay(const std::string& schedstat) {
 }
 
 int threads_left_from_waiting(double waiting, int threads) {
-  const int left = static_cast<int>(std::floor(threads - 2.0 * std::max(0.0, waiting) + 0.5));
-  return std::clamp(left, 1, std::max(1, threads));
+  return threads_left(2.0 * waiting, threads, threads);  // our threads as the CPUs, 2w of them taken
 }
 
 double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, double ticks_per_second) {

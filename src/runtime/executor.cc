@@ -270,6 +270,11 @@ void Executor::configure(int threads) {
     workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
 }
 
+void Executor::remember_input_shapes(Step& s) {
+  s.shapes.resize(s.ctx.inputs.size());
+  for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+}
+
 size_t Executor::prepare_ahead(int threads) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
@@ -291,9 +296,7 @@ size_t Executor::prepare_ahead(int threads) {
         // oneDNN sizes a primitive by the creating thread's OpenMP count.
         omp_set_num_threads(s.ctx.num_threads);
         s.kernel->reshape(s.ctx);
-        std::vector<Shape> shapes(s.ctx.inputs.size());
-        for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
-        s.shapes = std::move(shapes);
+        remember_input_shapes(s);
         s.reshaped = true;
         done.fetch_add(1);
       } catch (...) {
@@ -420,8 +423,7 @@ void Executor::run_step(Step& s) {
   for (size_t i = 0; same && i < s.ctx.inputs.size(); ++i)
     same = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape == s.shapes[i] : s.shapes[i].empty();
   if (!same) {
-    s.shapes.resize(s.ctx.inputs.size());
-    for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
+    remember_input_shapes(s);
     if (s.decide_at_run) {  // the compile-time rule, on the shapes of this run
       int64_t bytes = 0;
       std::vector<Shape> outs;

@@ -136,6 +136,8 @@ class Executor final : public kernels::SubgraphRunner {
   /// run_step, which reshapes it again in order and raises the error there.
   /// Returns the steps it reshaped.
   size_t prepare_ahead(int threads);
+  /// Records the input shapes `s` is reshaped for (Step::shapes).
+  static void remember_input_shapes(Step& s);
   void run_graph(GraphPlan& plan);
   void run_worker(int worker);
   void run_timed(Step& s, double wait_ms);

@@ -70,6 +70,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gec/bench.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/op_schema.h"
@@ -418,10 +419,9 @@ class LayoutAssigner {
     constexpr double kMinFlopsPerByte = 40;
     const ir::Value *x = n->input(0), *w = n->input(1), *y = n->output(0);
     if (!x || !w || !y || !x->type.is_static() || !w->type.is_static() || !y->type.is_static()) return false;
-    const Shape ws = w->type.static_shape();
-    const double flops = 2.0 * static_cast<double>(shape_numel(y->type.static_shape())) *
-                         static_cast<double>(shape_numel(ws) / std::max<int64_t>(1, ws[0]));
-    const double bytes = 4.0 * static_cast<double>(shape_numel(x->type.static_shape()) + shape_numel(y->type.static_shape()));
+    const Shape xs = x->type.static_shape(), ys = y->type.static_shape();
+    const double flops = node_flops(n->op_type, {xs, w->type.static_shape()}, {ys});  // the cost model's count
+    const double bytes = 4.0 * static_cast<double>(shape_numel(xs) + shape_numel(ys));
     return bytes > 0 && flops / bytes >= kMinFlopsPerByte;
   }
 

@@ -391,9 +391,7 @@ class ConvKernel final : public Kernel {
   enum class MatmulForm { kNone, kPointwise, kFrames, kIm2col };
   MatmulForm matmul_form(const Shape& ws) const {
     if (group_ != 1 || ws.size() < 3 || ws.size() > 5) return MatmulForm::kNone;
-    bool plain_window = raw_.auto_pad == ops::AutoPad::kNotSet || raw_.auto_pad == ops::AutoPad::kValid;
-    for (int64_t p : raw_.pads) plain_window = plain_window && p == 0;
-    for (int64_t d : raw_.dilations) plain_window = plain_window && d == 1;
+    const bool plain_window = ops::unpadded_undilated(raw_);
     bool unit = true, stride1 = true;
     for (size_t i = 2; i < ws.size(); ++i) unit = unit && ws[i] == 1;
     for (int64_t st : raw_.strides) stride1 = stride1 && st == 1;

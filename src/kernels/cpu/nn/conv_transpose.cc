@@ -73,14 +73,10 @@ class ConvTransposeKernel final : public Kernel {
   bool matmul_form(const ir::Node& n) const {
     const ir::Value* w = n.inputs().size() > 1 ? n.input(1) : nullptr;
     if (group_ != 1 || !w || !w->type.is_static() || w->type.static_shape().size() != 4) return false;
-    if (raw_.auto_pad != ops::AutoPad::kNotSet && raw_.auto_pad != ops::AutoPad::kValid) return false;
+    if (!ops::unpadded_undilated(raw_)) return false;
     const Shape ws = w->type.static_shape();
     if (!raw_.kernel.empty() && raw_.kernel != std::vector<int64_t>{ws[2], ws[3]}) return false;
     if (raw_.strides != std::vector<int64_t>{ws[2], ws[3]}) return false;
-    for (int64_t p : raw_.pads)
-      if (p != 0) return false;
-    for (int64_t d : raw_.dilations)
-      if (d != 1) return false;
     for (int64_t p : raw_.output_padding)
       if (p != 0) return false;
     return true;
