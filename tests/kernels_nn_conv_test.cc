@@ -170,6 +170,18 @@ ConvRun conv_run(const Shape& xs, const Shape& ws, std::vector<ir::Attribute> at
   return r;
 }
 
+/// The implementation the node of `r` gets in a plan: X of shape `xs`, its
+/// W (and B) constants, Y of shape `ys` (the kernel name the plan records).
+std::string planned_impl(const ConvRun& r, const Shape& xs, const Shape& ys) {
+  ir::Graph g;
+  std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, xs)), g.add_constant("w", r.in[1])};
+  if (r.in.size() > 2) ins.push_back(g.add_constant("b", r.in[2]));
+  ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
+  n->attrs = r.attrs;
+  n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
+  return kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name();
+}
+
 /// Runs `r` with the kernel its node gets by default and with oneDNN's
 /// convolution (variant "post_op"); expects the same outputs
 /// (|a - b| <= 1e-5 + 1e-5 |b|). Returns the output shape.
@@ -230,16 +242,8 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
     if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
     const ConvRun r = conv_run(k.x, k.w, attrs, k.bias, k.relu);
     const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x));
-
-    ir::Graph g;
-    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)),
-                                   g.add_constant("w", r.in[1])};
-    if (k.bias) ins.push_back(g.add_constant("b", r.in[2]));
-    ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
-    n->attrs = r.attrs;
-    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
-    const std::string impl = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name();
-    EXPECT_EQ(impl, k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul") << shape_str(k.x);
+    EXPECT_EQ(planned_impl(r, k.x, ys), k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
+        << shape_str(k.x);
   }
 }
 
@@ -265,15 +269,7 @@ TEST(NnConv, ColumnsMatmulMatchesOneDnnConvolution) {
   for (const Case& k : cases) {
     const ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu);
     const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x) + " * " + shape_str(k.w));
-    ir::Graph g;
-    std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.x)),
-                                   g.add_constant("w", r.in[1])};
-    if (k.bias) ins.push_back(g.add_constant("b", r.in[2]));
-    ir::Node* n = g.add_node(r.op, ins, {"y"}, "conv", r.domain);
-    n->attrs = r.attrs;
-    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
-    EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(),
-              k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
+    EXPECT_EQ(planned_impl(r, k.x, ys), k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
         << shape_str(k.x);
   }
 }

@@ -3,6 +3,8 @@
 // profile() and their JSON (include/gec/bench.h, compiler.h, runtime.h).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "gec/bench.h"
@@ -105,27 +107,38 @@ TEST(PublicApi, BenchAndProfile) {
   EXPECT_EQ(tj["traceEvents"].size(), 2u * static_cast<size_t>(p.iterations)) << "one event per node call";
 }
 
-// y = If(c) then Relu(x) else Neg(x): the profile lists the branches'
-// nodes after the If, marked with where they lie; the total, the shares
-// that add up to 1 and the op types count the main graph only (a body's
-// time is inside its holder's).
-TEST(PublicApi, ProfileListsTheNodesOfBodies) {
+/// y = If(c) then <then branch> else <else branch>, x float32 [1,4], c a
+/// bool scalar: `fill(branch, out, then)` adds each branch's nodes, which
+/// write `out` (float32 [1,4]) and may read x and the outer initializers.
+onnx::ModelProto if_model(const std::function<void(onnx::GraphProto*, const std::string&, bool)>& fill) {
   onnx::ModelProto m = new_model(13);
   auto* g = m.mutable_graph();
   add_input(g, "x", kFloat, "1,4");
   add_input(g, "c", kBool, "");
   add_output(g, "y", kFloat, "1,4");
   auto* n = add_node(g, "If", {"c"}, {"y"}, "if0");
-  for (const char* branch : {"then_branch", "else_branch"}) {
+  for (const bool then : {true, false}) {
+    const std::string name = then ? "then_branch" : "else_branch";
     auto* a = n->add_attribute();
-    a->set_name(branch);
+    a->set_name(name);
     a->set_type(onnx::AttributeProto::GRAPH);
     auto* sg = a->mutable_g();
-    sg->set_name(branch);
-    const std::string out = std::string("z_") + branch;
-    add_node(sg, std::string(branch) == "then_branch" ? "Relu" : "Neg", {"x"}, {out}, std::string("op_") + branch);
+    sg->set_name(name);
+    const std::string out = "z_" + name;
+    fill(sg, out, then);
     add_output(sg, out, kFloat, "1,4");
   }
+  return m;
+}
+
+// y = If(c) then Relu(x) else Neg(x): the profile lists the branches'
+// nodes after the If, marked with where they lie; the total, the shares
+// that add up to 1 and the op types count the main graph only (a body's
+// time is inside its holder's).
+TEST(PublicApi, ProfileListsTheNodesOfBodies) {
+  const onnx::ModelProto m = if_model([](onnx::GraphProto* branch, const std::string& out, bool then) {
+    add_node(branch, then ? "Relu" : "Neg", {"x"}, {out}, then ? "op_then_branch" : "op_else_branch");
+  });
   const std::string bytes = m.SerializeAsString();
   SessionOptions so;
   so.num_threads = 1;
@@ -158,29 +171,16 @@ TEST(PublicApi, ProfileListsTheNodesOfBodies) {
 // branch) is folded at compile time: then y = x * (a + b), else -x; 4 nodes
 // before (If, Add, Mul, Neg), 3 after, and both branches give their values.
 TEST(PublicApi, ConstantsFoldInsideBodies) {
-  onnx::ModelProto m = new_model(13);
-  auto* g = m.mutable_graph();
-  add_input(g, "x", kFloat, "1,4");
-  add_input(g, "c", kBool, "");
-  add_output(g, "y", kFloat, "1,4");
-  add_float_init(g, "a", {4}, {1, 2, 3, 4});
-  add_float_init(g, "b", {4}, {1, 1, 1, 1});
-  auto* n = add_node(g, "If", {"c"}, {"y"}, "if0");
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* at = n->add_attribute();
-    at->set_name(branch);
-    at->set_type(onnx::AttributeProto::GRAPH);
-    auto* sg = at->mutable_g();
-    sg->set_name(branch);
-    const std::string out = std::string("z_") + branch;
-    if (std::string(branch) == "then_branch") {
-      add_node(sg, "Add", {"a", "b"}, {"ab"}, "add_weights");
-      add_node(sg, "Mul", {"x", "ab"}, {out}, "scale");
+  onnx::ModelProto m = if_model([](onnx::GraphProto* branch, const std::string& out, bool then) {
+    if (then) {
+      add_node(branch, "Add", {"a", "b"}, {"ab"}, "add_weights");
+      add_node(branch, "Mul", {"x", "ab"}, {out}, "scale");
     } else {
-      add_node(sg, "Neg", {"x"}, {out}, "negate");
+      add_node(branch, "Neg", {"x"}, {out}, "negate");
     }
-    add_output(sg, out, kFloat, "1,4");
-  }
+  });
+  add_float_init(m.mutable_graph(), "a", {4}, {1, 2, 3, 4});
+  add_float_init(m.mutable_graph(), "b", {4}, {1, 1, 1, 1});
   const std::string bytes = m.SerializeAsString();
   CompileOptions o;
   o.opt_level = 1;

@@ -45,6 +45,14 @@ std::vector<std::pair<std::string, Tensor>> test_inputs(const std::string& dir) 
   return ins;
 }
 
+/// `dir`'s model.onnx compiled at -O3 with the shapes of `inputs`.
+CompiledModel compile_at_test_shapes(const std::string& dir, const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  CompileOptions co;
+  co.opt_level = 3;
+  for (const auto& [in_name, t] : inputs) co.input_shapes[in_name] = t.shape();
+  return compile_onnx_file(dir + "/model.onnx", co);
+}
+
 /// What the process writes to stdout (file descriptor 1) while `f` runs.
 std::string capture_stdout(const std::function<void()>& f) {
   char path[] = "/tmp/gec_stdout_XXXXXX";
@@ -52,26 +60,23 @@ std::string capture_stdout(const std::function<void()>& f) {
   EXPECT_GE(fd, 0);
   if (fd < 0) return "";
   std::fflush(stdout);
-  const int saved = dup(1);
+  // Puts stdout back and removes the file, also when f throws.
+  struct Restore {
+    int fd, saved;
+    const char* path;
+    ~Restore() {
+      std::fflush(stdout);
+      dup2(saved, 1);
+      close(saved);
+      close(fd);
+      unlink(path);
+    }
+  } restore{fd, dup(1), path};
   dup2(fd, 1);
-  try {
-    f();
-  } catch (...) {
-    std::fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    close(fd);
-    unlink(path);
-    throw;
-  }
+  f();
   std::fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  close(fd);
   std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  unlink(path);
-  return text;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
@@ -82,10 +87,7 @@ TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
     const std::string name = m["name"];
     SCOPED_TRACE(name);
     const std::string dir = kModels + "/" + name;
-    CompileOptions co;
-    co.opt_level = 3;
-    for (const auto& [in_name, t] : test_inputs(dir)) co.input_shapes[in_name] = t.shape();
-    const CompiledModel cm = compile_onnx_file(dir + "/model.onnx", co);
+    const CompiledModel cm = compile_at_test_shapes(dir, test_inputs(dir));
     const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
     ASSERT_EQ(lm.graphs.size(), lm.execution_plan.graphs.size());
     for (size_t gi = 0; gi < lm.graphs.size(); ++gi) {
@@ -122,10 +124,7 @@ TEST(SharedPlans, NoOneDnnPrimitiveRunsAReferenceImplementation) {
     SCOPED_TRACE(name);
     const std::string dir = kModels + "/" + name;
     const auto inputs = test_inputs(dir);
-    CompileOptions co;
-    co.opt_level = 3;
-    for (const auto& [in_name, t] : inputs) co.input_shapes[in_name] = t.shape();
-    const CompiledModel cm = compile_onnx_file(dir + "/model.onnx", co);
+    const CompiledModel cm = compile_at_test_shapes(dir, inputs);
     SessionOptions so;
     so.num_threads = 2;
     so.adapt_threads = false;
