@@ -671,6 +671,34 @@ TEST(ModelFormat, RefusesInconsistentModelDefs) {
              if (a.name() == "t") a.mutable_t()->add_shape(1000);
        }, "data size"},
       {"weights_bytes disagrees", [](gom::Model& m) { m.set_weights_bytes(m.weights_bytes() + 64); }, "weight bytes"},
+      {"packed weight of a graph input", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("x"));
+         p->set_bytes(64);
+       }, "not a numeric constant"},
+      {"packed weight of a string constant", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_str"));
+         p->set_bytes(64);
+       }, "not a numeric constant"},
+      {"packed weight id past the end", [](gom::Model& m) { m.add_packed_weights()->set_value(1 << 30); },
+       "not a numeric constant"},
+      {"packed weight past WEIGHTS", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_float64"));
+         p->set_data_offset(1 << 20);
+         p->set_bytes(64);
+       }, "inside WEIGHTS"},
+      {"packed weight unaligned", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_float64"));
+         p->set_data_offset(8);
+         p->set_bytes(8);
+       }, "inside WEIGHTS"},
+      {"packed weight of no bytes", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_float64"));
+       }, "inside WEIGHTS"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "kernels/kernel.h"
 #include "model/reader.h"
+#include "runtime/executor.h"
 #include "onnx_build.h"
 #include "test_util.h"
 
@@ -136,6 +139,95 @@ TEST(PackedWeights, FedConvolutionWeightsArePackedAgainInEveryRun) {
   float changed = 0;
   for (size_t i = 0; i < first.size() && i < want.size(); ++i) changed = std::max(changed, std::abs(first[i] - want[i]));
   EXPECT_GT(changed, 1e-2f) << "the two weights should give different outputs";
+}
+
+// x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w1) -> Relu -> Conv(w0) -> y,
+// 3x3 convolutions with pads 1 between blocked values, then y -> Flatten ->
+// Gemm(G [1024,300]) -> z: every weight is a constant oneDNN reads packed.
+std::string packed_model() {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,16,8,8");
+  ob::add_output(g, "z", ob::kFloat, "1,300");
+  ob::add_float_init(g, "w0", {16, 16, 3, 3}, pattern(16 * 16 * 9, 3, 7, 0.05f));
+  ob::add_float_init(g, "w1", {16, 16, 3, 3}, pattern(16 * 16 * 9, 5, 13, 0.05f));
+  ob::add_float_init(g, "G", {1024, 300}, pattern(1024 * 300, 7, 19, 1.f / 64));
+  ob::attr_ints(ob::add_node(g, "Conv", {"x", "w0"}, {"a"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"a"}, {"r"});
+  ob::attr_ints(ob::add_node(g, "Conv", {"r", "w1"}, {"c"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"c"}, {"t"});
+  ob::attr_ints(ob::add_node(g, "Conv", {"t", "w0"}, {"y"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Flatten", {"y"}, {"f"});
+  ob::add_node(g, "Gemm", {"f", "G"}, {"z"});
+  return m.SerializeAsString();
+}
+
+// The compiler stores each constant weight packed the way its kernel asks
+// (-O2 and up); a session on this machine reads every stored copy in place
+// and packs nothing, with the same bits as a model whose weights are packed
+// at run time (--disable-pass pack_weights).
+TEST(PackedWeights, CopiesStoredAtCompileTimeAreReadInPlaceWithTheSameBits) {
+  const std::string bytes = packed_model();
+  CompileOptions off;
+  off.disabled_passes = {"pack_weights"};
+  const CompiledModel stored = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel at_run = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  EXPECT_TRUE(model::read_gom_bytes(at_run.gom).packed_weights.empty());
+  const model::LoadedModel lm = model::read_gom_bytes(stored.gom);
+  ASSERT_GE(lm.packed_weights.size(), 2u) << "oneDNN asked for no packed layout (a CPU without AVX-512?)";
+  EXPECT_GT(stored.gom->size(), at_run.gom->size());  // the plain copies stay, the packed ones are added
+
+  const Tensor x = testing::make<float>({1, 16, 8, 8}, pattern(16 * 64, 7, 23, 0.125f));
+  auto a = Session::load_from_bytes(stored.gom), b = Session::load_from_bytes(at_run.gom);
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<Tensor> ya = a->run({x.view()}), yb = b->run({x.view()});
+    ASSERT_EQ(ya.size(), 1u);
+    ASSERT_EQ(ya[0].bytes(), yb[0].bytes());
+    EXPECT_EQ(std::memcmp(ya[0].data(), yb[0].data(), ya[0].bytes()), 0) << "run " << run;
+  }
+  const Session::PackedWeightCounts pa = a->packed_weights(), pb = b->packed_weights();
+  EXPECT_EQ(pa.stored, static_cast<int64_t>(lm.packed_weights.size()));
+  EXPECT_EQ(pa.adopted, pa.stored);
+  EXPECT_EQ(pa.packed, 0);
+  EXPECT_EQ(pb.stored, 0);
+  EXPECT_EQ(pb.adopted, 0);
+  EXPECT_EQ(pb.packed, pa.stored);
+}
+
+// A stored copy whose layout description is not the one the kernel wants
+// (another CPU's packing, or a damaged description) is not read: the kernel
+// packs the plain weights itself and the outputs are those of a model
+// packed at run time.
+TEST(PackedWeights, AStoredCopyInAnotherLayoutIsPackedAgain) {
+  const std::string bytes = packed_model();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const model::LoadedModel m = model::read_gom_bytes(cm.gom);
+  ASSERT_FALSE(m.packed_weights.empty());
+  const Tensor x = testing::make<float>({1, 16, 8, 8}, pattern(16 * 64, 7, 23, 0.125f));
+  const std::vector<Tensor> want = Session::load_from_bytes(cm.gom)->run({x.view()});
+
+  for (int how = 0; how < 2; ++how) {
+    kernels::SharedWeights shared;
+    for (const auto& p : m.packed_weights) {
+      std::string layout = p.layout;
+      size_t n = p.bytes;
+      if (how == 0) layout.back() ^= 1;  // another layout
+      else n -= 64;                      // the right layout, the wrong size
+      shared.add_stored(m.ids.value(p.value)->constant->data(), {layout, p.data, n});
+    }
+    std::vector<uint8_t> arena(static_cast<size_t>(m.arena_bytes) + 64);
+    uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(arena.data()) + 63) / 64 * 64);
+    runtime::Executor e(m, base, 1, false, 0, &shared);
+    e.bind_input(0, x.view());
+    e.run();
+    SCOPED_TRACE(how == 0 ? "another layout" : "another size");
+    EXPECT_EQ(shared.adopted(), 0u);
+    EXPECT_EQ(shared.size(), m.packed_weights.size());
+    ASSERT_EQ(e.output(0).bytes(), want[0].bytes());
+    // One thread here, the session's count there: equal up to rounding.
+    const float* got = static_cast<const float*>(e.output(0).data);
+    testing::expect_close(std::vector<float>(got, got + want[0].numel()), testing::values<float>(want[0]), 1e-5f, 1e-5f);
+  }
 }
 
 }  // namespace

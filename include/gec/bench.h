@@ -51,6 +51,9 @@ struct BenchResult {
   /// Model load (and in-memory compile) time; bench() does not measure it:
   /// the caller that loaded the Session sets it (0 when unknown).
   double load_ms = 0;
+  /// Session::packed_weights() after the runs: weight copies stored packed
+  /// in the .gom, adopted from it, and packed in memory instead.
+  int64_t weights_stored = 0, weights_adopted = 0, weights_packed = 0;
   /// Peak resident set of the whole process so far (getrusage), bytes.
   int64_t peak_rss_bytes = 0;
   /// Intra-op threads the Session runs with (Session::num_threads()).

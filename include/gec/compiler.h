@@ -51,7 +51,8 @@ struct CompileOptions {
   /// Directory to dump the graph before/after each pass (empty = off).
   std::string dump_graph_dir;
   /// Called as each stage starts (parse, optimize, schedule, memory, lower,
-  /// serialize; index 0..5 of 6), e.g. to draw a progress bar. May be empty.
+  /// serialize, pack weights; index 0..6 of 7; pack weights runs at -O2 and
+  /// up), e.g. to draw a progress bar. May be empty.
   std::function<void(const char* stage, int index, int count)> on_stage;
 };
 

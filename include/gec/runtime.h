@@ -149,6 +149,16 @@ class Session {
   int64_t arena_bytes() const;
   /// Constant data bytes (memory-mapped, not copied).
   int64_t weights_bytes() const;
+  /// Weights in the layouts the kernels' primitives read: `stored`, copies
+  /// the .gom holds (packed at compile time, -O2 and up); `adopted`, those
+  /// the kernels read in place (the same CPU kind and library as the
+  /// compiler's); `packed`, weights the kernels packed themselves (in memory,
+  /// once per model) because no stored copy fit. Counts so far: a kernel
+  /// adopts or packs at its first run.
+  struct PackedWeightCounts {
+    int64_t stored = 0, adopted = 0, packed = 0;
+  };
+  PackedWeightCounts packed_weights() const;
   /// Number of nodes in the main graph.
   size_t node_count() const;
   /// Intra-op threads runs use (SessionOptions::num_threads; 0 resolved to

@@ -9,18 +9,22 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "frontend/model_format.h"
 #include "frontend/onnx/importer.h"
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "gec/threading.h"
 #include "kernels/kernel.h"
 #include "memory/planner.h"
+#include "model/reader.h"
 #include "model/writer.h"
 #include "ops/domain.h"
 #include "passes/pass.h"
 #include "passes/rewrite_rules.h"
+#include "runtime/executor.h"
 #include "schedule/schedule.h"
 #include "support/mapped_file.h"
 
@@ -71,14 +75,14 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
 
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts) {
   check_options(opts);
-  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  if (opts.on_stage) opts.on_stage("parse", 0, 7);
   const auto file = MappedFile::open(path);  // parsed in place, not read into a copy
   return compile_bytes(file->data(), file->size(), dir_of(path), path, opts);
 }
 
 CompiledModel compile_file(const std::string& path, const CompileOptions& opts) {
   check_options(opts);
-  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  if (opts.on_stage) opts.on_stage("parse", 0, 7);
   const auto file = MappedFile::open(path);
   return compile_bytes(file->data(), file->size(), dir_of(path), path, opts, /*any_format=*/true);
 }
@@ -86,7 +90,7 @@ CompiledModel compile_file(const std::string& path, const CompileOptions& opts) 
 CompiledModel compile_any_bytes(const void* data, size_t size, const CompileOptions& opts, const std::string& model_dir,
                                 const std::string& source_name) {
   check_options(opts);
-  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  if (opts.on_stage) opts.on_stage("parse", 0, 7);
   return compile_bytes(static_cast<const uint8_t*>(data), size, model_dir.empty() ? "." : model_dir, source_name, opts,
                        /*any_format=*/true);
 }
@@ -94,7 +98,7 @@ CompiledModel compile_any_bytes(const void* data, size_t size, const CompileOpti
 CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOptions& opts,
                                  const std::string& external_data_dir, const std::string& source_name) {
   check_options(opts);
-  if (opts.on_stage) opts.on_stage("parse", 0, 6);
+  if (opts.on_stage) opts.on_stage("parse", 0, 7);
   return compile_bytes(static_cast<const uint8_t*>(data), size, external_data_dir.empty() ? "." : external_data_dir,
                        source_name, opts);
 }
@@ -145,6 +149,68 @@ nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassS
 // main-graph node computes becomes a graph output, in node order, after the
 // model's own outputs. Names are marked right after import (the passes keep
 // them); "*" after the passes (the values of the optimized graph).
+// Weights packed at compile time: the runtime's own kernels, made over the
+// planned graph, pack every constant weight of a main-graph step whose
+// shapes are known before a run the way their primitives want it on this
+// machine; copies() then lists what the .gom stores. The model borrows the
+// compiler's graph for that time and gives it back on destruction, after
+// the executor is gone.
+class WeightPacking {
+ public:
+  WeightPacking(std::unique_ptr<ir::Graph>& owner, const ir::ValueIndex& ids, const memory::MemoryPlan& plan,
+                const schedule::ExecutionPlan& exec_plan)
+      : owner_(owner) {
+    model_.graph = std::move(owner);
+    ir::for_each_graph(*model_.graph, [&](const ir::Graph& sub) { model_.graphs.push_back(&sub); });
+    model_.ids = ids;
+    model_.memory_plan = plan;
+    model_.execution_plan = exec_plan;
+    model_.arena_bytes = plan.arena_bytes;
+    try {
+      // Never touched: reshape reads shapes only.
+      arena_.reset(new uint8_t[static_cast<size_t>(std::max<int64_t>(plan.arena_bytes, 1))]);
+      exec_ = std::make_unique<runtime::Executor>(model_, arena_.get(), available_cores(), false, 0, &shared_);
+      steps_ = exec_->prepare_weights();
+    } catch (...) {
+      give_back();
+      throw;
+    }
+  }
+  ~WeightPacking() { give_back(); }
+  WeightPacking(const WeightPacking&) = delete;
+  WeightPacking& operator=(const WeightPacking&) = delete;
+
+  /// Steps reshaped and packed.
+  size_t steps() const { return steps_; }
+  /// The copies, each under the first value whose constant data it was
+  /// packed from (the reader keys them by that constant's data pointer,
+  /// which values sharing bytes share), sorted by value id.
+  std::vector<model::PackedWeightBytes> copies() const {
+    std::unordered_map<const void*, int32_t> value_of;
+    for (int32_t id = model_.ids.size() - 1; id >= 0; --id)
+      if (const ir::Value* v = model_.ids.value(id); v->is_constant()) value_of[v->constant->data()] = id;
+    std::vector<model::PackedWeightBytes> out;
+    for (const auto& [plain, p] : shared_.packed()) {
+      auto it = value_of.find(plain);
+      if (it != value_of.end()) out.push_back({it->second, p.layout, p.data, p.bytes});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+    return out;
+  }
+
+ private:
+  void give_back() {
+    exec_.reset();
+    if (model_.graph) owner_ = std::move(model_.graph);
+  }
+  std::unique_ptr<ir::Graph>& owner_;
+  model::LoadedModel model_;
+  kernels::SharedWeights shared_;
+  std::unique_ptr<uint8_t[]> arena_;
+  std::unique_ptr<runtime::Executor> exec_;
+  size_t steps_ = 0;
+};
+
 void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
   std::unordered_set<const ir::Value*> out(g.outputs().begin(), g.outputs().end());
   auto add = [&](ir::Value* v) {
@@ -192,7 +258,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   stages["parse"] = ms_since(t);
 
   t = Clock::now();
-  if (opts.on_stage) opts.on_stage("optimize", 1, 6);
+  if (opts.on_stage) opts.on_stage("optimize", 1, 7);
   std::vector<passes::PassStats> stats = passes::make_pipeline(opts.opt_level).run(g, opts);
   stages["optimize"] = ms_since(t);
   report["passes"] = nlohmann::json::array();
@@ -209,7 +275,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
 
   // Schedule: layouts (with the Reorders they need), then the order.
   t = Clock::now();
-  if (opts.on_stage) opts.on_stage("schedule", 2, 6);
+  if (opts.on_stage) opts.on_stage("schedule", 2, 7);
   schedule::LayoutAssignment layouts;
   const bool layouts_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
                                                            "layout_propagation") == opts.disabled_passes.end();
@@ -236,7 +302,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   stages["schedule"] = ms_since(t);
 
   t = Clock::now();
-  if (opts.on_stage) opts.on_stage("memory", 3, 6);
+  if (opts.on_stage) opts.on_stage("memory", 3, 7);
   const ir::ValueIndex ids(g);
   const schedule::Concurrency order = [&] {
     try {
@@ -281,9 +347,27 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // Lower: each node's kernel, created once with its layouts (proving op,
   // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
-  if (opts.on_stage) opts.on_stage("lower", 4, 6);
+  if (opts.on_stage) opts.on_stage("lower", 4, 7);
   const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule);
   stages["lower"] = ms_since(t);
+
+  // Pack weights (-O2 and up, unless --disable-pass pack_weights): the
+  // .gom stores the packed copies after the plain constants.
+  std::unique_ptr<WeightPacking> packing;
+  const std::vector<model::PackedWeightBytes> copies;  // none
+  if (opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(), "pack_weights") ==
+                                 opts.disabled_passes.end()) {
+    t = Clock::now();
+    if (opts.on_stage) opts.on_stage("pack weights", 5, 7);
+    packing = std::make_unique<WeightPacking>(imported.graph, ids, plan, exec_plan);
+    int64_t packed_bytes = 0, count = 0;
+    for (const auto& c : packing->copies()) {
+      packed_bytes += static_cast<int64_t>(c.bytes);
+      ++count;
+    }
+    report["packed_weights"] = {{"steps_prepared", packing->steps()}, {"weights", count}, {"bytes", packed_bytes}};
+    stages["pack_weights"] = ms_since(t);
+  }
 
   nlohmann::json meta;
   meta["compiler"] = "GraphEngine";
@@ -298,11 +382,12 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   for (const auto& [name, shape] : opts.input_shapes) meta["options"]["input_shapes"][name] = shape;
 
   t = Clock::now();
-  if (opts.on_stage) opts.on_stage("serialize", 5, 6);
+  if (opts.on_stage) opts.on_stage("serialize", 6, 7);
   meta["report"] = report;
   CompiledModel out;
   auto gom = model::write_gom(g, ids, plan, exec_plan, static_cast<int32_t>(imported.opset),
-                             meta.dump(-1, ' ', false, kReplaceInvalidUtf8));
+                             meta.dump(-1, ' ', false, kReplaceInvalidUtf8), packing ? packing->copies() : copies);
+  packing.reset();  // the packed copies were read into `gom`
   stages["serialize"] = ms_since(t);
   report["stages"] = stages;
   report["gom_bytes"] = gom.size();

@@ -72,8 +72,29 @@ class ScratchBuffer {
 /// copy of a weight tensor packed into the layout a primitive asked for. An
 /// entry is immutable once made and lives as long as the loaded model or a
 /// kernel holding it. Thread-safe.
+///
+/// Packed copies can also come from the offline model: the compiler packs
+/// each constant weight for the kernel that reads it and stores the result
+/// in the .gom (model/format.h, "packed weights"); the session offers those
+/// bytes here (add_stored) and a kernel adopts them when their layout is the
+/// one it wants, so the first run packs nothing.
 class SharedWeights {
  public:
+  /// A packed copy's description: `layout` is the target's description of
+  /// the layout packed from and into (opaque bytes, compared for equality
+  /// only; "" = not storable), `data` its `bytes` bytes.
+  struct Packed {
+    std::string layout;
+    const void* data = nullptr;
+    size_t bytes = 0;
+  };
+  /// An entry as make() returns it: the kernel's object, and its packed
+  /// bytes for the offline model (layout "" when they cannot be stored).
+  struct Entry {
+    std::shared_ptr<const void> object;
+    Packed packed;
+  };
+
   /// Sets what release_plain() does; call before any kernel runs. `release`
   /// (data, bytes) may drop the resident pages of a constant whose packed
   /// copy now serves every reader (the session passes one that returns the
@@ -82,13 +103,27 @@ class SharedWeights {
   /// in from the file and it is safe for any reader; on writable memory
   /// MADV_DONTNEED would lose data, which is why only the mapping qualifies).
   void set_release(std::function<void(const void*, size_t)> release) { release_ = std::move(release); }
+  /// Offers a packed copy of the constant at `plain` that the offline model
+  /// stores (read-only bytes that outlive this object). Call before any
+  /// kernel runs.
+  void add_stored(const void* plain, Packed p);
   /// The entry for constant data at `data` that `matches` accepts (one data
-  /// pointer may be packed in several layouts), or else the one `make`
-  /// returns, stored. make() runs under the lock, so an entry is made once.
+  /// pointer may be packed in several layouts); else a stored copy that
+  /// `adopt` turns into an entry (it returns null for a copy in another
+  /// layout); else the one `make` returns, stored. Each entry is made once:
+  /// make() and adopt() for one `data` run one at a time, while other data
+  /// pointers are packed on other threads at once.
   std::shared_ptr<const void> find_or_make(const void* data, const std::function<bool(const void*)>& matches,
-                                           const std::function<std::shared_ptr<const void>()>& make);
+                                           const std::function<std::shared_ptr<const void>(const Packed&)>& adopt,
+                                           const std::function<Entry()>& make);
   /// Entries held.
   size_t size() const;
+  /// Entries made from a stored copy (adopted, not packed).
+  size_t adopted() const;
+  /// Every entry's plain data pointer and packed bytes, the storable ones
+  /// only (layout not ""), in no particular order; what the compiler writes
+  /// into the .gom.
+  std::vector<std::pair<const void*, Packed>> packed() const;
   /// Called by a kernel once it has packed the `bytes` bytes of constant data
   /// at `data` and will read only the packed copy (see set_release).
   void release_plain(const void* data, size_t bytes) const {
@@ -96,8 +131,14 @@ class SharedWeights {
   }
 
  private:
-  mutable std::mutex mutex_;
-  std::unordered_map<const void*, std::vector<std::shared_ptr<const void>>> entries_;
+  struct Slot {
+    std::mutex making;  // held while an entry for this pointer is made
+    std::vector<Entry> entries;
+    std::vector<Packed> stored;
+  };
+  mutable std::mutex mutex_;  // guards slots_ and every Slot's vectors
+  std::unordered_map<const void*, std::shared_ptr<Slot>> slots_;
+  size_t adopted_ = 0;
   std::function<void(const void*, size_t)> release_;
 };
 
@@ -158,6 +199,11 @@ class Kernel {
   /// input shape changes; never between two runs with the same shapes.
   virtual void reshape(const KernelContext&) {}
   virtual void run(KernelContext& ctx) = 0;
+  /// After reshape(), packs the weights the kernel reads from constants of
+  /// the model into ctx.shared_weights, as its first run() would; called
+  /// ahead of the first run (on helper threads) and by the compiler, which
+  /// stores the packed copies in the .gom. Default: nothing to pack.
+  virtual void pack_constants(const KernelContext&) {}
   /// Implementation name (e.g. "onednn.conv"): what the execution plan
   /// records at compile time and `gec profile` shows.
   virtual std::string impl_name() const { return "native"; }

@@ -185,21 +185,70 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<const 
   return outs;
 }
 
-std::shared_ptr<const void> SharedWeights::find_or_make(const void* data, const std::function<bool(const void*)>& matches,
-                                                        const std::function<std::shared_ptr<const void>()>& make) {
+void SharedWeights::add_stored(const void* plain, Packed p) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::shared_ptr<const void>>& list = entries_[data];
-  for (const auto& e : list)
-    if (matches(e.get())) return e;
-  list.push_back(make());
-  return list.back();
+  std::shared_ptr<Slot>& slot = slots_[plain];
+  if (!slot) slot = std::make_shared<Slot>();
+  slot->stored.push_back(std::move(p));
+}
+
+std::shared_ptr<const void> SharedWeights::find_or_make(
+    const void* data, const std::function<bool(const void*)>& matches,
+    const std::function<std::shared_ptr<const void>(const Packed&)>& adopt, const std::function<Entry()>& make) {
+  std::shared_ptr<Slot> slot;
+  const auto find = [&]() -> std::shared_ptr<const void> {
+    for (const Entry& e : slot->entries)
+      if (matches(e.object.get())) return e.object;
+    return nullptr;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::shared_ptr<Slot>& s = slots_[data];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+    if (auto hit = find()) return hit;
+  }
+  // One maker per pointer; packing other pointers goes on meanwhile.
+  std::lock_guard<std::mutex> making(slot->making);
+  std::vector<Packed> stored;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto hit = find()) return hit;  // made while we waited
+    stored = slot->stored;
+  }
+  Entry e;
+  for (const Packed& p : stored)
+    if ((e.object = adopt(p))) {
+      e.packed = p;
+      break;
+    }
+  const bool was_stored = e.object != nullptr;
+  if (!was_stored) e = make();
+  std::lock_guard<std::mutex> lock(mutex_);
+  adopted_ += was_stored ? 1 : 0;
+  slot->entries.push_back(e);
+  return e.object;
 }
 
 size_t SharedWeights::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t n = 0;
-  for (const auto& [data, list] : entries_) n += list.size();
+  for (const auto& [data, slot] : slots_) n += slot->entries.size();
   return n;
+}
+
+size_t SharedWeights::adopted() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return adopted_;
+}
+
+std::vector<std::pair<const void*, SharedWeights::Packed>> SharedWeights::packed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<const void*, Packed>> out;
+  for (const auto& [data, slot] : slots_)
+    for (const Entry& e : slot->entries)
+      if (!e.packed.layout.empty()) out.emplace_back(data, e.packed);
+  return out;
 }
 
 ScratchBuffer::~ScratchBuffer() { aligned_free(data_); }

@@ -670,6 +670,19 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
   LoadedModel r;
   GraphBuilder b(m, file, weights, weights_size, std::const_pointer_cast<void>(keepalive));
   b.build(r);
+  for (const gom::PackedWeight& pw : m.packed_weights()) {
+    const std::string what = "packed weight of value " + std::to_string(pw.value());
+    if (pw.value() < 0 || pw.value() >= r.ids.size() || !r.ids.value(pw.value())->is_constant() ||
+        r.ids.value(pw.value())->constant->dtype() == DType::kString)
+      corrupt(file, "corrupted: " + what + ": not a numeric constant");
+    const uint64_t off = static_cast<uint64_t>(pw.data_offset());
+    if (pw.data_offset() < 0 || pw.bytes() <= 0 || off > weights_size ||
+        static_cast<uint64_t>(pw.bytes()) > weights_size - off || off % kWeightAlign != 0)
+      corrupt(file, "corrupted: " + what + ": data (offset " + std::to_string(pw.data_offset()) + ", " +
+                        std::to_string(pw.bytes()) + " bytes) is not an aligned range inside WEIGHTS (" +
+                        std::to_string(weights_size) + " bytes)");
+    r.packed_weights.push_back({pw.value(), pw.layout(), weights + off, static_cast<size_t>(pw.bytes())});
+  }
   r.arena_bytes = r.memory_plan.arena_bytes;
   r.weights_bytes = static_cast<int64_t>(weights_size);
   r.opset = m.opset();
@@ -732,6 +745,8 @@ GomSummary inspect_gom_file(const std::string& path) {
   for (const gom::Graph& g : m.graphs()) s.node_count += g.nodes_size();
   for (const gom::Placement& p : m.memory_plan().values())
     if (p.storage() == static_cast<int32_t>(memory::Storage::kWeight)) ++s.constant_count;
+  s.packed_weight_count = m.packed_weights_size();
+  for (const gom::PackedWeight& pw : m.packed_weights()) s.packed_weight_bytes += std::max<int64_t>(pw.bytes(), 0);
   return s;
 }
 

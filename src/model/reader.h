@@ -43,6 +43,16 @@ struct LoadedModel {
   std::string metadata_json;  // METADATA partition text ("" when absent)
   /// The mapping or byte buffer the constant tensors point into.
   std::shared_ptr<const void> keepalive;
+  /// Constants packed at compile time (gom.proto PackedWeight), each
+  /// checked to name a numeric constant and to lie inside WEIGHTS: the
+  /// session offers them to the kernels (kernels::SharedWeights::add_stored).
+  struct PackedWeight {
+    int32_t value = -1;
+    std::string layout;
+    const void* data = nullptr;  // into `keepalive`, read-only, 64-byte aligned
+    size_t bytes = 0;
+  };
+  std::vector<PackedWeight> packed_weights;
   /// The file mapping when the model was read from a file (null for bytes):
   /// the session returns the pages of constants whose packed copies replace
   /// them (MappedFile::drop_resident).
@@ -82,6 +92,8 @@ struct GomSummary {
   int64_t arena_bytes = 0, weights_bytes = 0;
   int32_t opset = 0;
   int64_t graph_count = 0, node_count = 0, value_count = 0, constant_count = 0;
+  /// Weight copies packed at compile time (gom.proto PackedWeight) and their bytes.
+  int64_t packed_weight_count = 0, packed_weight_bytes = 0;
   std::string metadata_json;
 };
 

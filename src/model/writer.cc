@@ -46,24 +46,25 @@ class WeightsBuilder {
   // twice: the same storage, or the same content (xxh64, then compared byte
   // by byte), e.g. a weight that constant folding copied for two nodes, or
   // two initializers an exporter wrote out twice.
-  uint64_t place(const Tensor& t) {
-    auto key = std::make_pair(t.data(), t.bytes());
+  uint64_t place(const Tensor& t) { return place(t.data(), t.bytes()); }
+  uint64_t place(const void* data, size_t n) {
+    auto key = std::make_pair(const_cast<void*>(data), n);
     auto it = placed_.find(key);
     if (it != placed_.end()) return it->second;
-    const auto* bytes = static_cast<const uint8_t*>(t.data());
-    const uint64_t hash = XXH64(bytes, t.bytes(), 0);
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    const uint64_t hash = XXH64(bytes, n, 0);
     auto [first, last] = by_content_.equal_range(hash);
     for (auto c = first; c != last; ++c) {
       const Piece& p = pieces_[c->second];
-      if (p.bytes == t.bytes() && (p.bytes == 0 || std::memcmp(p.data, bytes, p.bytes) == 0)) {
+      if (p.bytes == n && (p.bytes == 0 || std::memcmp(p.data, bytes, p.bytes) == 0)) {
         placed_.emplace(key, p.offset);
         return p.offset;
       }
     }
     const uint64_t off = align_up(size_, kWeightAlign);
-    size_ = off + t.bytes();
+    size_ = off + n;
     by_content_.emplace(hash, pieces_.size());
-    pieces_.push_back({bytes, t.bytes(), off});
+    pieces_.push_back({bytes, n, off});
     placed_.emplace(key, off);
     return off;
   }
@@ -178,7 +179,8 @@ void put_execution_plan(const schedule::ExecutionPlan& p, gom::ExecutionPlan* ou
 
 // Builds the Model message; fills `weights` with constant data.
 gom::Model build_model(const ir::Graph& main_graph, const ir::ValueIndex& ids, const memory::MemoryPlan& mp,
-                       const schedule::ExecutionPlan& ep, int32_t opset, WeightsBuilder& weights) {
+                       const schedule::ExecutionPlan& ep, int32_t opset, WeightsBuilder& weights,
+                       const std::vector<PackedWeightBytes>& packed) {
   std::vector<const ir::Graph*> graphs;
   std::unordered_map<const ir::Graph*, int32_t> graph_index;
   ir::for_each_graph(main_graph, [&](const ir::Graph& g) {
@@ -204,6 +206,18 @@ gom::Model build_model(const ir::Graph& main_graph, const ir::ValueIndex& ids, c
   std::stable_sort(by_size.begin(), by_size.end(),
                    [](const Tensor* a, const Tensor* b) { return a->bytes() > b->bytes(); });
   for (const Tensor* t : by_size) weights.place(*t);
+  // Packed copies after every plain constant: a run reads them, and not the
+  // plain bytes of what they replace.
+  for (const PackedWeightBytes& pw : packed) {
+    GEC_CHECK(pw.value >= 0 && pw.value < ids.size() && ids.value(pw.value)->is_constant() &&
+                  ids.value(pw.value)->constant->dtype() != DType::kString && pw.data && pw.bytes > 0,
+              "write_gom: a packed weight for value " + std::to_string(pw.value) + ", not a numeric constant");
+    gom::PackedWeight* out = m.add_packed_weights();
+    out->set_value(pw.value);
+    out->set_layout(pw.layout);
+    out->set_data_offset(static_cast<int64_t>(weights.place(pw.data, pw.bytes)));
+    out->set_bytes(static_cast<int64_t>(pw.bytes));
+  }
   for (int32_t id = 0; id < ids.size(); ++id) {
     const ir::Value* v = ids.value(id);
     put_value(*v, graph_index.at(v->owner()), mp.at(id).storage, weights, m.add_values());
@@ -231,10 +245,11 @@ void put_pod(std::vector<uint8_t>& out, size_t at, const T& x) {
 
 std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex& ids,
                                const memory::MemoryPlan& memory_plan, const schedule::ExecutionPlan& execution_plan,
-                               int32_t opset, const std::string& metadata_json) {
+                               int32_t opset, const std::string& metadata_json,
+                               const std::vector<PackedWeightBytes>& packed) {
   main_graph.verify();
   WeightsBuilder weights;
-  const gom::Model model = build_model(main_graph, ids, memory_plan, execution_plan, opset, weights);
+  const gom::Model model = build_model(main_graph, ids, memory_plan, execution_plan, opset, weights, packed);
   std::string model_def;
   GEC_CHECK(model.SerializeToString(&model_def), "write_gom: MODEL_DEF does not serialize (over 2 GB?)");
 

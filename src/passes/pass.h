@@ -56,8 +56,9 @@ class PassManager {
 /// analyses every plan needs), -O1 cleanup, -O2 + fusion, -O3 everything.
 PassManager make_pipeline(int opt_level);
 /// Every pass name any level uses, then every rewrite rule name (both valid
-/// for --disable-pass), and "layout_propagation" (the schedule stage's
-/// layout assignment, schedule/schedule.h).
+/// for --disable-pass), "layout_propagation" (the schedule stage's
+/// layout assignment, schedule/schedule.h) and "pack_weights" (the
+/// compiler's packed weights in the .gom, compiler/compile.cc).
 std::vector<std::string> all_pass_names();
 
 /// Recomputes value types with ops/ infer functions (shape_inference.cc);

@@ -63,6 +63,7 @@ std::vector<std::string> all_pass_names() {
   std::vector<std::string> r(names.begin(), names.end());
   for (const RewriteRule* rule : all_rules()) r.push_back(rule->name);
   r.push_back("layout_propagation");  // the schedule stage's layout assignment (-O2 and up)
+  r.push_back("pack_weights");        // weights packed into the .gom at compile time (-O2 and up)
   return r;
 }
 

@@ -190,6 +190,10 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   }
   r.batch = lead > 0 ? lead : 1;
   r.samples_per_s = r.runs_per_s * static_cast<double>(r.batch);
+  const Session::PackedWeightCounts pw = s.packed_weights();
+  r.weights_stored = pw.stored;
+  r.weights_adopted = pw.adopted;
+  r.weights_packed = pw.packed;
   return r;
 }
 
@@ -202,6 +206,9 @@ std::string BenchResult::json() const {
                       {"load_ms", load_ms},
                       {"first_run_ms", first_run_ms},
                       {"peak_rss_bytes", peak_rss_bytes},
+                      {"weights_stored", weights_stored},
+                      {"weights_adopted", weights_adopted},
+                      {"weights_packed", weights_packed},
                       {"threads", threads},
                       {"min_run_threads", min_run_threads},
                       {"max_run_threads", max_run_threads},

@@ -275,7 +275,7 @@ void Executor::remember_input_shapes(Step& s) {
   for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
 }
 
-size_t Executor::prepare_ahead(int threads) {
+size_t Executor::prepare_ahead(int threads, bool even_alone) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
     if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || s.kernel->impl_name().rfind("onednn.", 0) != 0)
@@ -287,7 +287,7 @@ size_t Executor::prepare_ahead(int threads) {
     if (known) todo.push_back(&s);
   }
   const size_t helpers = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), todo.size());
-  if (helpers < 2) return 0;
+  if (todo.empty() || (helpers < 2 && !even_alone)) return 0;
   std::atomic<size_t> next{0}, done{0};
   const auto work = [&]() noexcept {
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
@@ -301,6 +301,14 @@ size_t Executor::prepare_ahead(int threads) {
         done.fetch_add(1);
       } catch (...) {
         // Left unreshaped: run_step reshapes it again in order and raises the error there.
+        continue;
+      }
+      try {
+        // One thread per packing: the helpers pack different weights at once.
+        omp_set_num_threads(1);
+        s.kernel->pack_constants(s.ctx);
+      } catch (...) {
+        // The run packs it again (PackedWeights::get) and raises the error there.
       }
     }
   };
@@ -314,6 +322,21 @@ size_t Executor::prepare_ahead(int threads) {
   work();
   for (auto& t : pool) t.join();
   return done.load();
+}
+
+size_t Executor::prepare_weights(int threads) {
+  threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
+  // Kernel::reshape reads shapes only: unbound inputs at their static shapes.
+  for (const ir::Value* v : main_.inputs()) {
+    TensorView& tv = frame_[static_cast<size_t>(ids_.id(v))];
+    if (!tv.data && tv.shape.empty() && v->type.is_static() && v->type.is_tensor()) tv.shape = v->type.static_shape();
+  }
+  if (threads != run_threads_) configure(threads);
+  struct RestoreOmp {
+    int n = omp_get_max_threads();
+    ~RestoreOmp() { omp_set_num_threads(n); }
+  } restore;
+  return prepare_ahead(threads, /*even_alone=*/true);
 }
 
 void Executor::run(int threads) {

@@ -68,6 +68,13 @@ class Executor final : public kernels::SubgraphRunner {
   /// run included), the oneDNN kernels whose shapes are known before the
   /// run are reshaped on `threads` threads at once (prepare_ahead).
   void run(int threads = 0);
+  /// The compiler's weight packing: reshapes, on up to `threads` threads
+  /// (0 = the constructor's count), the main-graph oneDNN steps whose shapes
+  /// are known before a run (unbound graph inputs taken at their static
+  /// shapes) and packs their constant weights into the SharedWeights given
+  /// at construction (SharedWeights::packed lists them). Returns the steps
+  /// prepared. The executor may run afterwards as usual.
+  size_t prepare_weights(int threads = 0);
   /// Threads the last run used.
   int run_threads() const { return run_threads_; }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).
@@ -135,7 +142,11 @@ class Executor final : public kernels::SubgraphRunner {
   /// order does not matter. A reshape that fails leaves its step for
   /// run_step, which reshapes it again in order and raises the error there.
   /// Returns the steps it reshaped.
-  size_t prepare_ahead(int threads);
+  /// With `even_alone`, also on one thread (prepare_weights); otherwise a
+  /// single helper leaves the steps to run_step. After each reshape the
+  /// step's constant weights are packed (Kernel::pack_constants), one OpenMP
+  /// thread per helper.
+  size_t prepare_ahead(int threads, bool even_alone = false);
   /// Records the input shapes `s` is reshaped for (Step::shapes).
   static void remember_input_shapes(Step& s);
   void run_graph(GraphPlan& plan);

@@ -182,6 +182,9 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
       if (f->contains(p, n)) f->drop_resident(p, n);
     });
   }
+  // Weights the compiler packed: kernels that want that layout adopt them.
+  for (const model::LoadedModel::PackedWeight& p : impl->model.packed_weights)
+    impl->shared_weights.add_stored(impl->model.ids.value(p.value)->constant->data(), {p.layout, p.data, p.bytes});
   omp_set_num_threads(impl->opts.num_threads);
   // The first context now: the kernels are made (and checked) at load.
   impl->idle.push_back(impl->make_context());
@@ -205,6 +208,13 @@ const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 int64_t Session::arena_bytes() const { return impl_->model.arena_bytes; }
 int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
+Session::PackedWeightCounts Session::packed_weights() const {
+  PackedWeightCounts c;
+  c.stored = static_cast<int64_t>(impl_->model.packed_weights.size());
+  c.adopted = static_cast<int64_t>(impl_->shared_weights.adopted());
+  c.packed = static_cast<int64_t>(impl_->shared_weights.size()) - c.adopted;
+  return c;
+}
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
 int Session::num_threads() const { return impl_->opts.num_threads; }
 int Session::streams() const { return std::max(1, impl_->model.execution_plan.graphs.at(0).streams); }

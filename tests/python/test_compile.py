@@ -17,7 +17,7 @@ def test_compile_path_report_and_save(tmp_path):
     assert len(m) == len(data) > 1_000_000  # squeezenet's weights are ~5 MB
     assert data[:5] == b"GECOM"
     r = m.report
-    assert set(r["stages"]) == {"parse", "optimize", "schedule", "memory", "lower", "serialize"}
+    assert set(r["stages"]) == {"parse", "optimize", "schedule", "memory", "lower", "pack_weights", "serialize"}
     assert all(v >= 0 for v in r["stages"].values())
     assert r["passes"] and {"name", "ms", "nodes_before", "nodes_after", "changes"} <= set(r["passes"][0])
     n_onnx = len(onnx.load(str(SQUEEZENET / "model.onnx")).graph.node)

@@ -78,7 +78,7 @@ Command add_compile(CLI::App& root) {
             opts.dump_graph_dir = args->dump_graph;
             if (stderr_is_tty())  // a one-line progress bar; nothing when piped
               opts.on_stage = [](const char* stage, int i, int n) {
-                std::fprintf(stderr, "\r[%.*s%*s] %-10s", 2 * (i + 1), "############", 2 * (n - i - 1), "", stage);
+                std::fprintf(stderr, "\r[%.*s%*s] %-10s", 2 * (i + 1), "##############", 2 * (n - i - 1), "", stage);
               };
             CompiledModel m = compile_file(args->model, opts);
             if (stderr_is_tty()) std::fprintf(stderr, "\r%40s\r", "");

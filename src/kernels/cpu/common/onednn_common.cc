@@ -49,6 +49,32 @@ bool any_empty(const std::vector<Shape>& shapes) {
   return false;
 }
 
+std::string packed_layout(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  std::string out = "onednn-blocked/" + std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR);
+  const auto put = [&](int64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  for (const dnnl::memory::desc* d : {&from, &to}) {
+    const dnnl_memory_desc_t& m = d->data;
+    if (m.format_kind != dnnl_blocked || m.extra.flags != 0 || m.ndims < 0 || m.ndims > DNNL_MAX_NDIMS) return "";
+    const dnnl_blocking_desc_t& bd = m.format_desc.blocking;
+    if (bd.inner_nblks < 0 || bd.inner_nblks > DNNL_MAX_NDIMS) return "";
+    put(m.ndims);
+    put(m.data_type);
+    put(m.offset0);
+    for (int i = 0; i < m.ndims; ++i) {
+      put(m.dims[i]);
+      put(m.padded_dims[i]);
+      put(m.padded_offsets[i]);
+      put(bd.strides[i]);
+    }
+    put(bd.inner_nblks);
+    for (int i = 0; i < bd.inner_nblks; ++i) {
+      put(bd.inner_blks[i]);
+      put(bd.inner_idxs[i]);
+    }
+  }
+  return out;
+}
+
 void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::desc& wanted) {
   // The same layouts as before (a reshape for another thread count, or an
   // input shape that does not change the weights): keep the packed copy.
@@ -57,12 +83,10 @@ void PackedWeights::reset(const dnnl::memory::desc& user, const dnnl::memory::de
   user_ = unbound_memory(user);
   packed_from_ = nullptr;
   shared_entry_.reset();
+  reorder_ = dnnl::reorder();  // made at the first pack_into: a stored copy needs none
   if (!plain_) {
     packed_ = unbound_memory(wanted);  // a buffer of its own or shared bytes, at the first get()
     owned_ = false;
-    const dnnl::reorder::primitive_desc pd(user_, packed_, Scratchpad::attr());
-    reorder_ = dnnl::reorder(pd);
-    scratch_.set(pd.scratchpad_desc());
   }
 }
 
@@ -75,6 +99,11 @@ struct SharedPacked {
 }  // namespace
 
 void PackedWeights::pack_into(dnnl::memory& to) {
+  if (!reorder_) {
+    const dnnl::reorder::primitive_desc pd(user_, packed_, Scratchpad::attr());
+    reorder_ = dnnl::reorder(pd);
+    scratch_.set(pd.scratchpad_desc());
+  }
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, to}};
   scratch_.bind(args, nullptr);
   reorder_.execute(cpu_stream(), args);
@@ -88,20 +117,32 @@ dnnl::memory& PackedWeights::get(const void* data, const KernelContext& ctx, siz
   if (ctx.node && !constant_input(*ctx.node, input)) packed_from_ = nullptr;  // computed or fed: pack again
   if (data != packed_from_ && shared) {
     const dnnl::memory::desc wanted = packed_.get_desc(), from = user_.get_desc();
+    const std::string layout = packed_layout(from, wanted);
     shared_entry_ = shared->find_or_make(
         data,
         [&](const void* e) {
           const auto* p = static_cast<const SharedPacked*>(e);
           return p->desc == wanted && p->user == from;
         },
-        [&]() -> std::shared_ptr<const void> {
+        [&](const SharedWeights::Packed& stored) -> std::shared_ptr<const void> {
+          // The offline model's copy, when it is packed the way this primitive wants.
+          if (layout.empty() || stored.layout != layout || stored.bytes != wanted.get_size()) return nullptr;
+          auto p = std::make_shared<SharedPacked>();
+          p->desc = wanted;
+          p->user = from;
+          // Read-only mapped bytes: oneDNN only reads DNNL_ARG_WEIGHTS.
+          p->mem = dnnl::memory(wanted, cpu_engine(), const_cast<void*>(stored.data));
+          return p;
+        },
+        [&]() {
           auto p = std::make_shared<SharedPacked>();
           p->desc = wanted;
           p->user = from;
           p->mem = dnnl::memory(wanted, cpu_engine());
           pack_into(p->mem);
           shared->release_plain(data, from.get_size());
-          return p;
+          SharedWeights::Entry e{p, {layout, p->mem.get_data_handle(), wanted.get_size()}};
+          return e;
         });
     // Our own memory object over the shared bytes: nothing mutable is shared.
     packed_ = dnnl::memory(wanted, cpu_engine(), static_cast<const SharedPacked*>(shared_entry_.get())->mem.get_data_handle());
@@ -118,6 +159,11 @@ dnnl::memory& PackedWeights::get(const void* data, const KernelContext& ctx, siz
     packed_from_ = data;
   }
   return packed_;
+}
+
+void PackedWeights::pack_constant(const KernelContext& ctx, size_t input) {
+  if (user_ && ctx.node && constant_input(*ctx.node, input) && ctx.has_input(input) && ctx.in(input).data)
+    get(ctx.in(input).data, ctx, input);
 }
 
 dnnl::primitive_attr Scratchpad::attr(dnnl::primitive_attr a) {

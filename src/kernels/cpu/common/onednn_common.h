@@ -86,12 +86,21 @@ class Scratchpad {
   ScratchBuffer own_;
 };
 
+/// A description of packing from layout `from` into `to`, for
+/// SharedWeights::Packed::layout: the oneDNN version and every field of both
+/// blocked descriptors that places an element (dims, padding, strides,
+/// inner blocks), so equal strings mean byte-identical packed copies. ""
+/// when a descriptor is not plainly blocked (extra flags, other kinds).
+std::string packed_layout(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+
 /// Weights held in the layout a primitive asked for (format_tag::any). The
 /// reorder runs only when the user's weight pointer changes (weights are
 /// constants in practice, so once per session); when the primitive accepts
 /// the plain layout the user's buffer is used directly. Given a model's
 /// SharedWeights (a weight that is a constant of the model), the packed copy
-/// is made once for all run contexts and shared read-only.
+/// is made once for all run contexts and shared read-only; a copy the
+/// offline model stores for it (SharedWeights::add_stored) is adopted
+/// instead when packed_layout() says it is the wanted layout.
 class PackedWeights {
  public:
   /// Sets the user (plain) and wanted layouts; forgets any packed copy.
@@ -102,6 +111,9 @@ class PackedWeights {
   /// is packed in every run (its bytes may change under the same pointer).
   /// Outside a session (ctx.node null) the copy is kept while `data` stays.
   dnnl::memory& get(const void* data, const KernelContext& ctx, size_t input);
+  /// As get() for input `input` of ctx's node, when reset() has run and
+  /// the input is a constant of the model in a session; else nothing.
+  void pack_constant(const KernelContext& ctx, size_t input);
 
  private:
   /// Runs the reorder from the bound user weights into `to`.

@@ -330,6 +330,10 @@ class ConvKernel final : public Kernel {
     if (native_act_) epilogue_->run(y, ctx.num_threads);
   }
 
+  void pack_constants(const KernelContext& ctx) override {
+    if (!empty_ && !native_dw_ && (matmul_ == MatmulForm::kNone || conv_at_run_)) weights_.pack_constant(ctx, 1);
+  }
+
   std::string impl_name() const override {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";

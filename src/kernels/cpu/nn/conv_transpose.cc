@@ -64,6 +64,13 @@ class ConvTransposeKernel final : public Kernel {
     cpu_stream().wait();
   }
 
+  void pack_constants(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    const TensorView& w = ctx.in(1);
+    if (ctx.out(0).numel() == 0 || x.numel() == 0 || w.numel() == 0) return;
+    if (!matmul_ || deconv_at_run_) weights_.pack_constant(ctx, 1);
+  }
+
   std::string impl_name() const override { return matmul_ ? "onednn.deconv_as_matmul" : "onednn.deconv"; }
 
  private:

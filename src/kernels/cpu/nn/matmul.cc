@@ -202,6 +202,10 @@ class MatMulKernel final : public Kernel {
     cpu_stream().wait();
   }
 
+  void pack_constants(const KernelContext& ctx) override {
+    if (ctx.in(0).dtype == DType::kFloat32 && ctx.out(0).numel() > 0 && dims_.k != 0) weights_.pack_constant(ctx, 1);
+  }
+
   std::string impl_name() const override { return fused_ ? "onednn.matmul+fused" : "onednn.matmul"; }
 
  private:
@@ -289,6 +293,11 @@ class GemmKernel final : public Kernel {
     scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
     cpu_stream().wait();
+  }
+
+  void pack_constants(const KernelContext& ctx) override {
+    const TensorView& a = ctx.in(0);
+    if (ctx.out(0).numel() > 0 && (trans_a_ ? a.shape[0] : a.shape[1]) > 0) weights_.pack_constant(ctx, 1);
   }
 
   std::string impl_name() const override { return "onednn.matmul"; }
