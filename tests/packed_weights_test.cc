@@ -185,7 +185,18 @@ TEST(PackedWeights, CopiesStoredAtCompileTimeAreReadInPlaceWithTheSameBits) {
     ASSERT_EQ(ya[0].bytes(), yb[0].bytes());
     EXPECT_EQ(std::memcmp(ya[0].data(), yb[0].data(), ya[0].bytes()), 0) << "run " << run;
   }
+  // The copies are not the model's weights: the limit and the count do not see them.
+  EXPECT_EQ(a->weights_bytes(), b->weights_bytes());
+  SessionOptions limit;
+  limit.max_weights_bytes = b->weights_bytes();
+  EXPECT_NO_THROW(Session::load_from_bytes(stored.gom, limit));
+  limit.max_weights_bytes = b->weights_bytes() - 1;
+  EXPECT_THROW(Session::load_from_bytes(stored.gom, limit), Error);
   const Session::PackedWeightCounts pa = a->packed_weights(), pb = b->packed_weights();
+  int64_t copy_bytes = 0;
+  for (const auto& p : lm.packed_weights) copy_bytes += static_cast<int64_t>(p.bytes);
+  EXPECT_GE(pa.stored_bytes, copy_bytes);  // the copies, each 64-byte aligned
+  EXPECT_LT(pa.stored_bytes, copy_bytes + 64 * static_cast<int64_t>(lm.packed_weights.size()));
   EXPECT_EQ(pa.stored, static_cast<int64_t>(lm.packed_weights.size()));
   EXPECT_EQ(pa.adopted, pa.stored);
   EXPECT_EQ(pa.packed, 0);

@@ -147,7 +147,9 @@ class Session {
 
   /// Arena bytes planned at compile time (activations of static shape).
   int64_t arena_bytes() const;
-  /// Constant data bytes (memory-mapped, not copied).
+  /// Bytes of the model's constants (memory-mapped, not copied); the packed
+  /// copies the .gom may also hold are not counted (packed_weights()), nor
+  /// by SessionOptions::max_weights_bytes.
   int64_t weights_bytes() const;
   /// Weights in the layouts the kernels' primitives read: `stored`, copies
   /// the .gom holds (packed at compile time, -O2 and up); `adopted`, those
@@ -157,6 +159,7 @@ class Session {
   /// adopts or packs at its first run.
   struct PackedWeightCounts {
     int64_t stored = 0, adopted = 0, packed = 0;
+    int64_t stored_bytes = 0;  // bytes of the stored copies
   };
   PackedWeightCounts packed_weights() const;
   /// Number of nodes in the main graph.

@@ -684,7 +684,15 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
     r.packed_weights.push_back({pw.value(), pw.layout(), weights + off, static_cast<size_t>(pw.bytes())});
   }
   r.arena_bytes = r.memory_plan.arena_bytes;
-  r.weights_bytes = static_cast<int64_t>(weights_size);
+  // The model's own constants end where the packed copies (placed after
+  // them) begin; a packed copy equal to a constant's bytes shares them.
+  int64_t plain_end = 0;
+  for (int32_t id = 0; id < r.ids.size(); ++id)
+    if (const ir::Value* v = r.ids.value(id); v->is_constant() && v->constant->dtype() != DType::kString && weights)
+      plain_end = std::max<int64_t>(plain_end, static_cast<const uint8_t*>(v->constant->data()) - weights +
+                                                   static_cast<int64_t>(v->constant->bytes()));
+  r.weights_bytes = std::min(plain_end, static_cast<int64_t>(weights_size));
+  r.packed_weights_bytes = static_cast<int64_t>(weights_size) - r.weights_bytes;
   r.opset = m.opset();
   r.format_version = l.header.format_version;
   if (l.metadata >= 0) {

@@ -37,7 +37,9 @@ struct LoadedModel {
   /// Keeps the subgraphs alive (they are also held by their nodes).
   std::vector<std::shared_ptr<ir::Graph>> subgraph_owner;
   int64_t arena_bytes = 0;    // bytes of the activation arena the plan needs
-  int64_t weights_bytes = 0;  // bytes of the WEIGHTS partition
+  /// Bytes of the model's constants in WEIGHTS, and of the packed copies
+  /// after them (together the partition's size).
+  int64_t weights_bytes = 0, packed_weights_bytes = 0;
   int32_t opset = 0;          // ai.onnx opset of the source model
   uint32_t format_version = 0;
   std::string metadata_json;  // METADATA partition text ("" when absent)

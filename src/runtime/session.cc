@@ -211,6 +211,7 @@ int64_t Session::weights_bytes() const { return impl_->model.weights_bytes; }
 Session::PackedWeightCounts Session::packed_weights() const {
   PackedWeightCounts c;
   c.stored = static_cast<int64_t>(impl_->model.packed_weights.size());
+  c.stored_bytes = impl_->model.packed_weights_bytes;
   c.adopted = static_cast<int64_t>(impl_->shared_weights.adopted());
   c.packed = static_cast<int64_t>(impl_->shared_weights.size()) - c.adopted;
   return c;
