@@ -211,6 +211,16 @@ class Session:
         return self._impl.weights_bytes
 
     @property
+    def packed_weights(self):
+        """Weight copies in the layouts the kernels read, as a dict:
+        ``stored`` (packed at compile time, in the .gom), ``adopted`` (of
+        those, read in place: the same CPU kind and oneDNN as the
+        compiler's), ``packed`` (weights the kernels packed in memory
+        instead), ``stored_bytes``. Counts so far: a kernel adopts or packs
+        at its first run."""
+        return self._impl.packed_weights
+
+    @property
     def node_count(self):
         """Nodes in the main graph after optimization."""
         return self._impl.node_count

@@ -778,6 +778,16 @@ PYBIND11_MODULE(_gec, m) {
       .def_property_readonly("arena_bytes", [](const PySession& s) { return s.s->arena_bytes(); })
       .def_property_readonly("streams", [](const PySession& s) { return s.s->streams(); })
       .def_property_readonly("weights_bytes", [](const PySession& s) { return s.s->weights_bytes(); })
+      .def_property_readonly("packed_weights",
+                             [](const PySession& s) {
+                               const gec::Session::PackedWeightCounts c = s.s->packed_weights();
+                               py::dict d;
+                               d["stored"] = c.stored;
+                               d["adopted"] = c.adopted;
+                               d["packed"] = c.packed;
+                               d["stored_bytes"] = c.stored_bytes;
+                               return d;
+                             })
       .def_property_readonly("node_count", [](const PySession& s) { return s.s->node_count(); })
       .def_property_readonly("compile_report", [](const PySession& s) -> py::object {
         if (s.compile_report.empty()) return py::none();

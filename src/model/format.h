@@ -11,6 +11,8 @@
 //     WEIGHTS    raw constant data; the partition starts at a 64-byte aligned
 //                file offset and each tensor at a 64-byte aligned offset inside
 //                it, so mmapped constants are 64-byte aligned in memory.
+//                After every constant: the weight copies packed at compile
+//                time (gom.proto PackedWeight), each 64-byte aligned too.
 //                String constants are NOT here: their elements are stored in
 //                MODEL_DEF (gec.gom.Value.strings).
 //

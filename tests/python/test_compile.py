@@ -35,6 +35,11 @@ def test_compile_path_report_and_save(tmp_path):
     sess = gec.Session(out)
     assert sess.compile_report is None  # loaded, not compiled
     got = sess.run(None, inputs)
+    # Weights packed at compile time on this machine are read in place.
+    pw = sess.packed_weights
+    assert pw["stored"] == r["packed_weights"]["weights"] > 0
+    assert pw["adopted"] == pw["stored"] and pw["packed"] == 0
+    assert pw["stored_bytes"] >= r["packed_weights"]["bytes"]
     for (name, want), g in zip(outputs, got):
         assert_close(g, want, what=name)
 
