@@ -109,6 +109,10 @@ TEST_F(Cli, CompileAtEveryLevelWithReport) {
     auto j = nlohmann::json::parse(std::ifstream(p("r.json")));
     for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "serialize"})
       EXPECT_TRUE(j["stages"][s].is_number()) << s;
+    // Weights are packed from -O2 up.
+    const bool packs = std::string(level) >= "-O2";
+    EXPECT_EQ(j["stages"].contains("pack_weights"), packs) << level;
+    EXPECT_EQ(j.contains("packed_weights"), packs) << level;
     ASSERT_TRUE(j["passes"].is_array());
     for (const auto& pass : j["passes"])
       for (const char* k : {"name", "ms", "nodes_before", "nodes_after", "changes"}) EXPECT_TRUE(pass.contains(k)) << k;

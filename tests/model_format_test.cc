@@ -695,6 +695,17 @@ TEST(ModelFormat, RefusesInconsistentModelDefs) {
          p->set_data_offset(8);
          p->set_bytes(8);
        }, "inside WEIGHTS"},
+      {"packed weight at a negative offset", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_float64"));
+         p->set_data_offset(-64);
+         p->set_bytes(64);
+       }, "inside WEIGHTS"},
+      {"packed weight of 2^63 - 1 bytes", [&](gom::Model& m) {
+         gom::PackedWeight* p = m.add_packed_weights();
+         p->set_value(value_index("k_float64"));
+         p->set_bytes(INT64_MAX);
+       }, "inside WEIGHTS"},
       {"packed weight of no bytes", [&](gom::Model& m) {
          gom::PackedWeight* p = m.add_packed_weights();
          p->set_value(value_index("k_float64"));

@@ -153,13 +153,16 @@ class Session {
   int64_t weights_bytes() const;
   /// Weights in the layouts the kernels' primitives read: `stored`, copies
   /// the .gom holds (packed at compile time, -O2 and up); `adopted`, those
-  /// the kernels read in place (the same CPU kind and library as the
-  /// compiler's); `packed`, weights the kernels packed themselves (in memory,
-  /// once per model) because no stored copy fit. Counts so far: a kernel
-  /// adopts or packs at its first run.
+  /// the kernels read in place (the same CPU kind, oneDNN build and
+  /// per-step thread count as the compiler's default session); `packed`,
+  /// weights the kernels packed themselves (in memory, once per model)
+  /// because no stored copy fit. Counts so far: a kernel adopts or packs at
+  /// its first run.
   struct PackedWeightCounts {
     int64_t stored = 0, adopted = 0, packed = 0;
-    int64_t stored_bytes = 0;  // bytes of the stored copies
+    /// Bytes of WEIGHTS after the model's constants: the stored copies and
+    /// their 64-byte alignment padding.
+    int64_t stored_bytes = 0;
   };
   PackedWeightCounts packed_weights() const;
   /// Number of nodes in the main graph.

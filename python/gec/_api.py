@@ -214,10 +214,11 @@ class Session:
     def packed_weights(self):
         """Weight copies in the layouts the kernels read, as a dict:
         ``stored`` (packed at compile time, in the .gom), ``adopted`` (of
-        those, read in place: the same CPU kind and oneDNN as the
-        compiler's), ``packed`` (weights the kernels packed in memory
-        instead), ``stored_bytes``. Counts so far: a kernel adopts or packs
-        at its first run."""
+        those, read in place: the same CPU kind, oneDNN build and per-step
+        thread count as the compiler's), ``packed`` (weights the kernels
+        packed in memory instead), ``stored_bytes`` (bytes of the .gom's
+        WEIGHTS after the constants: the copies and their padding). Counts
+        so far: a kernel adopts or packs at its first run."""
         return self._impl.packed_weights
 
     @property

@@ -2,6 +2,7 @@
 // records their wall time, the pass statistics and the memory plan in the
 // compile report, which is also stored in the .gom METADATA partition.
 #include <openssl/evp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -61,7 +62,9 @@ void check_options(const CompileOptions& opts) {
     if (std::find(all.begin(), all.end(), name) == all.end()) {
       std::string known;
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
-      fail(ErrorCode::kInvalidArgument, "unknown pass or rule '" + name + "' (passes, then rules: " + known + ")");
+      fail(ErrorCode::kInvalidArgument,
+           "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation and "
+           "pack_weights: " + known + ")");
     }
   }
 }
@@ -145,56 +148,75 @@ nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassS
           {"kernels_after", after}, {"rules", r}};
 }
 
-// CompileOptions::extra_outputs: the named (or, for "*", every) tensor a
-// main-graph node computes becomes a graph output, in node order, after the
-// model's own outputs. Names are marked right after import (the passes keep
-// them); "*" after the passes (the values of the optimized graph).
 // Weights packed at compile time: the runtime's own kernels, made over the
 // planned graph, pack every constant weight of a main-graph step whose
 // shapes are known before a run the way their primitives want it on this
-// machine; copies() then lists what the .gom stores. The model borrows the
-// compiler's graph for that time and gives it back on destruction, after
-// the executor is gone.
+// machine at its default thread count; copies() then lists what the .gom
+// stores. The model borrows the compiler's graph for that time and gives it
+// back on destruction, after the executor is gone. Best effort: when the
+// kernels cannot be made or packed here (e.g. no address space for the
+// arena), `failure()` says why and there are no copies; the runtime then
+// packs at the first run, as without this stage.
 class WeightPacking {
  public:
   WeightPacking(std::unique_ptr<ir::Graph>& owner, const ir::ValueIndex& ids, const memory::MemoryPlan& plan,
                 const schedule::ExecutionPlan& exec_plan)
       : owner_(owner) {
-    model_.graph = std::move(owner);
-    ir::for_each_graph(*model_.graph, [&](const ir::Graph& sub) { model_.graphs.push_back(&sub); });
-    model_.ids = ids;
-    model_.memory_plan = plan;
-    model_.execution_plan = exec_plan;
-    model_.arena_bytes = plan.arena_bytes;
     try {
-      // Never touched: reshape reads shapes only.
-      arena_.reset(new uint8_t[static_cast<size_t>(std::max<int64_t>(plan.arena_bytes, 1))]);
-      exec_ = std::make_unique<runtime::Executor>(model_, arena_.get(), available_cores(), false, 0, &shared_);
+      model_.ids = ids;
+      model_.memory_plan = plan;
+      model_.execution_plan = exec_plan;
+      model_.arena_bytes = plan.arena_bytes;
+      // Address space only (reshape reads shapes, never data): no memory is
+      // committed however large the arena.
+      arena_bytes_ = static_cast<size_t>(std::max<int64_t>(plan.arena_bytes, 1));
+      arena_ = ::mmap(nullptr, arena_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (arena_ == MAP_FAILED) {
+        arena_ = nullptr;
+        fail(ErrorCode::kUnsupported, "no address space for an arena of " + std::to_string(arena_bytes_) + " bytes");
+      }
+      model_.graph = std::move(owner);
+      ir::for_each_graph(*model_.graph, [&](const ir::Graph& sub) { model_.graphs.push_back(&sub); });
+      exec_ = std::make_unique<runtime::Executor>(model_, static_cast<uint8_t*>(arena_), available_cores(), false, 0,
+                                                  &shared_);
       steps_ = exec_->prepare_weights();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      failure_ = e.what();
       give_back();
-      throw;
     }
   }
-  ~WeightPacking() { give_back(); }
+  ~WeightPacking() {
+    give_back();
+    if (arena_) ::munmap(arena_, arena_bytes_);
+  }
   WeightPacking(const WeightPacking&) = delete;
   WeightPacking& operator=(const WeightPacking&) = delete;
 
   /// Steps reshaped and packed.
   size_t steps() const { return steps_; }
-  /// The copies, each under the first value whose constant data it was
-  /// packed from (the reader keys them by that constant's data pointer,
-  /// which values sharing bytes share), sorted by value id.
+  /// Why nothing was packed ("" when packing ran).
+  const std::string& failure() const { return failure_; }
+  /// The copies, each under a value whose constant data it was packed
+  /// from: of the values sharing that data pointer, the one with the most
+  /// bytes (the whole tensor rather than a view of its start), lowest id
+  /// first; the reader keys the copy by that constant's data pointer.
+  /// Sorted by value id, then layout (the same bytes in every compile).
   std::vector<model::PackedWeightBytes> copies() const {
+    if (!failure_.empty()) return {};
     std::unordered_map<const void*, int32_t> value_of;
-    for (int32_t id = model_.ids.size() - 1; id >= 0; --id)
-      if (const ir::Value* v = model_.ids.value(id); v->is_constant()) value_of[v->constant->data()] = id;
+    for (int32_t id = 0; id < model_.ids.size(); ++id) {
+      const ir::Value* v = model_.ids.value(id);
+      if (!v->is_constant() || v->constant->dtype() == DType::kString) continue;
+      auto [it, fresh] = value_of.emplace(v->constant->data(), id);
+      if (!fresh && model_.ids.value(it->second)->constant->bytes() < v->constant->bytes()) it->second = id;
+    }
     std::vector<model::PackedWeightBytes> out;
     for (const auto& [plain, p] : shared_.packed()) {
       auto it = value_of.find(plain);
       if (it != value_of.end()) out.push_back({it->second, p.layout, p.data, p.bytes});
     }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.value != b.value ? a.value < b.value : a.layout < b.layout; });
     return out;
   }
 
@@ -206,11 +228,17 @@ class WeightPacking {
   std::unique_ptr<ir::Graph>& owner_;
   model::LoadedModel model_;
   kernels::SharedWeights shared_;
-  std::unique_ptr<uint8_t[]> arena_;
+  void* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
   std::unique_ptr<runtime::Executor> exec_;
   size_t steps_ = 0;
+  std::string failure_;
 };
 
+// CompileOptions::extra_outputs: the named (or, for "*", every) tensor a
+// main-graph node computes becomes a graph output, in node order, after the
+// model's own outputs. Names are marked right after import (the passes keep
+// them); "*" after the passes (the values of the optimized graph).
 void add_extra_outputs(ir::Graph& g, const std::vector<std::string>& names) {
   std::unordered_set<const ir::Value*> out(g.outputs().begin(), g.outputs().end());
   auto add = [&](ir::Value* v) {
@@ -353,19 +381,22 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
 
   // Pack weights (-O2 and up, unless --disable-pass pack_weights): the
   // .gom stores the packed copies after the plain constants.
-  std::unique_ptr<WeightPacking> packing;
-  const std::vector<model::PackedWeightBytes> copies;  // none
+  std::vector<model::PackedWeightBytes> packed;
+  std::unique_ptr<WeightPacking> packing;  // holds the bytes `packed` points at until the write
   if (opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(), "pack_weights") ==
                                  opts.disabled_passes.end()) {
     t = Clock::now();
     if (opts.on_stage) opts.on_stage("pack weights", 5, 7);
     packing = std::make_unique<WeightPacking>(imported.graph, ids, plan, exec_plan);
-    int64_t packed_bytes = 0, count = 0;
-    for (const auto& c : packing->copies()) {
-      packed_bytes += static_cast<int64_t>(c.bytes);
-      ++count;
+    packed = packing->copies();
+    int64_t packed_bytes = 0;
+    for (const auto& c : packed) packed_bytes += static_cast<int64_t>(c.bytes);
+    report["packed_weights"] = {{"steps_prepared", packing->steps()}, {"weights", packed.size()}, {"bytes", packed_bytes}};
+    if (!packing->failure().empty()) {
+      report["packed_weights"]["failure"] = packing->failure();
+      report["warnings"].push_back("weights not packed at compile time (" + packing->failure() +
+                                   "): the first run packs them");
     }
-    report["packed_weights"] = {{"steps_prepared", packing->steps()}, {"weights", count}, {"bytes", packed_bytes}};
     stages["pack_weights"] = ms_since(t);
   }
 
@@ -386,7 +417,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   meta["report"] = report;
   CompiledModel out;
   auto gom = model::write_gom(g, ids, plan, exec_plan, static_cast<int32_t>(imported.opset),
-                             meta.dump(-1, ' ', false, kReplaceInvalidUtf8), packing ? packing->copies() : copies);
+                             meta.dump(-1, ' ', false, kReplaceInvalidUtf8), packed);
   packing.reset();  // the packed copies were read into `gom`
   stages["serialize"] = ms_since(t);
   report["stages"] = stages;

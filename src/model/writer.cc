@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 
 #include "gec/error.h"
@@ -207,11 +208,15 @@ gom::Model build_model(const ir::Graph& main_graph, const ir::ValueIndex& ids, c
                    [](const Tensor* a, const Tensor* b) { return a->bytes() > b->bytes(); });
   for (const Tensor* t : by_size) weights.place(*t);
   // Packed copies after every plain constant: a run reads them, and not the
-  // plain bytes of what they replace.
+  // plain bytes of what they replace. Constants stored once (equal bytes)
+  // share one pointer at load, so one copy per (plain bytes, layout) serves
+  // them all.
+  std::set<std::pair<uint64_t, std::string>> stored;
   for (const PackedWeightBytes& pw : packed) {
     GEC_CHECK(pw.value >= 0 && pw.value < ids.size() && ids.value(pw.value)->is_constant() &&
                   ids.value(pw.value)->constant->dtype() != DType::kString && pw.data && pw.bytes > 0,
               "write_gom: a packed weight for value " + std::to_string(pw.value) + ", not a numeric constant");
+    if (!stored.emplace(weights.place(*ids.value(pw.value)->constant), pw.layout).second) continue;
     gom::PackedWeight* out = m.add_packed_weights();
     out->set_value(pw.value);
     out->set_layout(pw.layout);

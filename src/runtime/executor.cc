@@ -275,6 +275,14 @@ void Executor::remember_input_shapes(Step& s) {
   for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
 }
 
+namespace {
+// Gives the calling thread its OpenMP thread count back on scope exit.
+struct RestoreOmpThreads {
+  int n = omp_get_max_threads();
+  ~RestoreOmpThreads() { omp_set_num_threads(n); }
+};
+}  // namespace
+
 size_t Executor::prepare_ahead(int threads, bool even_alone) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
@@ -282,7 +290,11 @@ size_t Executor::prepare_ahead(int threads, bool even_alone) {
       continue;
     bool known = true;
     for (int32_t id : s.in_ids)
-      known = known && (id < 0 || ids_.value(id)->constant || in_arena(id) || !ids_.value(id)->producer());
+      // A graph input is known once bound (or, for prepare_weights, given
+      // its static shape); an unbound one of dynamic shape is not.
+      known = known && (id < 0 || ids_.value(id)->constant || in_arena(id) ||
+                        (!ids_.value(id)->producer() && (frame_[static_cast<size_t>(id)].data ||
+                                                          !frame_[static_cast<size_t>(id)].shape.empty())));
     for (int32_t id : s.out_ids) known = known && in_arena(id);
     if (known) todo.push_back(&s);
   }
@@ -332,10 +344,7 @@ size_t Executor::prepare_weights(int threads) {
     if (!tv.data && tv.shape.empty() && v->type.is_static() && v->type.is_tensor()) tv.shape = v->type.static_shape();
   }
   if (threads != run_threads_) configure(threads);
-  struct RestoreOmp {
-    int n = omp_get_max_threads();
-    ~RestoreOmp() { omp_set_num_threads(n); }
-  } restore;
+  const RestoreOmpThreads restore;
   return prepare_ahead(threads, /*even_alone=*/true);
 }
 
@@ -344,10 +353,7 @@ void Executor::run(int threads) {
   const bool new_count = threads != run_threads_;
   if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
-  struct RestoreOmp {
-    int n = omp_get_max_threads();
-    ~RestoreOmp() { omp_set_num_threads(n); }
-  } restore;
+  const RestoreOmpThreads restore;
   if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));

@@ -19,7 +19,7 @@ struct CompileArgs {
 
 void print_table(const nlohmann::json& r) {
   std::printf("%-12s %10s\n", "stage", "ms");
-  for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "serialize"})
+  for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "pack_weights", "serialize"})
     if (r["stages"].contains(s)) std::printf("%-12s %10.2f\n", s, r["stages"][s].get<double>());
   std::printf("\n%-26s %9s %8s %8s %8s\n", "pass", "ms", "before", "after", "changes");
   for (const auto& p : r["passes"])
@@ -41,6 +41,13 @@ void print_table(const nlohmann::json& r) {
               m["arena_bytes"].get<long long>(), m["lower_bound_bytes"].get<long long>(),
               m["no_reuse_bytes"].get<long long>(), 100 * m["reuse_rate"].get<double>(),
               m["weights_bytes"].get<long long>());
+  if (r.contains("packed_weights")) {
+    const auto& pw = r["packed_weights"];
+    std::printf("packed weights: %lld copies (%lld bytes) packed for this machine's kernels, over %lld steps%s%s\n",
+                pw["weights"].get<long long>(), pw["bytes"].get<long long>(), pw["steps_prepared"].get<long long>(),
+                pw.contains("failure") ? "; not packed: " : "",
+                pw.contains("failure") ? pw["failure"].get<std::string>().c_str() : "");
+  }
   if (r.contains("streams")) {
     const auto& st = r["streams"];
     std::printf("streams: %lld (%s), %lld events of %lld cross-stream edges after pruning; estimated %.3f ms "

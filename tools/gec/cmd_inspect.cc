@@ -166,10 +166,15 @@ Command add_inspect(CLI::App& root) {
             std::printf("nodes: %lld (%lld graphs), values: %lld, constants: %lld, source opset %d\n",
                         static_cast<long long>(s.node_count), static_cast<long long>(s.graph_count),
                         static_cast<long long>(s.value_count), static_cast<long long>(s.constant_count), s.opset);
-            std::printf("arena: %lld bytes, weights: %lld bytes (of them %lld bytes in %lld copies packed for this "
-                        "compiler's CPU)\n",
-                        static_cast<long long>(s.arena_bytes), static_cast<long long>(s.weights_bytes),
-                        static_cast<long long>(s.packed_weight_bytes), static_cast<long long>(s.packed_weight_count));
+            std::printf("arena: %lld bytes, weights: %lld bytes", static_cast<long long>(s.arena_bytes),
+                        static_cast<long long>(s.weights_bytes));
+            if (s.packed_weight_count > 0)
+              std::printf(" (with %lld weight copies packed for the CPU the file was compiled on, %lld bytes; "
+                          "`gec bench` shows whether this machine reads them)",
+                          static_cast<long long>(s.packed_weight_count), static_cast<long long>(s.packed_weight_bytes));
+            else
+              std::printf(" (no weight copies packed at compile time)");
+            std::printf("\n");
             if (!s.metadata_json.empty()) print_metadata(s.metadata_json);
             if (*steps) print_steps(model::read_gom_file(*path));
             if (!svg->empty()) {

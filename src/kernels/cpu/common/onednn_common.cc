@@ -111,6 +111,14 @@ void PackedWeights::pack_into(dnnl::memory& to) {
 }
 
 dnnl::memory& PackedWeights::get(const void* data, const KernelContext& ctx, size_t input) {
+  try {
+    return get_or_pack(data, ctx, input);
+  } catch (const dnnl::error& e) {
+    rethrow_dnnl(ctx.node ? ctx.node->describe() : "a kernel", "pack the weights of input " + std::to_string(input), e);
+  }
+}
+
+dnnl::memory& PackedWeights::get_or_pack(const void* data, const KernelContext& ctx, size_t input) {
   bind(user_, data);
   if (plain_) return user_;
   SharedWeights* shared = shared_weights_for(ctx, input);

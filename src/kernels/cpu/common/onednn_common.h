@@ -110,12 +110,16 @@ class PackedWeights {
   /// ctx.shared_weights in a session; any other input of a node in a session
   /// is packed in every run (its bytes may change under the same pointer).
   /// Outside a session (ctx.node null) the copy is kept while `data` stays.
+  /// Errors: gec::Error(kUnsupported) naming the node when oneDNN cannot
+  /// make or run the reorder.
   dnnl::memory& get(const void* data, const KernelContext& ctx, size_t input);
   /// As get() for input `input` of ctx's node, when reset() has run and
   /// the input is a constant of the model in a session; else nothing.
   void pack_constant(const KernelContext& ctx, size_t input);
 
  private:
+  /// get() without the error translation.
+  dnnl::memory& get_or_pack(const void* data, const KernelContext& ctx, size_t input);
   /// Runs the reorder from the bound user weights into `to`.
   void pack_into(dnnl::memory& to);
   dnnl::memory user_, packed_;
