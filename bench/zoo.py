@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Exports torchvision architectures as ONNX backend-test folders: models
+nobody here tuned for, to check that gec's mechanisms generalise.
+
+Each architecture is built with random weights (torch.manual_seed(0)),
+calibrated so that its activations look like a trained model's (see
+calibrate), put in eval mode, fed one random input of its usual size (batch 1, NCHW float32) and
+exported with torch.onnx.export at --opset; the folder gets model.onnx and
+test_data_set_0/ with input_0.pb and the PyTorch eager outputs as
+output_K.pb (the references). The folders then serve `gec test DIR` (accuracy
+against PyTorch) and bench/side_by_side.py DIR... (speed against ONNX
+Runtime, whose outputs the table compares too).
+
+The families cover what the shared models do not: channel shuffle and odd
+channel counts (shufflenet_v2), squeeze-and-excitation with SiLU/Hardswish
+(efficientnet, mobilenet_v3), grouped convolutions (resnext, regnet),
+depthwise 7x7 with LayerNorm and GELU (convnext), dense Concat chains
+(densenet), dilated convolutions (deeplabv3, fcn) and a vision transformer
+(vit_b_16).
+
+Usage: bench/zoo.py [--out build/zoo] [--opset 14] [--only NAME,...] [--list]
+Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh
+installs them); run with /usr/bin/python3. Folders that exist are kept
+(delete one to export it again).
+"""
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name: (constructor in torchvision.models or .segmentation, input H=W)
+ARCHS = {
+    "alexnet": ("alexnet", 224),
+    "vgg11": ("vgg11", 224),
+    "resnet18": ("resnet18", 224),
+    "wide_resnet50_2": ("wide_resnet50_2", 224),
+    "resnext50_32x4d": ("resnext50_32x4d", 224),
+    "densenet121": ("densenet121", 224),
+    "inception_v3": ("inception_v3", 299),
+    "squeezenet1_0": ("squeezenet1_0", 224),
+    "shufflenet_v2_x0_5": ("shufflenet_v2_x0_5", 224),
+    "shufflenet_v2_x1_0": ("shufflenet_v2_x1_0", 224),
+    "mnasnet0_5": ("mnasnet0_5", 224),
+    "mnasnet1_0": ("mnasnet1_0", 224),
+    "mobilenet_v3_small": ("mobilenet_v3_small", 224),
+    "mobilenet_v3_large": ("mobilenet_v3_large", 224),
+    "efficientnet_b0": ("efficientnet_b0", 224),
+    "regnet_x_400mf": ("regnet_x_400mf", 224),
+    "regnet_y_400mf": ("regnet_y_400mf", 224),
+    "convnext_tiny": ("convnext_tiny", 224),
+    "vit_b_16": ("vit_b_16", 224),
+    "deeplabv3_mobilenet_v3_large": ("segmentation.deeplabv3_mobilenet_v3_large", 224),
+    "lraspp_mobilenet_v3_large": ("segmentation.lraspp_mobilenet_v3_large", 224),
+    "fcn_resnet50": ("segmentation.fcn_resnet50", 224),
+}
+
+
+def build(ctor):
+    import torchvision
+    mod = torchvision.models
+    for part in ctor.split("."):
+        mod = getattr(mod, part)
+    kwargs = {"weights": None}
+    if ctor.startswith("segmentation."):
+        kwargs["weights_backbone"] = None
+        kwargs["aux_loss"] = False
+    if ctor in ("inception_v3", "googlenet"):
+        kwargs["aux_logits"] = False
+        kwargs["init_weights"] = True
+    return mod(**kwargs)
+
+
+def calibrate(model, size):
+    """Gives the random weights realistic activations: torchvision leaves
+    some layers zero (vit's head) or near zero (convnext's layer scale) and
+    its BatchNorm running statistics at 0/1, so deep nets return constants,
+    1e-20 or 1e8. Zero matrices get N(0, 0.02), layer scales 0.5, and every
+    BatchNorm the statistics of one training-mode pass over 4 random images
+    (cumulative average), as a trained model has."""
+    import torch
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
+            elif name.endswith("layer_scale"):
+                p.fill_(0.5)
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return model.eval()
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(torch.randn(4, 3, size, size))
+    return model.eval()
+
+
+def write_tensor(path, name, array):
+    from onnx import numpy_helper
+    t = numpy_helper.from_array(array, name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def export(name, ctor, size, folder, opset):
+    import torch
+    torch.manual_seed(0)
+    model = calibrate(build(ctor), size)
+    x = torch.randn(1, 3, size, size)
+    with torch.no_grad():
+        out = model(x)
+    if isinstance(out, dict):  # segmentation models return {"out": ...}
+        out = out["out"]
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    tmp = folder + ".tmp"
+    os.makedirs(os.path.join(tmp, "test_data_set_0"), exist_ok=True)
+    names = [f"output_{k}" for k in range(len(outs))]
+
+    class Wrapped(torch.nn.Module):  # one tensor out, also for dict outputs
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, t):
+            r = self.m(t)
+            return r["out"] if isinstance(r, dict) else r
+
+    # Traced with autograd on: torch 1.13 takes nn.MultiheadAttention's fused
+    # fast path (no ONNX export) when it is off.
+    torch.onnx.export(Wrapped(model), x, os.path.join(tmp, "model.onnx"), opset_version=opset,
+                      input_names=["input"], output_names=names, do_constant_folding=True)
+    write_tensor(os.path.join(tmp, "test_data_set_0", "input_0.pb"), "input", x.numpy())
+    for k, o in enumerate(outs):
+        write_tensor(os.path.join(tmp, "test_data_set_0", f"output_{k}.pb"), names[k], o.numpy())
+    os.rename(tmp, folder)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "zoo"))
+    ap.add_argument("--opset", type=int, default=14)
+    ap.add_argument("--only", default="", help="comma-separated names (default: all)")
+    ap.add_argument("--list", action="store_true", help="print the names and exit")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(ARCHS))
+        return 0
+    names = [n for n in args.only.split(",") if n] or list(ARCHS)
+    unknown = [n for n in names if n not in ARCHS]
+    if unknown:
+        sys.exit(f"zoo: unknown architecture(s) {', '.join(unknown)}; --list names them")
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for n in names:
+        folder = os.path.join(args.out, n)
+        if os.path.isdir(folder):
+            print(f"{n}: kept {folder}")
+            continue
+        ctor, size = ARCHS[n]
+        try:
+            export(n, ctor, size, folder, args.opset)
+            print(f"{n}: exported {folder}")
+        except Exception as e:  # report and go on with the others
+            failed += 1
+            print(f"{n}: export failed: {e}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
