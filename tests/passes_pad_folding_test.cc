@@ -1,4 +1,4 @@
-// Pad folded into the Conv or MaxPool after it (passes/pad_folding.cc): one
+// Pad folded into the Conv, MaxPool or AveragePool after it (passes/pad_folding.cc): one
 // positive test per rule and a negative test per guard, Before/Expected.
 #include <gtest/gtest.h>
 
@@ -42,6 +42,69 @@ TEST(PadFolding, MinusInfinityPadBeforeMaxPoolBecomesItsPads) {
   %y = MaxPool(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : float32[1,2,2,2]
   output %y
 })", 1);
+}
+
+// PyTorch's avg_pool2d(count_include_pad=True): the zeros of the Pad count
+// in every divisor, as AveragePool's own pads do with count_include_pad 1.
+TEST(PadFolding, ZeroPadBeforeAveragePoolBecomesCountedPads) {
+  auto pass = make_pad_folding();
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,4,5]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 1, 2]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,2,6,8]
+  %y = AveragePool(%xp) {kernel_shape = [3, 3]} : float32[1,2,4,6]
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,4,5]
+  %y = AveragePool(%x) {count_include_pad = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 2]} : float32[1,2,4,6]
+  output %y
+})", 1);
+  // Its own pads, already counted: summed.
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,1,4,4]
+  const %p: int64[8] = [0, 0, 1, 0, 0, 0, 0, 1]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,5,5]
+  %y = AveragePool(%xp) {count_include_pad = 1, kernel_shape = [3, 3], pads = [1, 1, 0, 0]} : float32[1,1,4,4]
+  output %y
+})", R"(graph {
+  input %x: float32[1,1,4,4]
+  %y = AveragePool(%x) {count_include_pad = 1, kernel_shape = [3, 3], pads = [2, 1, 0, 1]} : float32[1,1,4,4]
+  output %y
+})", 1);
+}
+
+TEST(PadFolding, AveragePoolGuardsKeepThePad) {
+  auto pass = make_pad_folding();
+  const std::string head = R"(graph {
+  input %x: float32[1,1,4,4]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 1, 1]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,6,6]
+)";
+  // Own pads not counted in the divisor: the Pad's zeros would be, its own not.
+  expect_unchanged(*pass, head + R"(  %y = AveragePool(%xp) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : float32[1,1,6,6]
+  output %y
+})");
+  // ceil_mode: a partial window at the end.
+  expect_unchanged(*pass, head + R"(  %y = AveragePool(%xp) {ceil_mode = 1, kernel_shape = [3, 3], strides = [2, 2]} : float32[1,1,3,3]
+  output %y
+})");
+  // A pad as large as the window.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,1,4,4]
+  const %p: int64[8] = [0, 0, 2, 2, 0, 0, 2, 2]
+  %xp = Pad(%x, %p) {mode = "constant"} : float32[1,1,8,8]
+  %y = AveragePool(%xp) {kernel_shape = [2, 2]} : float32[1,1,7,7]
+  output %y
+})");
+  // A non-zero pad value.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,1,4,4]
+  const %p: int64[8] = [0, 0, 1, 1, 0, 0, 1, 1]
+  const %v: float32[] = [1.0]
+  %xp = Pad(%x, %p, %v) {mode = "constant"} : float32[1,1,6,6]
+  %y = AveragePool(%xp) {kernel_shape = [3, 3]} : float32[1,1,4,4]
+  output %y
+})");
 }
 
 // Each guard on its own: the graph stays as it is.

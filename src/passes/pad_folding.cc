@@ -2,19 +2,26 @@
 //
 //   Conv(Pad(x, p, 0), W, B)        -> Conv(x, W, B)   pads += p's spatial pads
 //   MaxPool(Pad(x, p, -inf))        -> MaxPool(x)      pads += p's spatial pads
+//   AveragePool(Pad(x, p, 0))       -> AveragePool(x)  pads += p, count_include_pad = 1
 //
 // Why: exporters that pad separately (TensorFlow's explicit Pad before a
 // VALID conv, ONNX graphs converted through TensorFlow, asymmetric "SAME"
 // padding) leave a Pad that writes a padded copy of every feature map, and
 // its plain layout cuts the blocked (nChw16c) chain around it; oneDNN's
-// convolution and pooling pad on the fly.
+// convolution and pooling pad on the fly. PyTorch exports avg_pool2d with
+// count_include_pad=True (Inception's pool branches) as Pad + AveragePool:
+// the zeros the Pad writes are counted in every window's divisor, which is
+// what AveragePool-11's count_include_pad = 1 does with its own pads.
 // Guards: constant mode; pads a constant with one begin/end pair per dim of
 // the input, zero on N and C, none negative; no axes input; the pad value
 // absent or the constant 0 (Conv: zero padding) or -inf (MaxPool: ONNX
 // pooling pads with -inf); the Pad output read only by the window op; the
 // window op has no auto_pad, and MaxPool has one output (indices would
-// address the padded map) and ends with each window still overlapping the
-// input (pads below the kernel size, as oneDNN requires).
+// address the padded map); a pool ends with each window still overlapping
+// the input (pads below the kernel size, as oneDNN requires). AveragePool:
+// ceil_mode 0 (a partial window at the end would count only part of the
+// padding), and count_include_pad 1 or no pads of its own (so that its own
+// padding, if any, was already counted).
 #include <cmath>
 #include <limits>
 
@@ -26,7 +33,10 @@ namespace gec::passes {
 namespace {
 
 /// The spatial pads (begins, then ends) of a Pad that `op` can absorb, or nullopt.
-std::optional<std::vector<int64_t>> absorbable(const ir::Graph& g, const ir::Node* pad, bool max_pool) {
+enum class Window { kConv, kMaxPool, kAveragePool };
+
+std::optional<std::vector<int64_t>> absorbable(const ir::Graph& g, const ir::Node* pad, Window op) {
+  const bool max_pool = op == Window::kMaxPool;
   if (!pad || pad->owner() != &g || pad->get_string("mode", "constant") != "constant") return std::nullopt;
   if (pad->inputs().size() > 3 && pad->input(3)) return std::nullopt;  // axes
   const ir::Value* x = pad->input(0);
@@ -54,17 +64,24 @@ std::optional<std::vector<int64_t>> absorbable(const ir::Graph& g, const ir::Nod
   return s;
 }
 
-std::optional<Match> match(const ir::Graph& g, ir::Node* op, bool max_pool) {
+std::optional<Match> match(const ir::Graph& g, ir::Node* op, Window kind) {
+  const bool pool = kind != Window::kConv;
   if (!op->input(0) || op->get_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
-  if (max_pool && op->outputs().size() > 1 && op->output(1)) return std::nullopt;
+  if (kind == Window::kMaxPool && op->outputs().size() > 1 && op->output(1)) return std::nullopt;
   ir::Node* pad = sole_producer(g, op->input(0), "Pad");
-  auto extra = absorbable(g, pad, max_pool);
+  auto extra = absorbable(g, pad, kind);
   if (!extra) return std::nullopt;
   const size_t sp = extra->size() / 2;
   std::vector<int64_t> pads = op->get_ints("pads", std::vector<int64_t>(2 * sp, 0));
   if (pads.size() != 2 * sp) return std::nullopt;
+  if (kind == Window::kAveragePool) {
+    if (op->get_int("ceil_mode", 0) != 0) return std::nullopt;
+    bool own_pads = false;
+    for (int64_t v : pads) own_pads = own_pads || v != 0;
+    if (own_pads && op->get_int("count_include_pad", 0) == 0) return std::nullopt;
+  }
   for (size_t i = 0; i < pads.size(); ++i) pads[i] += (*extra)[i];
-  if (max_pool) {
+  if (pool) {
     const std::vector<int64_t> k = op->get_ints("kernel_shape");
     if (k.size() != sp) return std::nullopt;
     for (size_t i = 0; i < sp; ++i)
@@ -82,6 +99,7 @@ ir::Value* rewrite(ir::Graph& g, const Match& m) {
                            op->domain);
   n->attrs = op->attrs;
   n->set_attr(ir::Attribute::Ints("pads", std::any_cast<const std::vector<int64_t>&>(m.data)));
+  if (op->op_type == "AveragePool") n->set_attr(ir::Attribute::Int("count_include_pad", 1));
   n->output(0)->type = op->output(0)->type;
   return n->output(0);
 }
@@ -90,9 +108,12 @@ ir::Value* rewrite(ir::Graph& g, const Match& m) {
 
 std::vector<RewriteRule> pad_folding_rules() {
   return {{"pad_conv", {"Conv"}, "Conv(Pad(x, p, 0), W, B) -> Conv(x, W, B) with pads + p",
-           [](const ir::Graph& g, ir::Node* n) { return match(g, n, false); }, rewrite},
+           [](const ir::Graph& g, ir::Node* n) { return match(g, n, Window::kConv); }, rewrite},
           {"pad_maxpool", {"MaxPool"}, "MaxPool(Pad(x, p, -inf)) -> MaxPool(x) with pads + p",
-           [](const ir::Graph& g, ir::Node* n) { return match(g, n, true); }, rewrite}};
+           [](const ir::Graph& g, ir::Node* n) { return match(g, n, Window::kMaxPool); }, rewrite},
+          {"pad_avgpool", {"AveragePool"},
+           "AveragePool(Pad(x, p, 0)) -> AveragePool(x) with pads + p, count_include_pad = 1",
+           [](const ir::Graph& g, ir::Node* n) { return match(g, n, Window::kAveragePool); }, rewrite}};
 }
 
 std::unique_ptr<Pass> make_pad_folding() { return make_rule_pass("pad_folding", pad_folding_rules()); }

@@ -20,6 +20,7 @@ void add_cleanup(PassManager& pm) {
 // -O2: fold explicit padding into window ops and per-channel affine ops into the weights before them.
 void add_fusion(PassManager& pm) {
   pm.add(make_pad_folding());           // Pad + Conv / MaxPool -> the window op's pads
+  pm.add(make_conv_kernel_cropping());  // Conv taps that read only padding dropped
   pm.add(make_conv_bn_folding());       // Conv + BatchNormalization
   pm.add(make_conv_transpose_folding());  // ConvTranspose + BN / per-channel Mul / Add
   pm.add(make_conv_scale_folding());    // Conv + per-channel Mul / Add
