@@ -312,6 +312,48 @@ TEST(ConvActivationFusion, SpelledOutHardSwishGuards) {
   }
 }
 
+// SiLU as PyTorch exports it, Mul(x, Sigmoid(x)) in either operand order:
+// after a Conv it becomes the Conv's Swish post-op; elsewhere one
+// com.graphengine::Swish node.
+TEST(ConvActivationFusion, SpelledOutSiluBecomesSwish) {
+  for (int order = 0; order < 2; ++order) {
+    ir::Graph g;
+    ir::Node* conv = add_conv(g, input(g, "x", {1, 2, 3, 3}));
+    ir::Value* c = conv->output(0);
+    ir::Value* s = add_unary(g, "Sigmoid", c, "s", "sig")->output(0);
+    ir::Node* mul = g.add_node("Mul", order == 0 ? std::vector<ir::Value*>{c, s} : std::vector<ir::Value*>{s, c},
+                               {"y"}, "mul");
+    mul->output(0)->type = c->type;
+    g.outputs().push_back(mul->output(0));
+    run_pass_and_compare(g, {{"x", wave({1, 2, 3, 3})}}, 2);  // Swish, then Conv + Swish
+    EXPECT_EQ(ops_of(g), (std::vector<std::string>{"FusedConv"})) << "order " << order;
+    ir::Node* f = only_node(g, "FusedConv");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->get_string("activation", "?"), "Swish");
+    EXPECT_EQ(f->get_float("activation_alpha", 0.f), 1.f);
+    EXPECT_EQ(f->fused_from, (std::vector<std::string>{"conv1", "sig", "mul"}));
+    EXPECT_EQ(g.outputs()[0]->name(), "y");
+  }
+  // Not after a Conv: one Swish of our domain. The Sigmoid read twice: nothing.
+  for (bool shared : {false, true}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 2, 3, 3});
+    ir::Value* s = add_unary(g, "Sigmoid", x, "s", "sig")->output(0);
+    ir::Node* mul = g.add_node("Mul", {x, s}, {"y"}, "mul");
+    mul->output(0)->type = x->type;
+    g.outputs().push_back(mul->output(0));
+    if (shared) g.outputs().push_back(s);
+    run_pass_and_compare(g, {{"x", wave({1, 2, 3, 3})}}, shared ? 0 : 1);
+    if (shared) {
+      EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Sigmoid", "Mul"}));
+    } else {
+      ir::Node* n = only_node(g, "Swish");
+      ASSERT_NE(n, nullptr);
+      EXPECT_EQ(n->domain, ops::kGecDomain);
+    }
+  }
+}
+
 // A one-element constant of higher rank broadcasts x up a rank (x [4], a
 // [1,1] three: the root is [1,4]); HardSwish(x) would be [4], so no rewrite.
 TEST(ConvActivationFusion, SpelledOutHardSwishKeepsTheDeclaredShape) {
@@ -374,13 +416,14 @@ std::vector<ActCase> all_activations() {
           {"Elu", {af("alpha", 0.7f)}, 0.7f, 0},
           {"Selu", {af("alpha", 1.5f), af("gamma", 1.1f)}, 1.5f, 1.1f},
           {"Softplus", {}, 0, 0},
-          {"Mish", {}, 0, 0}};
+          {"Mish", {}, 0, 0},
+          {"Swish", {af("alpha", 1.5f)}, 1.5f, 0}};
 }
 
 /// The separate ONNX activation node's result on `v`.
 Tensor reference_activation(const ActCase& c, const Tensor& v) {
   if (c.op == "Clip") return run_op("Clip", {v, make<float>({}, {c.alpha}), make<float>({}, {c.beta})})[0];
-  return run_op(c.op, {v}, c.onnx_attrs)[0];
+  return run_op(c.op, {v}, c.onnx_attrs, 1, ops::activation_domain(c.op))[0];
 }
 
 // Every activation, with and without a residual, on a 3x3 pad-1 conv whose

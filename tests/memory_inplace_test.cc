@@ -97,6 +97,7 @@ std::vector<Case> cases() {
     c.push_back({op, F, 1, 0});
   c.push_back({"Relu", I, 1, 0});
   c.push_back({"Not", B, 1, 0});
+  c.push_back({"Swish", F, 1, 0, false, {ir::Attribute::Float("alpha", 1.f)}, ops::kGecDomain});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "PRelu", "Max", "Min", "Sum", "Mean"}) {
     c.push_back({op, F, 2, 0});
     c.push_back({op, F, 2, 1, true});  // over input 1, input 0 broadcast

@@ -53,13 +53,15 @@ void infer_fused_conv(InferContext& ctx) {
 
 }  // namespace
 
+const char* activation_domain(const std::string& op) { return op == "Swish" ? kGecDomain : ""; }
+
 bool is_fusable_activation(const std::string& op) {
-  const OpSchema* s = find_schema("", op);
+  const OpSchema* s = find_schema(activation_domain(op), op);
   return s && s->traits.conv_epilogue;
 }
 
 std::optional<FusedActivation> activation_of(const ir::Node& n) {
-  if (!n.domain.empty() || !is_fusable_activation(n.op_type)) return std::nullopt;
+  if (n.domain != activation_domain(n.op_type) || !is_fusable_activation(n.op_type)) return std::nullopt;
   const std::string& op = n.op_type;
   // Defaults from the ONNX operator text (the same the unary kernels use).
   if (op == "Clip") return clip_of(n);
@@ -67,6 +69,7 @@ std::optional<FusedActivation> activation_of(const ir::Node& n) {
   if (op == "LeakyRelu") return FusedActivation{op, n.get_float("alpha", 0.01f), 0.f};
   if (op == "Elu") return FusedActivation{op, n.get_float("alpha", 1.0f), 0.f};
   if (op == "HardSigmoid") return FusedActivation{op, n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f)};
+  if (op == "Swish") return FusedActivation{op, n.get_float("alpha", 1.0f), 0.f};
   if (op == "Selu")
     return FusedActivation{op, n.get_float("alpha", 1.67326319217681884765625f),
                            n.get_float("gamma", 1.05070102710723876953125f)};
@@ -97,8 +100,8 @@ ir::Node* add_activation_node(ir::Graph& g, const FusedActivation& a, ir::Value*
       ins.push_back(g.add_constant(g.unique_name(out + "_bound"), std::move(t)));
     }
   }
-  ir::Node* n = g.add_node(a.op, ins, {out}, out);
-  if (a.op == "LeakyRelu" || a.op == "Elu") n->set_attr(ir::Attribute::Float("alpha", a.alpha));
+  ir::Node* n = g.add_node(a.op, ins, {out}, out, activation_domain(a.op));
+  if (a.op == "LeakyRelu" || a.op == "Elu" || a.op == "Swish") n->set_attr(ir::Attribute::Float("alpha", a.alpha));
   if (a.op == "HardSigmoid") {
     n->set_attr(ir::Attribute::Float("alpha", a.alpha));
     n->set_attr(ir::Attribute::Float("beta", a.beta));
@@ -126,6 +129,7 @@ float apply_activation(const FusedActivation& a, float x) {
   if (op == "Selu") return a.beta * (x <= 0.f ? a.alpha * std::expm1(x) : x);
   if (op == "Softplus") return softplus(x);
   if (op == "Mish") return x * std::tanh(softplus(x));
+  if (op == "Swish") return x / (1.f + std::exp(-a.alpha * x));
   fail(ErrorCode::kInvalidModel, "unknown fused activation '" + op + "'");
 }
 

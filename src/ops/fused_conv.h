@@ -43,16 +43,21 @@ inline bool is_fused_conv(const ir::Node* n) {
 ///   Selu        alpha, beta   beta * (x <= 0 ? alpha*(e^x - 1) : x) (Selu-6; beta = gamma)
 ///   Softplus                  ln(1 + e^x)
 ///   Mish                      x * tanh(ln(1 + e^x))                 (Mish-18)
+///   Swish       alpha         x * sigmoid(alpha*x)                  (com.graphengine::Swish, ONNX Swish-24)
 struct FusedActivation {
   std::string op;  // "" = none
   float alpha = 0.f, beta = 0.f;
 };
 
-/// True for the ai.onnx ops whose registration declares the conv_epilogue
-/// trait (ops/elementwise.cc); activation_of() reads their parameters.
+/// True for the ops whose registration declares the conv_epilogue trait:
+/// ai.onnx ones (ops/elementwise.cc) and com.graphengine::Swish (ops/swish.cc);
+/// activation_of() reads their parameters.
 bool is_fusable_activation(const std::string& op);
 
-/// The activation an ai.onnx node computes, when it is one of the list above
+/// The domain of an activation's op: "" (ai.onnx), or kGecDomain for Swish.
+const char* activation_domain(const std::string& op);
+
+/// The activation an ai.onnx (or com.graphengine::Swish) node computes, when it is one of the list above
 /// and its parameters are attributes or constant inputs (Clip's min/max);
 /// nullopt otherwise (also for Clip with min > max or a NaN bound, where the
 /// oneDNN clip would differ from ONNX).
@@ -65,7 +70,7 @@ FusedActivation read_fused_activation(const ir::Node& n);
 /// Writes `a` as the activation attributes of `n`.
 void write_fused_activation(ir::Node& n, const FusedActivation& a);
 
-/// Adds to `g` the ai.onnx node that computes `a` on `x` (the inverse of
+/// Adds to `g` the node (of activation_domain) that computes `a` on `x` (the inverse of
 /// activation_of; Clip gets float32 constant min/max inputs), output `out`.
 ir::Node* add_activation_node(ir::Graph& g, const FusedActivation& a, ir::Value* x, const std::string& out);
 

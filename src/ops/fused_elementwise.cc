@@ -57,6 +57,7 @@ constexpr OpInfo kOps[] = {
     {EwOp::kCelu, "Celu", Sig::kUnaryF},
     {EwOp::kThresholdedRelu, "ThresholdedRelu", Sig::kUnaryF},
     {EwOp::kMish, "Mish", Sig::kUnaryF},
+    {EwOp::kSwish, "Swish", Sig::kUnaryF},  // com.graphengine::Swish
     {EwOp::kGelu, "Gelu", Sig::kUnaryF},
     {EwOp::kAdd, "Add", Sig::kBinaryN},
     {EwOp::kSub, "Sub", Sig::kBinaryN},
@@ -256,14 +257,16 @@ std::array<float, 3> activation_params(const ir::Node& n) {
     return {n.get_float("alpha", 1.67326319217681884765625f), 0.f, n.get_float("gamma", 1.05070102710723876953125f)};
   if (op == "HardSigmoid") return {n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f), 0.f};
   if (op == "HardSwish") return {1.0f / 6.0f, 0.5f, 0.f};  // HardSwish-14: x * HardSigmoid(x; 1/6, 0.5)
+  if (op == "Swish") return {n.get_float("alpha", 1.0f), 0.f, 0.f};
   if (op == "Shrink") return {n.get_float("lambd", 0.5f), n.get_float("bias", 0.0f), 0.f};
   return {0.f, 0.f, 0.f};
 }
 
 std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
-  const bool gec_gelu = n.domain == kGecDomain && n.op_type == "Gelu";
-  if (!n.domain.empty() && !gec_gelu) return std::nullopt;
-  if (n.op_type == "Gelu" && !gec_gelu) return std::nullopt;
+  // Of our domain only Gelu and Swish (ai.onnx Gelu-20 is rewritten on import).
+  const bool ours = n.domain == kGecDomain && (n.op_type == "Gelu" || n.op_type == "Swish");
+  if (!n.domain.empty() && !ours) return std::nullopt;
+  if ((n.op_type == "Gelu" || n.op_type == "Swish") && !ours) return std::nullopt;
   const OpInfo* o = find_op(n.op_type);
   if (!o || n.outputs().size() != 1) return std::nullopt;
   EwInstr in;
@@ -298,7 +301,7 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
       break;
   }
   if (!n.has_input(0)) return std::nullopt;
-  if (gec_gelu) {
+  if (ours && n.op_type == "Gelu") {
     const std::string a = n.get_string("approximate", "none");
     if (a != "none" && a != "tanh") return std::nullopt;
     in.params = {a == "tanh" ? 1.f : 0.f, 0.f, 0.f};

@@ -41,7 +41,7 @@ enum class EwOp : uint8_t {
   // unary (Relu, Neg, Abs, Sign also on int32/int64)
   kRelu, kNeg, kAbs, kSign, kSigmoid, kTanh, kErf, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound,
   kSin, kCos, kSoftplus, kSoftsign, kHardSigmoid, kHardSwish, kLeakyRelu, kElu, kSelu, kCelu,
-  kThresholdedRelu, kMish, kGelu,
+  kThresholdedRelu, kMish, kSwish, kGelu,
   // binary (Add .. Min also on int32/int64)
   kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu,
   // comparisons -> bool

@@ -120,8 +120,7 @@ struct GraphRewriter {
 
   /// The rule that rewrote at `n`, or null.
   const RewriteRule* try_node(ir::Node* n) {
-    if (!n->domain.empty()) return nullptr;
-    auto it = by_root.find(n->op_type);
+    auto it = by_root.find(n->domain.empty() ? n->op_type : n->domain + "::" + n->op_type);
     if (it == by_root.end()) return nullptr;
     for (const RewriteRule* r : it->second) {
       std::optional<Match> m = r->match(g, n);

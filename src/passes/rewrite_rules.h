@@ -59,7 +59,7 @@ using RewriteFn = std::function<ir::Value*(ir::Graph& g, const Match& m)>;
 
 struct RewriteRule {
   std::string name;                 ///< for --disable-pass and the report's "rules"
-  std::vector<std::string> roots;   ///< ai.onnx op types the match starts at
+  std::vector<std::string> roots;   ///< op types the match starts at: ai.onnx ones, or DOMAIN::OP of another domain
   std::string formula;              ///< one line, e.g. "BatchNormalization(Conv(x, W, B)) -> Conv(x, W*a, B*a+b)"
   MatchFn match;
   RewriteFn rewrite;

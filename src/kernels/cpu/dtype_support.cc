@@ -315,6 +315,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
       {{"com.graphengine", "FusedElementwise"}, kFusedElementwise},
       {{"com.graphengine", "FusedMatMul"}, kF32},
       {{"com.graphengine", "Gelu"}, kF32},
+      {{"com.graphengine", "Swish"}, kF32},
       {{"com.graphengine", "Reorder"}, kF32},
       {{"com.graphengine", "ScaledDotProductAttention"}, kF32},
       {{"com.graphengine", "SkipLayerNormalization"}, kF32},

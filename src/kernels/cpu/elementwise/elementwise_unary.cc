@@ -110,6 +110,7 @@ class UnaryKernel final : public Kernel {
 #define GEC_CASE(name) \
   case U::k##name: return map_op<U::k##name, T>(x, y, n, nt);
       GEC_FLOAT_UNARY(GEC_CASE)
+      GEC_GEC_FLOAT_UNARY(GEC_CASE)
 #undef GEC_CASE
       default: break;
     }
@@ -147,6 +148,9 @@ const bool kUnaryRegistered = [] {
   GEC_REG(IsNaN)
   GEC_REG(IsInf)
   GEC_REG(Not)
+#undef GEC_REG
+#define GEC_REG(name) register_kernel(ops::kGecDomain, #name, unary_factory(U::k##name), __FILE__);
+  GEC_GEC_FLOAT_UNARY(GEC_REG)
 #undef GEC_REG
   return true;
 }();

@@ -83,7 +83,7 @@ void run_unary(EwOp op, const EwInstr& in, const float* x, float* y, int64_t n) 
       GEC_CASE(Neg) GEC_CASE(Abs) GEC_CASE(Sign) GEC_CASE(Erf) GEC_CASE(Log) GEC_CASE(Sqrt) GEC_CASE(Reciprocal)
       GEC_CASE(Floor) GEC_CASE(Ceil) GEC_CASE(Round) GEC_CASE(Sin) GEC_CASE(Cos) GEC_CASE(Softplus) GEC_CASE(Softsign)
       GEC_CASE(HardSigmoid) GEC_CASE(HardSwish) GEC_CASE(LeakyRelu) GEC_CASE(Elu) GEC_CASE(Selu) GEC_CASE(Celu)
-      GEC_CASE(ThresholdedRelu) GEC_CASE(Mish)
+      GEC_CASE(ThresholdedRelu) GEC_CASE(Mish) GEC_CASE(Swish)
 #undef GEC_CASE
     default: fail(ErrorCode::kInternal, std::string("fused elementwise: ") + ops::ew_op_name(op) + " is not unary");
   }

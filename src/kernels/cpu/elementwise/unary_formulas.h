@@ -14,12 +14,14 @@ namespace gec::kernels::cpu::unary_formulas {
   X(Sigmoid) X(Tanh) X(Erf) X(Exp) X(Log) X(Sqrt) X(Reciprocal) X(Floor) X(Ceil) X(Round) X(Sin) \
   X(Cos) X(Softplus) X(Softsign) X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Elu) X(Selu) X(Celu) \
   X(ThresholdedRelu) X(Mish) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)
+// Float-only ops of our domain (com.graphengine).
+#define GEC_GEC_FLOAT_UNARY(X) X(Swish)
 // Ops also defined on integers.
 #define GEC_NUMERIC_UNARY(X) X(Relu) X(Neg) X(Abs) X(Sign) X(Shrink)
 
 enum class U {
 #define GEC_ENUM(n) k##n,
-  GEC_FLOAT_UNARY(GEC_ENUM) GEC_NUMERIC_UNARY(GEC_ENUM)
+  GEC_FLOAT_UNARY(GEC_ENUM) GEC_GEC_FLOAT_UNARY(GEC_ENUM) GEC_NUMERIC_UNARY(GEC_ENUM)
 #undef GEC_ENUM
   kIsNaN, kIsInf, kNot
 };
@@ -99,6 +101,8 @@ inline T unary_value(T x, const UnaryParams& p) {
     return x > a ? x : T(0);
   } else if constexpr (op == U::kMish) {
     return x * std::tanh(softplus(x));
+  } else if constexpr (op == U::kSwish) {
+    return x / (T(1) + std::exp(-a * x));  // Swish-24: x * sigmoid(alpha * x)
   } else if constexpr (op == U::kTan) {
     return std::tan(x);
   } else if constexpr (op == U::kAsin) {

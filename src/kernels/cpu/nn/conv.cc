@@ -99,6 +99,8 @@ dnnl::post_ops make_post_ops(const ops::FusedActivation& a, bool residual) {
     elt(alg::eltwise_soft_relu);  // oneDNN 2.6: ln(1 + e^x)
   } else if (op == "Mish") {
     elt(alg::eltwise_mish);
+  } else if (op == "Swish") {
+    elt(alg::eltwise_swish, a.alpha);  // oneDNN 2.6: x / (1 + e^(-alpha x))
   } else {
     fail(ErrorCode::kInternal, "conv post-ops: unmapped activation '" + op + "'");
   }
