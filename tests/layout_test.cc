@@ -305,6 +305,37 @@ TEST(LayoutPropagation, OddChannelCountsRunInNhwc) {
   }
 }
 
+/// Grouped conv 3x3 (pads 1) of `x` into `oc` channels in `group` groups.
+ir::Value* grouped_conv(ir::Graph& g, ir::Value* x, int64_t oc, int64_t group, const std::string& name) {
+  const Shape xs = x->type.static_shape();
+  ir::Value* w = g.add_constant(name + "_W", wave({oc, xs[1] / group, 3, 3}, static_cast<int>(oc + group)));
+  ir::Node* n = g.add_node("Conv", {x, w}, {name + "_y"}, name);
+  n->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+  n->set_attr(ir::Attribute::Int("group", group));
+  n->output(0)->type = f32({xs[0], oc, xs[2], xs[3]});
+  return n->output(0);
+}
+
+// ResNeXt's grouped convs split 16-channel blocks (8 groups of 4 of 32
+// channels): nChw16c has no fast kernel for them, so their group is nhwc
+// although every channel count is a multiple of 16. A depthwise conv in the
+// same place keeps nChw16c.
+TEST(LayoutPropagation, GroupsThatSplitABlockRunInNhwc) {
+  for (int64_t group : {8, 32}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 6, 6});
+    ir::Value* r1 = unary(g, "Relu", conv(g, x, 32, 3, "conv1"), "relu1");
+    ir::Value* r2 = unary(g, "Relu", grouped_conv(g, r1, 32, group, "gconv"), "relu2");
+    ir::Value* c3 = conv(g, r2, 32, 1, "conv3");
+    g.outputs().push_back(unary(g, "Relu", c3, "relu3"));
+    const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 5)}}, like_avx512);
+    const std::string want = group == 8 ? L : B;
+    for (const char* n : {"conv1", "relu1", "gconv", "relu2", "conv3"})
+      EXPECT_EQ(out_layouts(a, node(g, n)), (std::vector<std::string>{want})) << n << ", group " << group;
+    EXPECT_EQ(in_layouts(a, node(g, "gconv"))[0], want) << "group " << group;
+  }
+}
+
 // Groups apart (a plain-only Resize between them) get their own layouts:
 // 16/32 channels before it nChw16c, 32/24 channels after it nhwc, and the
 // global pool reads nhwc.
