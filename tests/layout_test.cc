@@ -629,6 +629,59 @@ void expect_blocked_average_pool_matches_plain(ops::Layout layout, const Shape& 
   expect_near_all({out[0]}, {out[1]});
 }
 
+// A fused per-channel group (BatchNormalization as Mul + Add, then Relu;
+// the scale a run-time input as in squeeze-and-excitation) on a blocked
+// input: Reorder -> FusedElementwise (blocked, rows of several pixels with
+// the per-channel operands tiled) -> Reorder equals the plain group. Sizes
+// whose pixel count is prime (7x7 has divisors 1, 7, 49; 5x3 is 15) and a
+// per-image scale [2,C,1,1].
+void expect_blocked_channel_group_matches_plain(ops::Layout layout, const Shape& xs, int64_t scale_n) {
+  ir::Graph g;
+  const std::string name = ops::layout_name(layout);
+  const int64_t C = xs[1];
+  ir::Value* x = input(g, "x", xs);
+  ir::Value* sc = input(g, "s", {scale_n, C, 1, 1});
+  auto group = [&](ir::Value* in, const std::string& n) {
+    ir::Value* m = binary(g, "Mul", in, sc, n + "_mul");
+    ir::Node* add = g.add_node("Add", {m, g.add_constant(n + "_b", wave({C, 1, 1}, 4))}, {n + "_add_y"}, n + "_add");
+    add->output(0)->type = m->type;
+    return unary(g, "Relu", add->output(0), n + "_relu");
+  };
+  auto reorder = [&](ir::Value* in, const std::string& from, const std::string& to, const std::string& n) {
+    ir::Node* r = g.add_node(ops::kReorderOp, {in}, {n + "_y"}, n, ops::kGecDomain);
+    r->set_attr(ir::Attribute::String("from", from));
+    r->set_attr(ir::Attribute::String("to", to));
+    r->output(0)->type = in->type;
+    return r->output(0);
+  };
+  ir::Value* yb = group(reorder(x, P, name, "to"), "blocked");
+  ir::Value* yp = group(x, "plain");
+  g.outputs() = {reorder(yb, name, P, "back"), yp};
+  ASSERT_EQ(make_autofusion()->run(g), 2);
+  LayoutAssignment a;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "FusedElementwise" && n->input(0)->producer() && n->input(0)->producer()->name == "to")
+      a.nodes[n.get()] = {{layout, ops::Layout::kPlain, ops::Layout::kPlain}, {layout}};
+  ASSERT_EQ(a.nodes.size(), 1u);
+  auto out = run_graph(g, {{"x", wave(xs, 11)}, {"s", wave({scale_n, C, 1, 1}, 5)}}, &a);
+  expect_near_all({out[0]}, {out[1]});
+}
+
+TEST(LayoutReorder, BlockedChannelGroupMatchesPlain) {
+  for (const Shape& xs : {Shape{2, 32, 7, 7}, Shape{2, 48, 5, 3}, Shape{1, 16, 56, 56}, Shape{2, 16, 1, 1}})
+    for (int64_t n : {int64_t{1}, xs[0]}) {
+      SCOPED_TRACE(shape_str(xs) + " scale batch " + std::to_string(n));
+      expect_blocked_channel_group_matches_plain(ops::Layout::kNChw16c, xs, n);
+    }
+}
+TEST(LayoutReorder, ChannelsLastChannelGroupMatchesPlain) {
+  for (const Shape& xs : {Shape{2, 24, 7, 7}, Shape{2, 40, 5, 3}, Shape{1, 8, 28, 28}})
+    for (int64_t n : {int64_t{1}, xs[0]}) {
+      SCOPED_TRACE(shape_str(xs) + " scale batch " + std::to_string(n));
+      expect_blocked_channel_group_matches_plain(ops::Layout::kNhwc, xs, n);
+    }
+}
+
 TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
   expect_blocked_average_pool_matches_plain(ops::Layout::kNChw16c, {1, 16, 5, 5});
 }

@@ -5,6 +5,8 @@
 // parameters, broadcasts along a non-channel axis, grouped convs (B01).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "passes_util.h"
 
 namespace gec::passes {
@@ -94,6 +96,87 @@ TEST(ConvBnFolding, GuardsIntermediateOutputConsumersAndConstants) {
     EXPECT_EQ(make_conv_bn_folding()->run(g), 0) << "case " << which;
     EXPECT_EQ(bn->input(0), conv->output(0));
     EXPECT_EQ(values<float>(*conv->input(1)->constant), (std::vector<float>{1, 2, 3, 4}));
+  }
+}
+
+// A BatchNormalization no folding took (before its Conv, after a Concat)
+// becomes Mul + Add of per-channel constants that broadcast along axis 1.
+TEST(BatchNormToMulAdd, PerChannelScaleAndShift) {
+  auto pass = make_batchnorm_to_mul_add();
+  auto g = expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,2,2,2]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %y = BatchNormalization(%x, %s, %b, %m, %v) {epsilon = 1.0} : float32[1,2,2,2] @norm1
+  output %y
+})", R"(graph {
+  input %x: float32[1,2,2,2]
+  const %a: float32[2,1,1] = [2.0, 3.0]
+  const %c: float32[2,1,1] = [8.0, 14.0]
+  %t = Mul(%x, %a) : float32[1,2,2,2]
+  %y = Add(%t, %c) : float32[1,2,2,2]
+  output %y
+})", 1);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
+  // A [N, C] input: the constants are [C].
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[3,2]
+  const %s: float32[2] = [4.0, 3.0]
+  const %b: float32[2] = [10.0, 20.0]
+  const %m: float32[2] = [1.0, 2.0]
+  const %v: float32[2] = [3.0, 0.0]
+  %y = BatchNormalization(%x, %s, %b, %m, %v) {epsilon = 1.0} : float32[3,2]
+  output %y
+})", R"(graph {
+  input %x: float32[3,2]
+  const %a: float32[2] = [2.0, 3.0]
+  const %c: float32[2] = [8.0, 14.0]
+  %t = Mul(%x, %a) : float32[3,2]
+  %y = Add(%t, %c) : float32[3,2]
+  output %y
+})", 1);
+}
+
+TEST(BatchNormToMulAdd, GuardsKeepTheBatchNorm) {
+  for (int which = 0; which < 3; ++which) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", which == 2 ? Shape{} : Shape{1, 2, 2, 2});
+    if (which == 2) x->type = ir::TensorType{DType::kFloat32, false, {}};  // rank unknown
+    ir::Node* bn = add_bn(g, x, "y");
+    bn->output(0)->type = x->type;
+    if (which == 0) bn->set_input(3, input(g, "mean", {2}));  // a run-time mean
+    if (which == 1) {  // training mode: the running statistics are outputs too
+      std::vector<ir::Value*> ins(bn->inputs().begin(), bn->inputs().end());
+      g.remove_node(bn);
+      bn = g.add_node("BatchNormalization", ins, {"y", "rm", "rv"}, "y_bn");
+      bn->output(0)->type = x->type;
+    }
+    g.outputs().push_back(bn->output(0));
+    EXPECT_EQ(make_batchnorm_to_mul_add()->run(g), 0) << "case " << which;
+    EXPECT_EQ(ops_of(g), (std::vector<std::string>{"BatchNormalization"})) << "case " << which;
+  }
+}
+
+// The pipeline lets the weight foldings go first: Conv -> BN folds into the
+// Conv, BN -> Relu -> Conv becomes one fused Mul + Add + Relu group.
+TEST(BatchNormToMulAdd, RunsAfterTheFoldings) {
+  for (int level : {2, 3}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 2, 2, 2});
+    ir::Node* conv = add_conv(g, x, {2, 2, 1, 1}, {1, 2, 3, 4}, {1, -1});
+    ir::Node* bn1 = add_bn(g, conv->output(0), "y1");
+    bn1->output(0)->type = conv->output(0)->type;
+    ir::Node* bn2 = add_bn(g, x, "y2");
+    bn2->output(0)->type = x->type;
+    ir::Node* relu = g.add_node("Relu", {bn2->output(0)}, {"r"}, "relu");
+    relu->output(0)->type = x->type;
+    g.outputs() = {bn1->output(0), relu->output(0)};
+    make_pipeline(level).run(g, CompileOptions{});
+    std::vector<std::string> ops = ops_of(g);
+    std::sort(ops.begin(), ops.end());
+    EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "FusedElementwise"})) << "-O" << level;
   }
 }
 

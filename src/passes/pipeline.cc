@@ -47,6 +47,9 @@ PassManager make_pipeline(int opt_level) {
     add_fusion(pm);
     add_cleanup(pm);
   }
+  // After every folding: a BatchNormalization none took becomes a
+  // per-channel Mul + Add (any layout, fused with what follows).
+  if (opt_level >= 2) pm.add(make_batchnorm_to_mul_add());
   // After every folding: those match a plain Conv, this makes it a FusedConv.
   if (opt_level >= 2) pm.add(make_conv_activation_fusion());  // + Add + Relu as oneDNN post-ops
   // Last: what the pattern rules left of elementwise chains becomes one

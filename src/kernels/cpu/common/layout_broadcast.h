@@ -6,6 +6,7 @@
 // exactly these operands.
 #pragma once
 
+#include <cstring>
 #include <string>
 
 #include "gec/error.h"
@@ -42,6 +43,51 @@ inline Shape layout_broadcast_shape(const Shape& s, const Shape& out, ops::Layou
   const int64_t g = C / ops::kBlockedChannels;
   if (full) return Shape{N, g, H, W, ops::kBlockedChannels};
   return p[1] == 1 ? Shape{p[0], 1, 1, 1, 1} : Shape{p[0], g, 1, 1, ops::kBlockedChannels};
+}
+
+/// Pixels per row for a non-plain broadcast with per-channel operands: in
+/// nChw16c the bytes of a per-channel operand repeat every 16 floats, in
+/// nhwc every C, so the broadcast plan's rows are that short (16 elements)
+/// and the per-row overhead dominates (DenseNet's BatchNormalization as
+/// Mul + Add in nChw16c ran at a tenth of the plain speed). Rows of K
+/// pixels at a time, the per-channel operand tiled K times
+/// (tile_channels), make rows of K*16 (K*C) elements. Returns the largest
+/// K dividing H*W with K * (16 or C) <= 512, or 1 for kPlain, rows already
+/// that long, or an output that is not 4-D.
+inline int64_t channel_tile(const Shape& out, ops::Layout l) {
+  if (l == ops::Layout::kPlain || out.size() != 4) return 1;
+  const int64_t inner = l == ops::Layout::kNhwc ? out[1] : ops::kBlockedChannels;
+  const int64_t pixels = out[2] * out[3];
+  int64_t k = 1;
+  for (int64_t d = 1; d <= pixels && d * inner <= 512; ++d)
+    if (pixels % d == 0) k = d;
+  return k;
+}
+
+/// layout_broadcast_shape with K = channel_tile(out, l) pixels per row:
+///   nChw16c  out and full s: [N, C/16, H*W/K, K*16]; [n,C,1,1]: [n, C/16, 1, K*16]
+///   nhwc     out and full s: [N, 1, H*W/K, K*C];     [n,C,1,1]: [n, 1, 1, K*C]
+///   either   [n,1,1,1]: [n, 1, 1, 1]
+/// A per-channel operand is then read from its tile_channels copy.
+inline Shape tiled_broadcast_shape(const Shape& s, const Shape& out, ops::Layout l, int64_t k, const std::string& who) {
+  const Shape bytes = layout_broadcast_shape(s, out, l, who);  // validates
+  const int64_t N = out[0], C = out[1], P = out[2] * out[3];
+  const int64_t g = l == ops::Layout::kNhwc ? 1 : C / ops::kBlockedChannels;
+  const int64_t inner = l == ops::Layout::kNhwc ? C : ops::kBlockedChannels;
+  if (s == out) return Shape{N, g, P / k, k * inner};
+  if (shape_numel(bytes) == bytes[0]) return Shape{bytes[0], 1, 1, 1};  // one value per image
+  return Shape{bytes[0], g, 1, k * inner};
+}
+
+/// Copies a per-channel operand ([n, C] values, `es` bytes each) into `dst`
+/// as [n, G, K, L] with L = 16 (nChw16c, G = C/16) or C (nhwc, G = 1): each
+/// run of L channel values repeated K times.
+inline void tile_channels(const char* src, int64_t n, int64_t c, ops::Layout l, int64_t k, size_t es, char* dst) {
+  const int64_t inner = l == ops::Layout::kNhwc ? c : ops::kBlockedChannels;
+  const int64_t runs = n * (c / inner);
+  const size_t run_bytes = static_cast<size_t>(inner) * es;
+  for (int64_t r = 0; r < runs; ++r)
+    for (int64_t j = 0; j < k; ++j) std::memcpy(dst + (r * k + j) * run_bytes, src + r * run_bytes, run_bytes);
 }
 
 }  // namespace gec::kernels::cpu
