@@ -629,13 +629,15 @@ void expect_blocked_average_pool_matches_plain(ops::Layout layout, const Shape& 
   expect_near_all({out[0]}, {out[1]});
 }
 
-// A fused per-channel group (BatchNormalization as Mul + Add, then Relu;
+// A per-channel group (BatchNormalization as Mul + Add, then Relu; fused,
+// or op by op on the binary kernels;
 // the scale a run-time input as in squeeze-and-excitation) on a blocked
 // input: Reorder -> FusedElementwise (blocked, rows of several pixels with
 // the per-channel operands tiled) -> Reorder equals the plain group. Sizes
 // whose pixel count is prime (7x7 has divisors 1, 7, 49; 5x3 is 15) and a
 // per-image scale [2,C,1,1].
-void expect_blocked_channel_group_matches_plain(ops::Layout layout, const Shape& xs, int64_t scale_n) {
+void expect_blocked_channel_group_matches_plain(ops::Layout layout, const Shape& xs, int64_t scale_n,
+                                                bool fused = true) {
   ir::Graph g;
   const std::string name = ops::layout_name(layout);
   const int64_t C = xs[1];
@@ -657,12 +659,17 @@ void expect_blocked_channel_group_matches_plain(ops::Layout layout, const Shape&
   ir::Value* yb = group(reorder(x, P, name, "to"), "blocked");
   ir::Value* yp = group(x, "plain");
   g.outputs() = {reorder(yb, name, P, "back"), yp};
-  ASSERT_EQ(make_autofusion()->run(g), 2);
   LayoutAssignment a;
-  for (const auto& n : g.nodes())
-    if (n->op_type == "FusedElementwise" && n->input(0)->producer() && n->input(0)->producer()->name == "to")
-      a.nodes[n.get()] = {{layout, ops::Layout::kPlain, ops::Layout::kPlain}, {layout}};
-  ASSERT_EQ(a.nodes.size(), 1u);
+  if (fused) {
+    ASSERT_EQ(make_autofusion()->run(g), 2);
+    for (const auto& n : g.nodes())
+      if (n->op_type == "FusedElementwise" && n->input(0)->producer() && n->input(0)->producer()->name == "to")
+        a.nodes[n.get()] = {{layout, ops::Layout::kPlain, ops::Layout::kPlain}, {layout}};
+    ASSERT_EQ(a.nodes.size(), 1u);
+  } else {  // the binary kernels (Mul, Add) and Relu one by one
+    for (const char* n : {"blocked_mul", "blocked_add"}) a.nodes[node(g, n)] = {{layout, ops::Layout::kPlain}, {layout}};
+    a.nodes[node(g, "blocked_relu")] = {{layout}, {layout}};
+  }
   auto out = run_graph(g, {{"x", wave(xs, 11)}, {"s", wave({scale_n, C, 1, 1}, 5)}}, &a);
   expect_near_all({out[0]}, {out[1]});
 }
@@ -672,6 +679,7 @@ TEST(LayoutReorder, BlockedChannelGroupMatchesPlain) {
     for (int64_t n : {int64_t{1}, xs[0]}) {
       SCOPED_TRACE(shape_str(xs) + " scale batch " + std::to_string(n));
       expect_blocked_channel_group_matches_plain(ops::Layout::kNChw16c, xs, n);
+      expect_blocked_channel_group_matches_plain(ops::Layout::kNChw16c, xs, n, false);
     }
 }
 TEST(LayoutReorder, ChannelsLastChannelGroupMatchesPlain) {
@@ -679,6 +687,7 @@ TEST(LayoutReorder, ChannelsLastChannelGroupMatchesPlain) {
     for (int64_t n : {int64_t{1}, xs[0]}) {
       SCOPED_TRACE(shape_str(xs) + " scale batch " + std::to_string(n));
       expect_blocked_channel_group_matches_plain(ops::Layout::kNhwc, xs, n);
+      expect_blocked_channel_group_matches_plain(ops::Layout::kNhwc, xs, n, false);
     }
 }
 

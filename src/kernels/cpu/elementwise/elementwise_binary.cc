@@ -167,15 +167,38 @@ class BinaryKernel final : public Kernel {
 
   void reshape(const KernelContext& ctx) override {
     const Shape& o = ctx.out(0).shape;
-    const Shape po = layout_broadcast_shape(o, o, layout_, what_),
-                pa = layout_broadcast_shape(ctx.in(0).shape, o, layout_, what_),
-                pb = layout_broadcast_shape(ctx.in(1).shape, o, layout_, what_);
+    // A per-channel operand in nChw16c / nhwc: rows of K pixels over a tiled
+    // copy of it (layout_broadcast.h, channel_tile).
+    tile_ = 1;
+    const bool f32 = ctx.in(0).dtype == DType::kFloat32 && ctx.in(1).dtype == DType::kFloat32;
+    for (size_t i = 0; f32 && layout_ != ops::Layout::kPlain && i < 2; ++i)
+      if (ctx.in(i).shape != o && layout_broadcast_shape(ctx.in(i).shape, o, layout_, what_).back() > 1)
+        tile_ = channel_tile(o, layout_);
+    auto bytes = [&](const Shape& s) {
+      return tile_ > 1 ? tiled_broadcast_shape(s, o, layout_, tile_, what_) : layout_broadcast_shape(s, o, layout_, what_);
+    };
+    const Shape po = bytes(o), pa = bytes(ctx.in(0).shape), pb = bytes(ctx.in(1).shape);
+    for (size_t i = 0; i < 2; ++i) {
+      const Shape& s = ctx.in(i).shape;
+      tiled_[i] = tile_ > 1 && s != o && (i == 0 ? pa : pb).back() > 1;
+      if (tiled_[i]) tiles_[i].assign(static_cast<size_t>(shape_numel(i == 0 ? pa : pb)) * dtype_size(ctx.in(i).dtype), 0);
+    }
     plan_ = make_broadcast_plan<2>(po, {&pa, &pb});
   }
 
   void run(KernelContext& ctx) override {
-    const TensorView& a = ctx.in(0);
-    const TensorView& b = ctx.in(1);
+    TensorView tiled[2];
+    for (size_t i = 0; i < 2; ++i) {
+      if (!tiled_[i]) continue;
+      const TensorView& v = ctx.in(i);
+      const int64_t c = ctx.out(0).shape[1];
+      tile_channels(static_cast<const char*>(v.data), v.numel() / c, c, layout_, tile_, dtype_size(v.dtype),
+                    tiles_[i].data());
+      tiled[i] = v;
+      tiled[i].data = tiles_[i].data();
+    }
+    const TensorView& a = tiled_[0] ? tiled[0] : ctx.in(0);
+    const TensorView& b = tiled_[1] ? tiled[1] : ctx.in(1);
     TensorView& o = ctx.out(0);
     check_same_dtype(a, b, what_);
     if (is_half_dtype(a.dtype)) {  // compute in float32, round the result back
@@ -253,6 +276,9 @@ class BinaryKernel final : public Kernel {
   std::string what_;
   ops::Layout layout_;
   BroadcastPlan<2> plan_;  // set by reshape
+  int64_t tile_ = 1;                        // pixels per broadcast row (channel_tile), 1 = not tiled
+  bool tiled_[2] = {false, false};          // operand i is read from tiles_[i]
+  std::vector<char> tiles_[2];              // per-channel operands tiled tile_ times
 };
 
 KernelFactory binary_factory(B op) {
