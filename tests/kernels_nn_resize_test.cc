@@ -1,6 +1,9 @@
 // Resize kernel (ONNX Resize-13): nearest modes, linear, cubic, coordinate
 // transformations; expected values worked out from the operator text (the
 // 2x2 linear cases are the ONNX backend tests resize_upsample_scales_linear*).
+#include <cmath>
+#include <limits>
+
 #include "kernels_nn_util.h"
 
 namespace gec {
@@ -80,6 +83,22 @@ TEST(NnResize, LinearHalfPixel) {
   auto out = run_op("Resize", with_scales(make<float>({1, 1, 2, 2}, {1, 2, 3, 4}), {1, 1, 2, 2}), {as("mode", "linear")});
   expect_close(values<float>(out[0]), {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f,
                                        3.75f, 4});
+}
+
+// The plane fast path's two-tap columns: an edge column has one tap, and
+// an infinite input there stays infinite (0 * inf would be NaN). Columns
+// away from the inf are the finite blend.
+TEST(NnResize, LinearEdgeColumnsKeepAnInfiniteInput) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto out = run_op("Resize", with_scales(make<float>({1, 1, 2, 3}, {inf, 1, 2, 3, 4, 5}), {1, 1, 2, 2}),
+                    {as("mode", "linear")});
+  ASSERT_EQ(out[0].shape(), (Shape{1, 1, 4, 6}));
+  const std::vector<float> v = values<float>(out[0]);
+  for (float f : v) EXPECT_FALSE(std::isnan(f));
+  EXPECT_EQ(v[0], inf);   // (0, 0): the corner, one tap in each dim
+  EXPECT_EQ(v[1], inf);   // 0.75 * inf + 0.25 * 1
+  EXPECT_EQ(v[5], 2.f);   // the right edge column: one tap, input 2
+  EXPECT_EQ(v[23], 5.f);  // the far corner
 }
 
 TEST(NnResize, LinearAlignCorners) {

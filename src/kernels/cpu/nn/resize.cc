@@ -140,11 +140,18 @@ class ResizeKernel final : public Kernel {
     in_h_ = in[r - 2], in_w_ = in[r - 1], out_h_ = out[r - 2], out_w_ = out[r - 1];
     const DimTaps& w = dims_[r - 1];
     col_single_ = true;
+    col_pair_ = true;
     col_index_.assign(out_w_, 0);
+    col_index2_.assign(out_w_, 0);
+    col_w_.assign(2 * out_w_, 0.f);
     for (int64_t o = 0; o < out_w_; ++o) {
-      const int64_t b = w.begin[o];
-      col_single_ = col_single_ && w.begin[o + 1] - b == 1 && w.taps[b].weight == 1.f;
+      const int64_t b = w.begin[o], e = w.begin[o + 1];
+      col_single_ = col_single_ && e - b == 1 && w.taps[b].weight == 1.f;
+      col_pair_ = col_pair_ && (e - b == 1 || e - b == 2);
       col_index_[o] = w.taps[b].index;
+      col_w_[2 * o] = w.taps[b].weight;
+      col_index2_[o] = e - b == 2 ? w.taps[b + 1].index : -1;  // -1: one tap (no 0 * x, which is NaN for an inf x)
+      col_w_[2 * o + 1] = e - b == 2 ? w.taps[b + 1].weight : 0.f;
     }
   }
 
@@ -190,6 +197,18 @@ class ResizeKernel final : public Kernel {
         float* dst = y + row * out_w_;
         if (col_single_) {
           for (int64_t o = 0; o < out_w_; ++o) dst[o] = src[col_index_[o]];
+          continue;
+        }
+        if (col_pair_) {  // linear: 1 or 2 taps per column, summed in the same order as below
+          const int64_t* i0 = col_index_.data();
+          const int64_t* i1 = col_index2_.data();
+          const float* cw = col_w_.data();
+          for (int64_t o = 0; o < out_w_; ++o) {
+            float acc = 0.f;
+            acc += cw[2 * o] * src[i0[o]];
+            if (i1[o] >= 0) acc += cw[2 * o + 1] * src[i1[o]];
+            dst[o] = acc;
+          }
           continue;
         }
         for (int64_t o = 0; o < out_w_; ++o) {
@@ -434,9 +453,11 @@ class ResizeKernel final : public Kernel {
   // Cache key of dims_ (shapes, scales, roi) and the fast-path plan.
   std::vector<double> key_;
   bool have_key_ = false;
-  bool fast_ = false, col_single_ = false;
+  bool fast_ = false, col_single_ = false, col_pair_ = false;
   int64_t planes_ = 0, in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
   std::vector<int64_t> col_index_;  // input column of each output column (first tap)
+  std::vector<int64_t> col_index2_;  // second tap's column, -1 for none (col_pair_)
+  std::vector<float> col_w_;         // the two taps' weights per output column (col_pair_)
 };
 
 GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
