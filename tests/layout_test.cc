@@ -416,19 +416,32 @@ TEST(LayoutPropagation, SqueezeExcitationBatch2) {
 }
 
 // A group holding a channel Concat that nChw16c runs in place stays
-// nChw16c although a 24-channel value joins it: that conv stays plain.
+// nChw16c when the Concat moves at least as many elements as the group's
+// odd-channel values hold: the 24-channel conv then stays plain. With a
+// smaller Concat (two branches, 32 x 5 x 5 against two 24 x 5 x 5 maps)
+// the group is nhwc and the Concat copies.
 TEST(LayoutPropagation, GroupWithInPlaceConcatStaysNChw16c) {
-  ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 3, 5, 5});
-  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
-  ir::Node* cat = concat(g, {conv(g, r1, 16, 3, "conv2"), conv(g, r1, 16, 1, "conv3")}, "concat");
-  ir::Value* c5 = conv(g, unary(g, "Relu", conv(g, cat->output(0), 24, 3, "conv4"), "relu4"), 16, 3, "conv5");
-  ir::Node* gap = global_pool(g, "GlobalMaxPool", c5, "gap");
-  g.outputs().push_back(gap->output(0));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 9)}}, like_avx512);
-  EXPECT_EQ(a.channels_last_values, 0);
-  EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
-  EXPECT_FALSE(has_layouts(a, node(g, "conv4")));
+  for (int branches : {4, 2}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 5, 5});
+    ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+    std::vector<ir::Value*> ins;
+    for (int b = 0; b < branches; ++b) ins.push_back(conv(g, r1, 16, b % 2 ? 1 : 3, "branch" + std::to_string(b)));
+    ir::Node* cat = concat(g, ins, "concat");
+    ir::Value* c5 = conv(g, unary(g, "Relu", conv(g, cat->output(0), 24, 3, "conv4"), "relu4"), 16, 3, "conv5");
+    ir::Node* gap = global_pool(g, "GlobalMaxPool", c5, "gap");
+    g.outputs().push_back(gap->output(0));
+    const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 9)}}, like_avx512);
+    SCOPED_TRACE(std::to_string(branches) + " branches");
+    if (branches == 4) {
+      EXPECT_EQ(a.channels_last_values, 0);
+      EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
+      EXPECT_FALSE(has_layouts(a, node(g, "conv4")));
+    } else {
+      EXPECT_GT(a.channels_last_values, 0);
+      EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{L}));
+    }
+  }
 }
 
 // A depthwise 3x3 conv on a graph input whose output only a Flatten reads:

@@ -141,10 +141,11 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
 /// channel counts are all multiples of 16) form one group, held nChw16c when
 /// every value in it that the pass may hold non-plain (not a graph output)
 /// has C % 16 == 0 and no grouped convolution splits a 16-channel block
-/// (odd_group_channels), or it holds such a channel Concat
-/// (in nChw16c a Concat writes its inputs in place, in nhwc it could not,
-/// and the odd channels are then few: GoogLeNet's 24-channel 5x5 branches,
-/// SqueezeNet's 1000-class head), and nhwc otherwise. One layout per
+/// (odd_group_channels), or it holds such channel Concats moving at least as
+/// many elements as its odd-channel values hold (in nChw16c a Concat writes
+/// its inputs in place, in nhwc it could not: GoogLeNet's 24-channel 5x5
+/// branches and SqueezeNet's 1000-class head are the few), and nhwc
+/// otherwise. One layout per
 /// group, because oneDNN 2.6 has no fast convolution with nChw16c on one
 /// side and nhwc on the other (ref:any); and nChw16c where it fits, because
 /// it is what the AVX-512 direct kernels and the in-place Concat take.
@@ -187,11 +188,23 @@ class LayoutGroups {
           break;
       }
     }
-    std::unordered_set<const ir::Value*> keep16;  // roots of groups with such a Concat
-    for (const ir::Value* v : in_place_concats_)
-      if (parent_.count(v)) keep16.insert(root(v));
+    // A group keeps nChw16c for its in-place Concats when they move at
+    // least as many elements as its odd-channel values hold (those then run
+    // plain, between Reorders); else nhwc, and the Concats copy. GoogLeNet:
+    // 512-832-channel Concats against a few 24-channel branches; DeepLabV3's
+    // MobileNetV3 backbone: one 1280 x 14 x 14 Concat against dozens of
+    // 24-120-channel maps.
     // Only values the pass may hold non-plain count: a graph output (a
     // class head, say) stays plain whatever its channel count.
+    std::unordered_map<const ir::Value*, int64_t> concat_elems, odd_elems;  // by root
+    for (const ir::Value* v : in_place_concats_)
+      if (parent_.count(v)) concat_elems[root(v)] += shape_numel(v->type.static_shape());
+    for (const auto& [v, parent] : parent_)
+      if (channels(v) % ops::kBlockedChannels != 0 && held_in(g, v))
+        odd_elems[root(v)] += shape_numel(v->type.static_shape());
+    std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats win
+    for (const auto& [r, n] : concat_elems)
+      if (n >= odd_elems[r]) keep16.insert(r);
     for (const auto& [v, parent] : parent_)
       if (channels(v) % ops::kBlockedChannels != 0 && held_in(g, v) && !keep16.count(root(v)))
         channels_last_.insert(root(v));
