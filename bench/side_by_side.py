@@ -172,6 +172,9 @@ def gec_error(gec, model_dir, threads, atol="1e-4"):
                          capture_output=True, text=True)
     m = re.search(r"max abs err ([0-9.eE+-]+)", out.stdout)
     if out.returncode != 0 or not m:
+        worst = re.search(r"max abs error ([0-9.eE+-]+)", out.stdout)
+        if worst:  # outside the tolerance: say by how much
+            return None, f"{float(worst.group(1)):.2g} (> atol {atol})"
         return None, out.stdout.strip().splitlines()[0] if out.stdout.strip() else out.stderr.strip()
     return float(m.group(1)), ""
 
