@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Exports torchvision architectures as ONNX backend-test folders: models
-nobody here tuned for, to check that gec's mechanisms generalise.
+"""Exports torchvision architectures as ONNX backend-test folders (models nobody tuned for).
+
+They check that gec's mechanisms generalise.
 
 Each architecture is built with random weights (torch.manual_seed(0)),
 calibrated so that its activations look like a trained model's (see
@@ -139,8 +140,8 @@ def export(name, ctor, size, folder, opset):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "build", "zoo"))
-    ap.add_argument("--opset", type=int, default=14)
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "zoo"), help="folder of the folders (default: build/zoo)")
+    ap.add_argument("--opset", type=int, default=14, help="torch.onnx.export's opset_version (default: 14)")
     ap.add_argument("--only", default="", help="comma-separated names (default: all)")
     ap.add_argument("--list", action="store_true", help="print the names and exit")
     args = ap.parse_args()

@@ -585,11 +585,13 @@ TEST_F(Cli, TestCommandCountsAndExpectations) {
   r = gec("test -O 0 -O 3 " + p("case") + " " + p("case"));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("2 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
-  // --disable-pass applies to every compile; an unknown name fails naming it.
+  // --disable-pass applies to every compile; an unknown name is a usage
+  // error naming it (exit 2, before any folder runs).
   r = gec("test " + p("case") + " -O 3 --static-shapes --disable-pass autofusion");
   EXPECT_EQ(r.status, 0) << r.out;
   r = gec("test " + p("case") + " --disable-pass no_such_pass");
-  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown pass or rule 'no_such_pass'"), std::string::npos) << r.out;
   // A wrong reference makes it fail, exit 1.
   frontend::write_tensor_proto_file(p("case/test_data_set_0/output_0.pb"),

@@ -3,9 +3,11 @@
 // "N passed, N failed, N skipped". With --expect FILE, failures listed there
 // are expected (and a listed test that passes is an error, so the file stays
 // true). Exit status 1 on any unexpected result.
+#include <algorithm>
 #include <cstdio>
 
 #include "compiler/backend_test.h"
+#include "passes/pass.h"
 #include "tools/gec/cli.h"
 
 namespace gec::cli {
@@ -91,6 +93,14 @@ Command add_test(CLI::App& root) {
             o.num_threads = a->threads;
             o.static_shapes = a->static_shapes;
             o.disabled_passes = a->disabled_passes;
+            // A misspelt pass is a usage error (exit 2), not one failure per folder.
+            const std::vector<std::string> known = passes::all_pass_names();
+            for (const std::string& name : a->disabled_passes) {
+              if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+              std::string list;
+              for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+              fail(ErrorCode::kInvalidArgument, "--disable-pass: unknown pass or rule '" + name + "' (known: " + list + ")");
+            }
             o.streams = a->streams;
             Expectations ex;
             if (!a->expect.empty()) ex = Expectations::load(a->expect);
