@@ -66,7 +66,7 @@ def build(ctor):
     if ctor.startswith("segmentation."):
         kwargs["weights_backbone"] = None
         kwargs["aux_loss"] = False
-    if ctor in ("inception_v3", "googlenet"):
+    if ctor == "inception_v3":
         kwargs["aux_logits"] = False
         kwargs["init_weights"] = True
     return mod(**kwargs)

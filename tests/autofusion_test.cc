@@ -190,6 +190,18 @@ TEST(AutoFusion, EveryOpMatchesTheUnfusedKernelsBitForBit) {
 })", 1);
 }
 
+// Our Swish (alpha 1 and not) inside a group: the same bits as its own kernel.
+TEST(AutoFusion, SwishInAGroupMatchesItsKernel) {
+  fuse_and_compare(R"(graph {
+  input %x: float32[3,5,7]
+  input %p: float32[5,1]
+  %w1 = com.graphengine::Swish(%x) {alpha = 1.0} : float32[3,5,7]
+  %w2 = com.graphengine::Swish(%w1) {alpha = 1.5} : float32[3,5,7]
+  %y = Mul(%w2, %p) : float32[3,5,7]
+  output %y
+})", 1);
+}
+
 // ---- guards: one negative case each ---------------------------------------------
 
 TEST(AutoFusionGuards, SingleOpsStayAsTheyAre) {

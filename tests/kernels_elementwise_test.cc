@@ -61,6 +61,46 @@ TEST(ElementwiseUnary, VectorizedSigmoidTanhExpMatchLibm) {
   }
 }
 
+// com.graphengine::Swish (ONNX Swish-24: x * sigmoid(alpha * x)) against
+// values worked out with libm in double, at lengths with full vectors and
+// tails, saturation, +-inf and NaN; and Swish = x * Sigmoid(x) exactly for
+// alpha 1 (the kernel shares Sigmoid's vector code).
+TEST(ElementwiseUnary, SwishMatchesItsFormula) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float alpha : {1.f, 1.5f})
+    for (int64_t n : {1, 7, 16, 17, 33}) {
+      std::vector<float> x = iota_f(n, -30.f, 60.f / static_cast<float>(n));
+      x[0] = 2.f;
+      if (n > 2) x[n - 2] = kNaN;
+      if (n > 3) x[1] = inf;
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        want[i] = static_cast<float>(static_cast<double>(x[i]) / (1.0 + std::exp(-static_cast<double>(alpha) * x[i])));
+      auto t = make<float>({n}, x);
+      std::vector<float> got =
+          values<float>(run_op("Swish", {t}, {Attribute::Float("alpha", alpha)}, 1, ops::kGecDomain)[0]);
+      SCOPED_TRACE("alpha " + std::to_string(alpha) + ", n " + std::to_string(n));
+      if (alpha == 1.f) {
+        const Tensor sig = run_op("Sigmoid", {t})[0];
+        const std::vector<float> spelled = values<float>(run_op("Mul", {t, sig})[0]);
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_TRUE(got[i] == spelled[i] || (std::isnan(got[i]) && std::isnan(spelled[i]))) << "at " << i;
+      }
+      if (n > 3) {  // +inf stays +inf (not inf * 1 computed as NaN)
+        EXPECT_EQ(got[1], inf);
+        got[1] = want[1] = 0.f;
+      }
+      expect_close(got, want, 1e-6f, 1e-7f);
+    }
+  // x = 2: 2 / (1 + e^-2) = 1.7615942; -1: -0.26894142; alpha 1.5 at 1: 0.81757448.
+  EXPECT_NEAR(values<float>(run_op("Swish", {make<float>({}, {2.f})}, {Attribute::Float("alpha", 1.f)}, 1,
+                                   ops::kGecDomain)[0])[0], 1.7615942f, 1e-6);
+  EXPECT_NEAR(values<float>(run_op("Swish", {make<float>({}, {-1.f})}, {Attribute::Float("alpha", 1.f)}, 1,
+                                   ops::kGecDomain)[0])[0], -0.26894142f, 1e-6);
+  EXPECT_NEAR(values<float>(run_op("Swish", {make<float>({}, {1.f})}, {Attribute::Float("alpha", 1.5f)}, 1,
+                                   ops::kGecDomain)[0])[0], 0.81757448f, 1e-6);
+}
+
 TEST(ElementwiseUnary, ReluNegAbsSignOnIntegers) {
   auto x = make<int32_t>({4}, {-3, 0, 5, -1});
   EXPECT_EQ(values<int32_t>(run_op("Relu", {x})[0]), (std::vector<int32_t>{0, 0, 5, 0}));

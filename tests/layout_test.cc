@@ -336,6 +336,21 @@ TEST(LayoutPropagation, GroupsThatSplitABlockRunInNhwc) {
   }
 }
 
+// The same grouped conv in a group that also holds an in-place Concat: the
+// grouped conv counts like an odd-channel value, so the group is nhwc and
+// the conv does not fall back to plain gemm between Reorders.
+TEST(LayoutPropagation, GroupsThatSplitABlockOutweighASmallConcat) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 32, 3, "conv1"), "relu1");
+  ir::Value* gc = grouped_conv(g, r1, 32, 8, "gconv");
+  ir::Node* cat = concat(g, {gc, conv(g, r1, 16, 1, "branch")}, "concat");
+  g.outputs().push_back(global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 16, 1, "conv3"), "gap")->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 5)}}, like_avx512);
+  EXPECT_EQ(out_layouts(a, node(g, "gconv")), (std::vector<std::string>{L}));
+  EXPECT_EQ(in_layouts(a, node(g, "gconv"))[0], L);
+}
+
 // Groups apart (a plain-only Resize between them) get their own layouts:
 // 16/32 channels before it nChw16c, 32/24 channels after it nhwc, and the
 // global pool reads nhwc.

@@ -73,6 +73,42 @@ TEST(PadFolding, ZeroPadBeforeAveragePoolBecomesCountedPads) {
 })", 1);
 }
 
+// Strides, windows, asymmetric Pads and the pool's own counted pads: the
+// folded pool computes what Pad + AveragePool did (run on ramp inputs).
+TEST(PadFolding, AveragePoolSweepKeepsTheOutputs) {
+  int folded = 0;
+  for (int64_t k : {2, 3})
+    for (int64_t s : {1, 2})
+      for (int64_t pt : {0, 1})
+        for (int64_t pb : {1, 2})
+          for (int64_t own : {0, 1}) {
+            if (pt >= k || pb + own >= k || pt + own >= k) continue;  // pads below the window (the rule's guard)
+            const int64_t h = 5 + pt + pb, w = 6 + 1;                   // the padded map: rows pt/pb, one column
+            const int64_t oh = (h + 2 * own - k) / s + 1, ow = (w + 2 * own - k) / s + 1;
+            const std::string shape = "float32[1,2," + std::to_string(oh) + "," + std::to_string(ow) + "]";
+            const std::string text = "graph {\n  input %x: float32[1,2,5,6]\n  const %p: int64[8] = [0, 0, " +
+                                     std::to_string(pt) + ", 1, 0, 0, " + std::to_string(pb) +
+                                     ", 0]\n  %xp = Pad(%x, %p) {mode = \"constant\"} : float32[1,2," +
+                                     std::to_string(h) + "," + std::to_string(w) +
+                                     "]\n  %y = AveragePool(%xp) {count_include_pad = 1, kernel_shape = [" +
+                                     std::to_string(k) + ", " + std::to_string(k) + "], pads = [" +
+                                     std::to_string(own) + ", " + std::to_string(own) + ", " + std::to_string(own) +
+                                     ", " + std::to_string(own) + "], strides = [" + std::to_string(s) + ", " +
+                                     std::to_string(s) + "]} : " + shape + "\n  output %y\n}";
+            auto g = ir::parse_graph(text);
+            std::map<std::string, Tensor> feeds{{"x", ramp_for(g->inputs()[0])}};
+            const std::vector<Tensor> want = run_graph(*g, feeds);
+            const int64_t n = make_pad_folding()->run(*g);
+            g->verify();
+            const std::vector<Tensor> got = run_graph(*g, feeds);
+            SCOPED_TRACE(text);
+            ASSERT_EQ(got[0].shape(), want[0].shape());
+            expect_close(values<float>(got[0]), values<float>(want[0]), 1e-6f, 1e-6f);
+            folded += static_cast<int>(n);
+          }
+  EXPECT_GT(folded, 8);
+}
+
 TEST(PadFolding, AveragePoolGuardsKeepThePad) {
   auto pass = make_pad_folding();
   const std::string head = R"(graph {

@@ -14,11 +14,15 @@
 // some o. Taps outside [k0, k1] (the first and last live ones) contribute
 // exact zeros and are dropped: the cropped Conv has kernel k1-k0+1, begin
 // padding pb - k0*d, the end padding that keeps `out`, and dilation 1 when
-// one tap is left. The result is bit for bit the same sums minus zero terms.
+// one tap is left. The sums are the same minus zero terms, up to rounding
+// (the smaller conv may get another oneDNN implementation, summing in
+// another order); a non-finite weight on a cropped tap would have made
+// NaN (0 * inf) where the cropped conv gives a number.
 // Guards: float32 constant W; X with a static shape; the new pads not
 // negative; something to crop on at least one axis; every axis keeps a live
 // tap (a conv of padding alone is left as it is). auto_pad is resolved to
 // explicit pads.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,10 +74,6 @@ std::optional<Match> match(const ir::Graph&, ir::Node* conv) {
     if (k0 == k) return std::nullopt;  // no live tap on this axis
     while (!tap_live(k1, in[i], out, s, d, pb)) --k1;
     const int64_t kn = k1 - k0 + 1;
-    const int64_t dn = kn == 1 ? 1 : d;
-    const int64_t pbn = pb - k0 * d;
-    const int64_t pen = (out - 1) * s + (kn - 1) * dn + 1 - in[i] - pbn;
-    if (pbn < 0 || pen < 0) return std::nullopt;
     if (kn == k) {  // nothing to crop here: keep the axis as it was, with its own end padding
       crop.first.push_back(0);
       crop.kernel.push_back(k);
@@ -82,6 +82,12 @@ std::optional<Match> match(const ir::Graph&, ir::Node* conv) {
       crop.dilations.push_back(d);
       continue;
     }
+    const int64_t dn = kn == 1 ? 1 : d;
+    const int64_t pbn = pb - k0 * d;
+    // The end padding that keeps `out` (a floor may leave the last inputs unread: then 0 will do).
+    const int64_t pen = std::max<int64_t>(0, ops::effective_pad_end(in[i], out, kn, s, dn, pbn));
+    if (pbn < 0) return std::nullopt;  // an input crop, which pads cannot say
+    if ((in[i] + pbn + pen - ((kn - 1) * dn + 1)) / s + 1 != out) return std::nullopt;
     cropped = true;
     crop.first.push_back(k0);
     crop.kernel.push_back(kn);

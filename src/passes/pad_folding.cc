@@ -32,9 +32,10 @@
 namespace gec::passes {
 namespace {
 
-/// The spatial pads (begins, then ends) of a Pad that `op` can absorb, or nullopt.
+/// The window op a Pad is folded into.
 enum class Window { kConv, kMaxPool, kAveragePool };
 
+/// The spatial pads (begins, then ends) of a Pad that `op` can absorb, or nullopt.
 std::optional<std::vector<int64_t>> absorbable(const ir::Graph& g, const ir::Node* pad, Window op) {
   const bool max_pool = op == Window::kMaxPool;
   if (!pad || pad->owner() != &g || pad->get_string("mode", "constant") != "constant") return std::nullopt;

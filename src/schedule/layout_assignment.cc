@@ -161,7 +161,10 @@ class LayoutGroups {
         case Kind::kConv:
           if (layout_shape(n->input(0)) && channels(n->input(0)) > 3) unite(n->input(0), out);
           if (n->has_input(3)) unite(n->input(3), out);
-          if (odd_group_channels(n)) odd_group_convs_.push_back(out);
+          if (odd_group_channels(n)) {
+            odd_group_convs_.push_back(out);
+            odd_group_srcs_.push_back(n->input(0));
+          }
           break;
         case Kind::kUnaryPassThrough:
         case Kind::kPool:
@@ -202,6 +205,13 @@ class LayoutGroups {
     for (const auto& [v, parent] : parent_)
       if (channels(v) % ops::kBlockedChannels != 0 && held_in(g, v))
         odd_elems[root(v)] += shape_numel(v->type.static_shape());
+    // A grouped conv nChw16c cannot run counts like them, with its input and
+    // output (plain, it would read and write both through Reorders).
+    for (size_t i = 0; i < odd_group_convs_.size(); ++i) {
+      const ir::Value* v = odd_group_convs_[i];
+      if (parent_.count(v))
+        odd_elems[root(v)] += shape_numel(v->type.static_shape()) + shape_numel(odd_group_srcs_[i]->type.static_shape());
+    }
     std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats win
     for (const auto& [r, n] : concat_elems)
       if (n >= odd_elems[r]) keep16.insert(r);
@@ -251,6 +261,7 @@ class LayoutGroups {
 
   std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
   std::vector<const ir::Value*> odd_group_convs_;   // outputs of convolutions odd_group_channels
+  std::vector<const ir::Value*> odd_group_srcs_;    // and their inputs
   mutable std::unordered_map<const ir::Value*, const ir::Value*> parent_;
   std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
 };

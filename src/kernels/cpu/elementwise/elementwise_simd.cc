@@ -110,6 +110,23 @@ void UnaryLoop(const float* x, float* y, int64_t n) {
   }
 }
 
+/// y = x * sigmoid(alpha * x), the sigmoid of un<1> (so x -> Sigmoid -> Mul
+/// and Swish give the same bits for alpha 1).
+void SwishF32(float alpha, const float* x, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto a = hn::Set(d, alpha);
+  auto swish = [&](decltype(hn::Zero(d)) v) { return hn::Mul(v, un<1>(d, alpha == 1.f ? v : hn::Mul(a, v))); };
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(swish(hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
+    hn::Store(swish(hn::Load(d, buf)), d, buf);
+    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
+  }
+}
+
 void UnaryF32(int op, const float* x, float* y, int64_t n) {
   switch (op) {
     case 0: return UnaryLoop<0>(x, y, n);
@@ -128,6 +145,7 @@ namespace gec::kernels::cpu::simd {
 
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(UnaryF32);
+HWY_EXPORT(SwishF32);
 
 void binary_f32(BinOp op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF32)(static_cast<int>(op), a, a_scalar, b, b_scalar, o, n);
@@ -135,6 +153,10 @@ void binary_f32(BinOp op, const float* a, bool a_scalar, const float* b, bool b_
 
 void unary_f32(UnOp op, const float* x, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(UnaryF32)(static_cast<int>(op), x, y, n);
+}
+
+void swish_f32(float alpha, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(SwishF32)(alpha, x, y, n);
 }
 
 }  // namespace gec::kernels::cpu::simd

@@ -20,4 +20,9 @@ enum class UnOp : int { kRelu, kSigmoid, kTanh, kExp };
 /// within a few ULP of libm. y may alias x.
 void unary_f32(UnOp op, const float* x, float* y, int64_t n);
 
+/// y[i] = x[i] * sigmoid(alpha * x[i]) (com.graphengine::Swish, ONNX
+/// Swish-24) with unary_f32's sigmoid: for alpha 1 the bits of Sigmoid then
+/// Mul. y may alias x.
+void swish_f32(float alpha, const float* x, float* y, int64_t n);
+
 }  // namespace gec::kernels::cpu::simd

@@ -87,6 +87,13 @@ class UnaryKernel final : public Kernel {
       parallel_ranges(n, nt, [&](int64_t b, int64_t e) { simd::unary_f32(s, xp + b, yp + b, e - b); });
       return;
     }
+    if constexpr (std::is_same_v<T, float> && op == U::kSwish) {
+      const float* xp = x.as<float>();
+      float* yp = y.as<float>();
+      const float alpha = p_.alpha;
+      parallel_ranges(n, nt, [&](int64_t b, int64_t e) { simd::swish_f32(alpha, xp + b, yp + b, e - b); });
+      return;
+    }
     const UnaryParams p = p_;
     map_unary(x.as<T>(), y.as<T>(), n, nt, [p](T v) { return unary_value<op, T>(v, p); });
   }
@@ -110,7 +117,7 @@ class UnaryKernel final : public Kernel {
 #define GEC_CASE(name) \
   case U::k##name: return map_op<U::k##name, T>(x, y, n, nt);
       GEC_FLOAT_UNARY(GEC_CASE)
-      GEC_GEC_FLOAT_UNARY(GEC_CASE)
+      GEC_OWN_FLOAT_UNARY(GEC_CASE)
 #undef GEC_CASE
       default: break;
     }
@@ -150,7 +157,7 @@ const bool kUnaryRegistered = [] {
   GEC_REG(Not)
 #undef GEC_REG
 #define GEC_REG(name) register_kernel(ops::kGecDomain, #name, unary_factory(U::k##name), __FILE__);
-  GEC_GEC_FLOAT_UNARY(GEC_REG)
+  GEC_OWN_FLOAT_UNARY(GEC_REG)
 #undef GEC_REG
   return true;
 }();

@@ -78,12 +78,13 @@ void run_unary(EwOp op, const EwInstr& in, const float* x, float* y, int64_t n) 
     case EwOp::kTanh: return simd::unary_f32(simd::UnOp::kTanh, x, y, n);
     case EwOp::kExp: return simd::unary_f32(simd::UnOp::kExp, x, y, n);
     case EwOp::kGelu: return gelu_simd::gelu_f32(in.params[0] != 0.f, x, y, n);
+    case EwOp::kSwish: return simd::swish_f32(in.params[0], x, y, n);
 #define GEC_CASE(name) \
   case EwOp::k##name: return unary_loop<U::k##name>(x, y, n, p);
       GEC_CASE(Neg) GEC_CASE(Abs) GEC_CASE(Sign) GEC_CASE(Erf) GEC_CASE(Log) GEC_CASE(Sqrt) GEC_CASE(Reciprocal)
       GEC_CASE(Floor) GEC_CASE(Ceil) GEC_CASE(Round) GEC_CASE(Sin) GEC_CASE(Cos) GEC_CASE(Softplus) GEC_CASE(Softsign)
       GEC_CASE(HardSigmoid) GEC_CASE(HardSwish) GEC_CASE(LeakyRelu) GEC_CASE(Elu) GEC_CASE(Selu) GEC_CASE(Celu)
-      GEC_CASE(ThresholdedRelu) GEC_CASE(Mish) GEC_CASE(Swish)
+      GEC_CASE(ThresholdedRelu) GEC_CASE(Mish)
 #undef GEC_CASE
     default: fail(ErrorCode::kInternal, std::string("fused elementwise: ") + ops::ew_op_name(op) + " is not unary");
   }

@@ -15,13 +15,13 @@ namespace gec::kernels::cpu::unary_formulas {
   X(Cos) X(Softplus) X(Softsign) X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Elu) X(Selu) X(Celu) \
   X(ThresholdedRelu) X(Mish) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)
 // Float-only ops of our domain (com.graphengine).
-#define GEC_GEC_FLOAT_UNARY(X) X(Swish)
+#define GEC_OWN_FLOAT_UNARY(X) X(Swish)
 // Ops also defined on integers.
 #define GEC_NUMERIC_UNARY(X) X(Relu) X(Neg) X(Abs) X(Sign) X(Shrink)
 
 enum class U {
 #define GEC_ENUM(n) k##n,
-  GEC_FLOAT_UNARY(GEC_ENUM) GEC_GEC_FLOAT_UNARY(GEC_ENUM) GEC_NUMERIC_UNARY(GEC_ENUM)
+  GEC_FLOAT_UNARY(GEC_ENUM) GEC_OWN_FLOAT_UNARY(GEC_ENUM) GEC_NUMERIC_UNARY(GEC_ENUM)
 #undef GEC_ENUM
   kIsNaN, kIsInf, kNot
 };
