@@ -37,7 +37,8 @@ TEST(MatMulEpilogue, EveryActivationMatchesUnfused) {
   const std::string w = "  const %w: float32[3,4] = [0.5, -1.0, 0.25, 2.0, -0.75, 1.5, 1.0, -0.5, 0.3, 0.6, -0.9, 1.2]\n"
                         "  const %b: float32[4] = [0.1, -0.2, 0.3, -0.4]\n";
   for (const std::string act : {"Relu(%s)", "Tanh(%s)", "Sigmoid(%s)", "com.graphengine::Gelu(%s) {approximate = \"none\"}",
-                                "com.graphengine::Gelu(%s) {approximate = \"tanh\"}"}) {
+                                "com.graphengine::Gelu(%s) {approximate = \"tanh\"}",
+                                "com.graphengine::Swish(%s) {alpha = 1.0}"}) {
     SCOPED_TRACE(act);
     auto pass = make_matmul_epilogue_fusion();
     auto g = expect_rewrite(*pass, "graph {\n  input %a: float32[5,3]\n" + w +
@@ -46,6 +47,7 @@ TEST(MatMulEpilogue, EveryActivationMatchesUnfused) {
                             "graph {\n  input %a: float32[5,3]\n" + w +
                                 "  %y = com.graphengine::FusedMatMul(%a, %w, %b) {activation = \"" +
                                 (act[0] == 'R' ? "Relu" : act[0] == 'T' ? "Tanh" : act[0] == 'S' ? "Sigmoid"
+                                 : act.find("Swish") != std::string::npos ? "Swish"
                                  : act.find("tanh") != std::string::npos ? "GeluTanh" : "Gelu") +
                                 "\"} : float32[5,4]\n  output %y\n}",
                             1);
@@ -57,6 +59,28 @@ TEST(MatMulEpilogue, EveryActivationMatchesUnfused) {
                      "  %y = com.graphengine::FusedMatMul(%a, %w) {activation = \"Sigmoid\"} : float32[2,5,4]\n"
                      "  output %y\n}",
                  1);
+}
+
+// LLaMA-style SiLU after a projection, spelled out: transformer_fusion makes
+// it a Swish, matmul_epilogue_fusion takes it. A Swish with another alpha
+// stays a node of its own (the epilogue's Swish is alpha 1).
+TEST(MatMulEpilogue, SpelledOutSiluBecomesTheEpilogue) {
+  const std::string w = "  const %w: float32[3,4] = [0.5, -1.0, 0.25, 2.0, -0.75, 1.5, 1.0, -0.5, 0.3, 0.6, -0.9, 1.2]\n";
+  auto g = ir::parse_graph("graph {\n  input %a: float32[2,5,3]\n" + w +
+                           "  %m = MatMul(%a, %w) : float32[2,5,4]\n  %s = Sigmoid(%m) : float32[2,5,4]\n"
+                           "  %y = Mul(%m, %s) : float32[2,5,4]\n  output %y\n}");
+  std::map<std::string, Tensor> feeds{{"a", ramp_for(g->inputs()[0])}};
+  const std::vector<Tensor> want = run_graph(*g, feeds);
+  EXPECT_EQ(make_transformer_fusion()->run(*g), 1);
+  EXPECT_EQ(make_matmul_epilogue_fusion()->run(*g), 1);
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(only_node(*g, "FusedMatMul")->get_string("activation", ""), "Swish");
+  gec::testing::expect_close(gec::testing::values<float>(run_graph(*g, feeds)[0]),
+                             gec::testing::values<float>(want[0]), 1e-5f, 1e-5f);
+  auto pass = make_matmul_epilogue_fusion();
+  expect_unchanged(*pass, "graph {\n  input %a: float32[5,3]\n" + w +
+                              "  %m = MatMul(%a, %w) : float32[5,4]\n"
+                              "  %y = com.graphengine::Swish(%m) {alpha = 1.5} : float32[5,4]\n  output %y\n}");
 }
 
 // ---- guards ------------------------------------------------------------------------

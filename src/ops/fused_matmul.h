@@ -14,14 +14,16 @@ namespace gec::ops {
 
 /// The `activation` attribute's values: "" (none), Relu, Tanh, Sigmoid
 /// (ONNX opset 17), Gelu and GeluTanh (ONNX Gelu-20, approximate "none" /
-/// "tanh").
-enum class MatMulActivation { kNone, kRelu, kTanh, kSigmoid, kGelu, kGeluTanh };
+/// "tanh"), Swish (x * sigmoid(x): com.graphengine::Swish with alpha 1,
+/// ONNX Swish-24).
+enum class MatMulActivation { kNone, kRelu, kTanh, kSigmoid, kGelu, kGeluTanh, kSwish };
 
 /// The activation an attribute value names; nullopt for an unknown one.
 std::optional<MatMulActivation> matmul_activation(const std::string& name);
 const char* matmul_activation_name(MatMulActivation a);
 /// The activation a node computes when FusedMatMul can take it as its
-/// epilogue (Relu, Tanh, Sigmoid, com.graphengine::Gelu); nullopt otherwise.
+/// epilogue (Relu, Tanh, Sigmoid, com.graphengine::Gelu, com.graphengine::Swish
+/// with alpha 1); nullopt otherwise.
 std::optional<MatMulActivation> matmul_activation_of(const ir::Node& n);
 
 }  // namespace gec::ops

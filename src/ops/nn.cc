@@ -350,7 +350,7 @@ void infer_rotary_embedding(InferContext& ctx) {
 
 std::optional<MatMulActivation> matmul_activation(const std::string& name) {
   using A = MatMulActivation;
-  for (A a : {A::kNone, A::kRelu, A::kTanh, A::kSigmoid, A::kGelu, A::kGeluTanh})
+  for (A a : {A::kNone, A::kRelu, A::kTanh, A::kSigmoid, A::kGelu, A::kGeluTanh, A::kSwish})
     if (name == matmul_activation_name(a)) return a;
   return std::nullopt;
 }
@@ -363,6 +363,7 @@ const char* matmul_activation_name(MatMulActivation a) {
     case MatMulActivation::kSigmoid: return "Sigmoid";
     case MatMulActivation::kGelu: return "Gelu";
     case MatMulActivation::kGeluTanh: return "GeluTanh";
+    case MatMulActivation::kSwish: return "Swish";
   }
   return "";
 }
@@ -380,6 +381,7 @@ std::optional<MatMulActivation> matmul_activation_of(const ir::Node& n) {
     if (a == "none") return MatMulActivation::kGelu;
     if (a == "tanh") return MatMulActivation::kGeluTanh;
   }
+  if (n.domain == kGecDomain && n.op_type == "Swish" && n.get_float("alpha", 1.f) == 1.f) return MatMulActivation::kSwish;
   return std::nullopt;
 }
 

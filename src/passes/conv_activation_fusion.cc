@@ -31,11 +31,9 @@
 // HardSwish-14 is x * max(0, min(1, x/6 + 1/2)): the same function, within
 // a rounding or two. Guards: the constants are float32 scalars of exactly
 // those values, every intermediate is read once and is not a graph output.
-// Likewise SiLU, which PyTorch exports spelled out (EfficientNet, YOLO):
-//
-//   Mul(x, Sigmoid(x))                       -> com.graphengine::Swish(x)   (ops/swish.cc)
-//
-// Guards: float32, the Sigmoid read only by the Mul.
+// SiLU, which PyTorch exports spelled out as Mul(x, Sigmoid(x)), is put
+// together earlier, by transformer_fusion's rule swish (so that a MatMul
+// can take it too); conv_activation takes the com.graphengine::Swish it makes.
 //
 // Runs after the weight foldings (conv_bn_folding, conv_scale_folding),
 // which only match a plain Conv.
@@ -184,28 +182,6 @@ ir::Value* rewrite_hardswish(ir::Graph& g, const Match& m) {
   return hs->output(0);
 }
 
-// Rule swish: Mul(x, Sigmoid(x)) or Mul(Sigmoid(x), x) -> Swish(x) (our
-// domain; conv_activation takes it next). values: {x}.
-std::optional<Match> match_swish(const ir::Graph& g, ir::Node* mul) {
-  if (mul->inputs().size() != 2 || !mul->output(0) || mul->output(0)->type.dtype != DType::kFloat32)
-    return std::nullopt;
-  for (int side = 0; side < 2; ++side) {
-    ir::Value* x = mul->input(side);
-    ir::Node* sig = sole_producer(g, mul->input(1 - side), "Sigmoid");
-    if (!x || !sig || sig->input(0) != x || !(x->type == mul->output(0)->type)) continue;
-    return Match{mul, {sig, mul}, {x}, {}};
-  }
-  return std::nullopt;
-}
-
-ir::Value* rewrite_swish(ir::Graph& g, const Match& m) {
-  ir::Node* s = g.add_node("Swish", {m.values[0]}, {g.unique_name(m.last->output(0)->name())}, m.last->name,
-                           ops::kGecDomain);
-  s->set_attr(ir::Attribute::Float("alpha", 1.f));
-  s->output(0)->type = m.last->output(0)->type;
-  return s->output(0);
-}
-
 /// The ops a convolution can take as its last post-op (their conv_epilogue
 /// trait), as rule roots.
 std::vector<std::string> epilogue_ops() {
@@ -223,7 +199,6 @@ std::vector<std::string> epilogue_ops() {
 std::vector<RewriteRule> conv_activation_fusion_rules() {
   return {{"hardswish", {"Div", "Mul"}, "Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6) and two other forms -> HardSwish(x)",
            match_hardswish, rewrite_hardswish},
-          {"swish", {"Mul"}, "Mul(x, Sigmoid(x)) -> com.graphengine::Swish(x)", match_swish, rewrite_swish},
           {"conv_residual_add", {"Add"}, "Add(Conv(x, W, B), z) -> FusedConv(x, W, B, z)", match_residual,
            rewrite_residual},
           {"conv_activation", epilogue_ops(), "act(Conv(x, W, B[, z])) -> FusedConv(x, W, B[, z]) activation=act",

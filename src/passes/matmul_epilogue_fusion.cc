@@ -4,7 +4,8 @@
 //   act(Gemm(A[M, K], B[K, N], bias[N]))               (alpha = beta = 1, no transposes)
 //
 // with the Add and the activation each optional (at least one present) and
-// act one of Relu, Tanh, Sigmoid, com.graphengine::Gelu (either form). The
+// act one of Relu, Tanh, Sigmoid, com.graphengine::Gelu (either form),
+// com.graphengine::Swish with alpha 1 (transformer_fusion's SiLU). The
 // bias is added and the activation applied inside the matrix product (the
 // primitive's bias argument and an eltwise post-op): no pass of its own over
 // the output. Runs after transformer_fusion, so the spelled-out GELU is one

@@ -6,6 +6,7 @@
 //   0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))  -> Gelu(x) approximate="tanh"
 //   (X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b], m = ReduceMean(X)
 //                                                            -> LayerNormalization(X, g, b)
+//   Mul(x, Sigmoid(x)) (SiLU; either operand order)          -> com.graphengine::Swish(x)
 //
 // Why: each spelled-out form is 5-10 elementwise passes over the tensor (the
 // Erf one scalar), and LayerNorm's ReduceMeans are strided reductions; the
@@ -29,6 +30,12 @@
 // broadcast into the normalized dims alone (static shape, rank <= r - a,
 // each dim 1 or X's) so that Mul/Add and LayerNormalization broadcast alike;
 // without g the Scale is a constant [1] = {1}.
+//
+// SiLU (PyTorch's nn.SiLU: LLaMA-style MLPs, EfficientNet, YOLO): one
+// com.graphengine::Swish (ops/swish.cc, ONNX Swish-24 semantics) that
+// matmul_epilogue_fusion and conv_activation_fusion then take as a post-op.
+// Guards: float32, x of the Mul's exact type, the Sigmoid read only by the
+// Mul.
 //
 // Runs with the other fusions (-O2 and up).
 #include <algorithm>
@@ -435,11 +442,34 @@ ir::Value* rewrite_residual_layernorm(ir::Graph& g, const Match& m) {
   return n->output(0);
 }
 
+// Rule swish: Mul(x, Sigmoid(x)) or Mul(Sigmoid(x), x) -> Swish(x) (our
+// domain; conv_activation takes it next). values: {x}.
+std::optional<Match> match_swish(const ir::Graph& g, ir::Node* mul) {
+  if (mul->inputs().size() != 2 || !mul->output(0) || mul->output(0)->type.dtype != DType::kFloat32)
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    ir::Value* x = mul->input(side);
+    ir::Node* sig = sole_producer(g, mul->input(1 - side), "Sigmoid");
+    if (!x || !sig || sig->input(0) != x || !(x->type == mul->output(0)->type)) continue;
+    return Match{mul, {sig, mul}, {x}, {}};
+  }
+  return std::nullopt;
+}
+
+ir::Value* rewrite_swish(ir::Graph& g, const Match& m) {
+  ir::Node* s = g.add_node("Swish", {m.values[0]}, {g.unique_name(m.last->output(0)->name())}, m.last->name,
+                           ops::kGecDomain);
+  s->set_attr(ir::Attribute::Float("alpha", 1.f));
+  s->output(0)->type = m.last->output(0)->type;
+  return s->output(0);
+}
+
 }  // namespace
 
 std::vector<RewriteRule> transformer_fusion_rules() {
   return {{"gelu", {"Mul"}, "0.5 * x * (1 + Erf(x/sqrt2) | Tanh(sqrt(2/pi)*(x + 0.044715x^3))) -> Gelu(x)", match_gelu,
            rewrite_gelu},
+          {"swish", {"Mul"}, "Mul(x, Sigmoid(x)) -> com.graphengine::Swish(x)", match_swish, rewrite_swish},
           {"layernorm", {"Div"}, "(X - m) / Sqrt(ReduceMean((X - m)^2) + eps) [* g] [+ b] -> LayerNormalization(X, g, b)",
            match_layernorm, rewrite_layernorm},
           {"residual_layernorm", {"LayerNormalization"},

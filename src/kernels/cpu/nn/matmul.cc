@@ -134,6 +134,7 @@ bool activation_alg(MatMulActivation act, dnnl::algorithm* alg) {
     case MatMulActivation::kSigmoid: *alg = dnnl::algorithm::eltwise_logistic; return true;
     case MatMulActivation::kGelu: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
     case MatMulActivation::kGeluTanh: *alg = dnnl::algorithm::eltwise_gelu_tanh; return true;
+    case MatMulActivation::kSwish: *alg = dnnl::algorithm::eltwise_swish; return true;  // alpha 1 (below)
   }
   return false;
 }
@@ -147,6 +148,7 @@ float activation_value(MatMulActivation act, float x) {
     case MatMulActivation::kSigmoid: return 1.f / (1.f + std::exp(-x));
     case MatMulActivation::kGelu: return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
     case MatMulActivation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case MatMulActivation::kSwish: return x / (1.f + std::exp(-x));
   }
   return x;
 }
@@ -220,7 +222,7 @@ class MatMulKernel final : public Kernel {
     dnnl::primitive_attr attr = Scratchpad::attr();
     if (has_act_) {
       dnnl::post_ops po;
-      po.append_eltwise(1.f, alg_, 0.f, 0.f);
+      po.append_eltwise(1.f, alg_, act_ == MatMulActivation::kSwish ? 1.f : 0.f, 0.f);  // swish's alpha
       attr.set_post_ops(po);
     }
     try {
