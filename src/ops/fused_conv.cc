@@ -53,7 +53,10 @@ void infer_fused_conv(InferContext& ctx) {
 
 }  // namespace
 
-const char* activation_domain(const std::string& op) { return op == "Swish" ? kGecDomain : ""; }
+const char* activation_domain(const std::string& op) {
+  // ai.onnx first; an op only our domain registers (Swish) is ours.
+  return !find_schema("", op) && find_schema(kGecDomain, op) ? kGecDomain : "";
+}
 
 bool is_fusable_activation(const std::string& op) {
   const OpSchema* s = find_schema(activation_domain(op), op);

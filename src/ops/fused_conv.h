@@ -54,7 +54,8 @@ struct FusedActivation {
 /// activation_of() reads their parameters.
 bool is_fusable_activation(const std::string& op);
 
-/// The domain of an activation's op: "" (ai.onnx), or kGecDomain for Swish.
+/// The domain of an activation's op: "" (ai.onnx) when ai.onnx registers
+/// it, else kGecDomain when ours does (Swish).
 const char* activation_domain(const std::string& op);
 
 /// The activation an ai.onnx (or com.graphengine::Swish) node computes, when it is one of the list above
