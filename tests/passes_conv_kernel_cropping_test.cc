@@ -154,6 +154,17 @@ TEST(ConvKernelCropping, SweepKeepsTheOutputs) {
   EXPECT_GT(rewritten, 20);  // the sweep does reach the rewrite
 }
 
+/// Runs the pass on the one-Conv graph `g`: one crop, the output within
+/// 1e-5 of the original's on a ramp input. Returns the cropped Conv.
+ir::Node* crop_and_compare(ir::Graph& g) {
+  std::map<std::string, Tensor> feeds{{"x", ramp_for(g.inputs()[0])}};
+  const std::vector<Tensor> want = run_graph(g, feeds);
+  EXPECT_EQ(make_conv_kernel_cropping()->run(g), 1);
+  const std::vector<Tensor> got = run_graph(g, feeds);
+  expect_close(values<float>(got[0]), values<float>(want[0]), 1e-5f, 1e-5f);
+  return only_node(g, "Conv");
+}
+
 // An axis that is not cropped may leave its last inputs unread (stride 2
 // over 8 rows reads 7): that must not stop the crop of the other axis
 // (dilation 24 over 14 columns: the centre tap only).
@@ -163,14 +174,9 @@ TEST(ConvKernelCropping, AnAxisLeftAsItIsDoesNotBlockTheCrop) {
                          {ais("strides", {2, 1}), ais("dilations", {1, 24}), ais("pads", {0, 24, 0, 24})});
   c->output(0)->type = ir::TensorType::of(DType::kFloat32, {1, 3, 3, 14});
   g.outputs().push_back(c->output(0));
-  std::map<std::string, Tensor> feeds{{"x", ramp_for(g.inputs()[0])}};
-  const std::vector<Tensor> want = run_graph(g, feeds);
-  EXPECT_EQ(make_conv_kernel_cropping()->run(g), 1);
-  ir::Node* n = only_node(g, "Conv");
+  ir::Node* n = crop_and_compare(g);
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->get_ints("kernel_shape"), (std::vector<int64_t>{3, 1}));
-  const std::vector<Tensor> got = run_graph(g, feeds);
-  expect_close(values<float>(got[0]), values<float>(want[0]), 1e-5f, 1e-5f);
 }
 
 // SAME_UPPER padding is resolved to explicit pads when the Conv is cropped.
@@ -179,14 +185,9 @@ TEST(ConvKernelCropping, AutoPadIsMadeExplicit) {
   ir::Node* c = add_conv(g, 2, 2, 5, 5, {as("auto_pad", "SAME_UPPER"), ais("dilations", {3, 3})});
   c->output(0)->type = ir::TensorType::of(DType::kFloat32, {1, 3, 2, 2});
   g.outputs().push_back(c->output(0));
-  std::map<std::string, Tensor> feeds{{"x", ramp_for(g.inputs()[0])}};
-  const std::vector<Tensor> want = run_graph(g, feeds);
-  EXPECT_EQ(make_conv_kernel_cropping()->run(g), 1);
-  ir::Node* n = only_node(g, "Conv");
+  ir::Node* n = crop_and_compare(g);
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->get_string("auto_pad", ""), "NOTSET");
-  const std::vector<Tensor> got = run_graph(g, feeds);
-  expect_close(values<float>(got[0]), values<float>(want[0]), 1e-5f, 1e-5f);
 }
 
 }  // namespace

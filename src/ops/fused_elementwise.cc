@@ -263,10 +263,9 @@ std::array<float, 3> activation_params(const ir::Node& n) {
 }
 
 std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
-  // Of our domain only Gelu and Swish (ai.onnx Gelu-20 is rewritten on import).
-  const bool ours = n.domain == kGecDomain && (n.op_type == "Gelu" || n.op_type == "Swish");
-  if (!n.domain.empty() && !ours) return std::nullopt;
-  if ((n.op_type == "Gelu" || n.op_type == "Swish") && !ours) return std::nullopt;
+  // Gelu and Swish are ours (ai.onnx Gelu-20 is rewritten on import); the rest ai.onnx.
+  const bool ours = n.op_type == "Gelu" || n.op_type == "Swish";
+  if (n.domain != (ours ? kGecDomain : "")) return std::nullopt;
   const OpInfo* o = find_op(n.op_type);
   if (!o || n.outputs().size() != 1) return std::nullopt;
   EwInstr in;
@@ -301,7 +300,7 @@ std::optional<EwInstr> elementwise_instruction(const ir::Node& n) {
       break;
   }
   if (!n.has_input(0)) return std::nullopt;
-  if (ours && n.op_type == "Gelu") {
+  if (n.op_type == "Gelu") {
     const std::string a = n.get_string("approximate", "none");
     if (a != "none" && a != "tanh") return std::nullopt;
     in.params = {a == "tanh" ? 1.f : 0.f, 0.f, 0.f};

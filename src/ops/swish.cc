@@ -1,12 +1,12 @@
 // Schema of com.graphengine::Swish, the SiLU / Swish activation that the
-// pass conv_activation_fusion makes out of its spelled-out form
+// pass transformer_fusion (rule swish) makes out of its spelled-out form
 // Mul(x, Sigmoid(x)) (PyTorch's SiLU exports so: EfficientNet, YOLO,
 // LLaMA-style MLPs). Semantics are ONNX Swish-24's:
 //   y = x * sigmoid(alpha * x) = x / (1 + e^(-alpha * x)),  alpha default 1.0
 // (ONNX opset 24 is beyond what the importer reads, 1..23, so the op lives
 // in our domain until then). One float32 input of any shape; the output has
-// its type. A convolution takes it as a post-op (oneDNN eltwise_swish) and
-// it runs in any activation layout.
+// its type. A convolution or a MatMul takes it as a post-op (oneDNN
+// eltwise_swish) and it runs in any activation layout.
 #include "ops/op_schema.h"
 
 namespace gec::ops {

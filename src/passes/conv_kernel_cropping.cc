@@ -127,14 +127,11 @@ ir::Value* rewrite(ir::Graph& g, const Match& m) {
   // A new Conv (the driver replaces the pattern's output; W may be shared).
   std::vector<ir::Value*> inputs(conv->inputs().begin(), conv->inputs().end());
   inputs[1] = add_f32_constant(g, conv->input(1)->name() + "_cropped", ns, data);
-  ir::Node* n = g.add_node(conv->op_type, inputs, {g.unique_name(conv->output(0)->name())},
-                           g.unique_name(conv->name), conv->domain);
-  n->attrs = conv->attrs;
+  ir::Node* n = copy_node(g, conv, inputs);
   n->set_attr(ir::Attribute::Ints("kernel_shape", crop.kernel));
   n->set_attr(ir::Attribute::Ints("pads", crop.pads));
   n->set_attr(ir::Attribute::Ints("dilations", crop.dilations));
   n->set_attr(ir::Attribute::String("auto_pad", "NOTSET"));
-  n->output(0)->type = conv->output(0)->type;
   return n->output(0);
 }
 

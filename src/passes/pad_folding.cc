@@ -96,12 +96,9 @@ ir::Value* rewrite(ir::Graph& g, const Match& m) {
   const ir::Node* op = m.nodes[1];
   std::vector<ir::Value*> inputs(op->inputs().begin(), op->inputs().end());
   inputs[0] = m.values[0];
-  ir::Node* n = g.add_node(op->op_type, inputs, {g.unique_name(op->output(0)->name())}, g.unique_name(op->name),
-                           op->domain);
-  n->attrs = op->attrs;
+  ir::Node* n = copy_node(g, op, inputs);
   n->set_attr(ir::Attribute::Ints("pads", std::any_cast<const std::vector<int64_t>&>(m.data)));
   if (op->op_type == "AveragePool") n->set_attr(ir::Attribute::Int("count_include_pad", 1));
-  n->output(0)->type = op->output(0)->type;
   return n->output(0);
 }
 

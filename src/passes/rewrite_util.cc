@@ -56,6 +56,14 @@ ir::Value* add_f32_constant(ir::Graph& g, const std::string& base, const Shape& 
   return g.add_constant(g.unique_name(base), std::move(t));
 }
 
+ir::Node* copy_node(ir::Graph& g, const ir::Node* op, const std::vector<ir::Value*>& inputs) {
+  ir::Node* n = g.add_node(op->op_type, inputs, {g.unique_name(op->output(0)->name())}, g.unique_name(op->name),
+                           op->domain);
+  n->attrs = op->attrs;
+  n->output(0)->type = op->output(0)->type;
+  return n;
+}
+
 std::optional<Shape> static_shape(const ir::Value* v) {
   if (!v || !v->type.is_static()) return std::nullopt;
   return v->type.static_shape();

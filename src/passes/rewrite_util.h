@@ -40,6 +40,12 @@ bool const_near(const ir::Value* v, double want, double rel = 0.0);
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& base, const Shape& shape,
                             const std::vector<float>& data);
 
+/// A new node of `g` like one-output `op` (type, domain, attributes, output
+/// type; fresh node and output names after op's) reading `inputs`: the
+/// replacement a rule returns when it changes an op's inputs or attributes
+/// (the driver then swaps it in for `op`).
+ir::Node* copy_node(ir::Graph& g, const ir::Node* op, const std::vector<ir::Value*>& inputs);
+
 /// Static shape of `v`, or nullopt.
 std::optional<Shape> static_shape(const ir::Value* v);
 

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gec/error.h"
 #include "gec/tensor.h"
@@ -89,5 +90,55 @@ inline void tile_channels(const char* src, int64_t n, int64_t c, ops::Layout l, 
   for (int64_t r = 0; r < runs; ++r)
     for (int64_t j = 0; j < k; ++j) std::memcpy(dst + (r * k + j) * run_bytes, src + r * run_bytes, run_bytes);
 }
+
+/// The broadcast an elementwise kernel with output layout `l` runs over the
+/// bytes of its operands: plan() (at reshape) gives the byte shapes, K pixels
+/// per row (channel_tile) when some operand is per channel; read() (at run)
+/// gives where operand i's bytes are, a per-channel operand's tiled copy
+/// made on the spot. Used by the binary and FusedElementwise kernels.
+class LayoutBroadcast {
+ public:
+  /// Byte shapes of `out` (returned) and of the operands `ins` (into
+  /// `in_bytes`); `sizes` are the operands' element sizes. `may_tile` false
+  /// keeps rows of one pixel. Errors: those of layout_broadcast_shape.
+  Shape plan(const std::vector<Shape>& ins, const std::vector<size_t>& sizes, const Shape& out, ops::Layout l,
+             bool may_tile, const std::string& who, std::vector<Shape>& in_bytes) {
+    layout_ = l;
+    k_ = 1;
+    for (size_t i = 0; may_tile && l != ops::Layout::kPlain && i < ins.size(); ++i)
+      // A per-channel operand: over its bytes (a 4- or 5-D shape), a row of channel values.
+      if (ins[i] != out && layout_broadcast_shape(ins[i], out, l, who).back() > 1) k_ = channel_tile(out, l);
+    auto bytes = [&](const Shape& s) {
+      return k_ > 1 ? tiled_broadcast_shape(s, out, l, k_, who) : layout_broadcast_shape(s, out, l, who);
+    };
+    in_bytes.clear();
+    tiled_.assign(ins.size(), false);
+    sizes_ = sizes;
+    copies_.resize(ins.size());
+    for (size_t i = 0; i < ins.size(); ++i) {
+      in_bytes.push_back(bytes(ins[i]));
+      // Tiled: a per-channel operand (not full, more than one value per image) is read from a copy.
+      tiled_[i] = k_ > 1 && ins[i] != out && in_bytes[i].back() > 1;
+      if (tiled_[i]) copies_[i].assign(static_cast<size_t>(shape_numel(in_bytes[i])) * sizes[i], 0);
+    }
+    return bytes(out);
+  }
+
+  /// Operand i's bytes for the planned broadcast: `data` itself, or its
+  /// tiled copy for a per-channel operand of `numel` values over `channels`.
+  const void* read(size_t i, const void* data, int64_t numel, int64_t channels) {
+    if (!tiled_[i]) return data;
+    tile_channels(static_cast<const char*>(data), numel / channels, channels, layout_, k_, sizes_[i],
+                  copies_[i].data());
+    return copies_[i].data();
+  }
+
+ private:
+  ops::Layout layout_ = ops::Layout::kPlain;
+  int64_t k_ = 1;                         // pixels per broadcast row, 1 = not tiled
+  std::vector<size_t> sizes_;             // element sizes of the operands
+  std::vector<bool> tiled_;               // operand i is read from copies_[i]
+  std::vector<std::vector<char>> copies_;  // per-channel operands tiled k_ times
+};
 
 }  // namespace gec::kernels::cpu

@@ -167,38 +167,28 @@ class BinaryKernel final : public Kernel {
 
   void reshape(const KernelContext& ctx) override {
     const Shape& o = ctx.out(0).shape;
-    // A per-channel operand in nChw16c / nhwc: rows of K pixels over a tiled
-    // copy of it (layout_broadcast.h, channel_tile).
-    tile_ = 1;
+    // Over the bytes of a non-plain layout; a per-channel operand (float32:
+    // the half path converts the operands as they are) read tiled.
     const bool f32 = ctx.in(0).dtype == DType::kFloat32 && ctx.in(1).dtype == DType::kFloat32;
-    for (size_t i = 0; f32 && layout_ != ops::Layout::kPlain && i < 2; ++i)
-      if (ctx.in(i).shape != o && layout_broadcast_shape(ctx.in(i).shape, o, layout_, what_).back() > 1)
-        tile_ = channel_tile(o, layout_);
-    auto bytes = [&](const Shape& s) {
-      return tile_ > 1 ? tiled_broadcast_shape(s, o, layout_, tile_, what_) : layout_broadcast_shape(s, o, layout_, what_);
-    };
-    const Shape po = bytes(o), pa = bytes(ctx.in(0).shape), pb = bytes(ctx.in(1).shape);
-    for (size_t i = 0; i < 2; ++i) {
-      const Shape& s = ctx.in(i).shape;
-      tiled_[i] = tile_ > 1 && s != o && (i == 0 ? pa : pb).back() > 1;
-      if (tiled_[i]) tiles_[i].assign(static_cast<size_t>(shape_numel(i == 0 ? pa : pb)) * dtype_size(ctx.in(i).dtype), 0);
-    }
-    plan_ = make_broadcast_plan<2>(po, {&pa, &pb});
+    std::vector<Shape> in;
+    const Shape po = bcast_.plan({ctx.in(0).shape, ctx.in(1).shape},
+                                 {dtype_size(ctx.in(0).dtype), dtype_size(ctx.in(1).dtype)}, o, layout_, f32, what_, in);
+    plan_ = make_broadcast_plan<2>(po, {&in[0], &in[1]});
   }
 
   void run(KernelContext& ctx) override {
-    TensorView tiled[2];
+    const Shape& os = ctx.out(0).shape;
+    const TensorView* ab[2] = {&ctx.in(0), &ctx.in(1)};
+    TensorView tiled[2];  // a per-channel operand's tiled copy (read only)
     for (size_t i = 0; i < 2; ++i) {
-      if (!tiled_[i]) continue;
-      const TensorView& v = ctx.in(i);
-      const int64_t c = ctx.out(0).shape[1];
-      tile_channels(static_cast<const char*>(v.data), v.numel() / c, c, layout_, tile_, dtype_size(v.dtype),
-                    tiles_[i].data());
-      tiled[i] = v;
-      tiled[i].data = tiles_[i].data();
+      const void* d = bcast_.read(i, ab[i]->data, ab[i]->numel(), os.size() > 1 ? os[1] : 1);
+      if (d == ab[i]->data) continue;
+      tiled[i] = *ab[i];
+      tiled[i].data = const_cast<void*>(d);
+      ab[i] = &tiled[i];
     }
-    const TensorView& a = tiled_[0] ? tiled[0] : ctx.in(0);
-    const TensorView& b = tiled_[1] ? tiled[1] : ctx.in(1);
+    const TensorView& a = *ab[0];
+    const TensorView& b = *ab[1];
     TensorView& o = ctx.out(0);
     check_same_dtype(a, b, what_);
     if (is_half_dtype(a.dtype)) {  // compute in float32, round the result back
@@ -276,9 +266,7 @@ class BinaryKernel final : public Kernel {
   std::string what_;
   ops::Layout layout_;
   BroadcastPlan<2> plan_;  // set by reshape
-  int64_t tile_ = 1;                        // pixels per broadcast row (channel_tile), 1 = not tiled
-  bool tiled_[2] = {false, false};          // operand i is read from tiles_[i]
-  std::vector<char> tiles_[2];              // per-channel operands tiled tile_ times
+  LayoutBroadcast bcast_;  // the layout's byte shapes and tiled operands, set by reshape
 };
 
 KernelFactory binary_factory(B op) {

@@ -292,26 +292,16 @@ class FusedElementwiseKernel final : public Kernel {
       if (ctx.out(j).shape != out) fail(ErrorCode::kInvalidModel, desc_ + ": outputs differ in shape");
     // A non-plain output layout: broadcast over the bytes (layout_broadcast.h),
     // K pixels per row when per-channel operands would make rows short.
-    tile_ = 1;
-    for (size_t i = 0; layout_ != ops::Layout::kPlain && i < prog_.input_types.size(); ++i) {
-      const Shape& s = ctx.in(i).shape;
-      // A per-channel operand: over its bytes (a 4- or 5-D shape), a row of channel values.
-      if (s != out && layout_broadcast_shape(s, out, layout_, desc_).back() > 1) tile_ = channel_tile(out, layout_);
+    std::vector<Shape> ins, in_shapes;
+    std::vector<size_t> sizes;
+    for (size_t i = 0; i < prog_.input_types.size(); ++i) {
+      ins.push_back(ctx.in(i).shape);
+      sizes.push_back(dtype_size(prog_.input_types[i]));
     }
-    const Shape po = tile_ > 1 ? tiled_broadcast_shape(out, out, layout_, tile_, desc_)
-                               : layout_broadcast_shape(out, out, layout_, desc_);
-    std::array<Shape, kN> in_shapes;
+    const Shape po = bcast_.plan(ins, sizes, out, layout_, true, desc_, in_shapes);
     std::array<const Shape*, kN> shapes;
     shapes.fill(&po);
-    for (size_t i = 0; i < prog_.input_types.size(); ++i) {
-      const Shape& s = ctx.in(i).shape;
-      in_shapes[i] = tile_ > 1 ? tiled_broadcast_shape(s, out, layout_, tile_, desc_)
-                               : layout_broadcast_shape(s, out, layout_, desc_);
-      shapes[i] = &in_shapes[i];
-      // Tiled: a per-channel operand (not full, more than one value per image) is read from a copy.
-      tiled_[i] = tile_ > 1 && s != out && in_shapes[i].back() > 1;
-      if (tiled_[i]) tiles_[i].assign(static_cast<size_t>(shape_numel(in_shapes[i])) * dtype_size(prog_.input_types[i]), 0);
-    }
+    for (size_t i = 0; i < in_shapes.size(); ++i) shapes[i] = &in_shapes[i];
     plan_ = make_broadcast_plan<kN>(po, shapes);
     for (size_t i = 0; i < prog_.input_types.size(); ++i) one_element_[i] = shape_numel(ctx.in(i).shape) == 1;
   }
@@ -320,15 +310,10 @@ class FusedElementwiseKernel final : public Kernel {
     const size_t ni = prog_.input_types.size();
     const size_t nc = prog_.code.size();
     std::array<const char*, kN> in_base{};
-    for (size_t i = 0; i < ni; ++i) {
-      in_base[i] = static_cast<const char*>(ctx.in(i).data);
-      if (!tiled_[i]) continue;
-      const Shape& s = ctx.in(i).shape;  // [.., n?, C, 1, 1] per channel
-      const Shape& out = ctx.out(0).shape;
-      const int64_t n = shape_numel(s) / out[1];
-      tile_channels(in_base[i], n, out[1], layout_, tile_, dtype_size(prog_.input_types[i]), tiles_[i].data());
-      in_base[i] = tiles_[i].data();
-    }
+    const Shape& out = ctx.out(0).shape;
+    for (size_t i = 0; i < ni; ++i)
+      in_base[i] = static_cast<const char*>(
+          bcast_.read(i, ctx.in(i).data, ctx.in(i).numel(), out.size() > 1 ? out[1] : 1));
     std::vector<char*> out_base;
     for (size_t j = 0; j < prog_.results.size(); ++j) out_base.push_back(static_cast<char*>(ctx.out(j).data));
     const int slots = std::max(ctx.num_threads, 1);
@@ -415,9 +400,7 @@ class FusedElementwiseKernel final : public Kernel {
   std::string desc_;
   ops::EwProgram prog_;
   ops::Layout layout_;  // the outputs' (ops/layout.h)
-  int64_t tile_ = 1;    // pixels per broadcast row (channel_tile), 1 = not tiled
-  std::array<bool, kN> tiled_{};                // input i is read from tiles_[i]
-  std::array<std::vector<char>, kN> tiles_;     // per-channel operands tiled tile_ times
+  LayoutBroadcast bcast_;  // the layout's byte shapes and tiled operands, set by reshape
   BroadcastPlan<kN> plan_;
   std::array<bool, kN> one_element_{};
   std::vector<float> scratch_;
