@@ -4,8 +4,8 @@
 // Structure-aware mutator (libFuzzer builds only): a mutant of a valid .gom
 // whose checksums are wrong stops at the first hash check, so the mutator
 // re-seals every mutant: it re-assembles the file from its partitions
-// (MODEL_DEF, METADATA, WEIGHTS at a 64-byte aligned offset) with fresh
-// sizes and XXH64s, after mutating either MODEL_DEF as bytes, MODEL_DEF as a
+// (MODEL_DEF, METADATA, WEIGHTS_XXH64, WEIGHTS at a 64-byte aligned offset)
+// as format version 3, with fresh sizes, block hashes and XXH64s, after mutating either MODEL_DEF as bytes, MODEL_DEF as a
 // gec.gom.Model (ids, dims, placements, op types, step layouts), or another
 // partition. One mutation in eight stays raw (header and table included).
 #include <xxhash.h>
@@ -79,24 +79,27 @@ bool split(const uint8_t* d, size_t n, Parts& p) {
   return !p.model_def.empty();
 }
 
-// The file of `p`: header, three table entries, MODEL_DEF, METADATA, WEIGHTS
-// (64-aligned), every size and checksum recomputed. 0 when over max_size.
+// The file of `p`: header, four table entries, MODEL_DEF, METADATA,
+// WEIGHTS_XXH64, WEIGHTS (64-aligned), every size and checksum recomputed
+// (format version 3). 0 when over max_size.
 size_t assemble(const Parts& p, uint8_t* out, size_t max_size) {
-  std::vector<uint8_t> f(sizeof(FileHeader) + 3 * sizeof(PartitionEntry), 0);
-  PartitionEntry table[3];
-  const std::vector<uint8_t>* parts[3] = {&p.model_def, &p.metadata, &p.weights};
-  const uint32_t kinds[3] = {1, 3, 2};
-  for (int i = 0; i < 3; ++i) {
-    if (i == 2) f.resize(gec::model::align_up(f.size(), gec::model::kWeightAlign), 0);
+  std::vector<uint8_t> f(sizeof(FileHeader) + 4 * sizeof(PartitionEntry), 0);
+  PartitionEntry table[4];
+  const std::vector<uint8_t> sums = gec::model::weights_block_hashes(p.weights.data(), p.weights.size());
+  const std::vector<uint8_t>* parts[4] = {&p.model_def, &p.metadata, &sums, &p.weights};
+  const uint32_t kinds[4] = {1, 3, 4, 2};
+  for (int i = 0; i < 4; ++i) {
+    if (i == 3) f.resize(gec::model::align_up(f.size(), gec::model::kWeightAlign), 0);
     table[i] = PartitionEntry{kinds[i], 0, f.size(), parts[i]->size(), XXH64(parts[i]->data(), parts[i]->size(), 0)};
     f.insert(f.end(), parts[i]->begin(), parts[i]->end());
   }
   FileHeader h = p.header;
+  h.format_version = gec::model::kFormatVersion;
   h.header_size = sizeof(FileHeader);
-  h.partition_count = 3;
+  h.partition_count = 4;
   h.file_size = f.size();
   std::memcpy(f.data() + sizeof(FileHeader), table, sizeof(table));
-  h.xxh64 = XXH64(f.data() + sizeof(FileHeader), f.size() - sizeof(FileHeader), 0);
+  h.xxh64 = gec::model::header_xxh64(f.data(), f.size(), sizeof(FileHeader), &table[3]);
   std::memcpy(f.data(), &h, sizeof(h));
   if (f.size() > max_size) return 0;
   std::memcpy(out, f.data(), f.size());

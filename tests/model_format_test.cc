@@ -5,8 +5,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -289,25 +291,65 @@ Entry entry_of(const std::vector<uint8_t>& b, uint32_t kind) {
   return {};
 }
 
+// The WEIGHTS_XXH64 partition of format version 3 for `w`: block_bytes, then
+// the XXH64 of each block_bytes piece of `w` (the last one shorter).
+std::vector<uint8_t> block_hashes(const uint8_t* w, uint64_t n, uint64_t block_bytes) {
+  std::vector<uint8_t> out(8);
+  std::memcpy(out.data(), &block_bytes, 8);
+  for (uint64_t at = 0; at < n; at += block_bytes) {
+    out.resize(out.size() + 8);
+    set<uint64_t>(out, out.size() - 8, XXH64(w + at, std::min(block_bytes, n - at), 0));
+  }
+  return out;
+}
+
 // Recomputes every checksum, so a test can make content changes that only the
-// semantic checks can catch.
+// semantic checks can catch: WEIGHTS_XXH64 (of its own block size, when it
+// fits its partition), each partition's hash, and the header's hash (format
+// version 2: of everything after the header; 3: without WEIGHTS' bytes).
 void reseal(std::vector<uint8_t>& b) {
   const uint32_t count = get<uint32_t>(b, 24);
+  auto fits = [&](uint64_t off, uint64_t size) { return off <= b.size() && size <= b.size() - off; };
+  std::optional<Entry> weights;
+  for (uint32_t i = 0; i < count && 40 + 32 * uint64_t{i} + 32 <= b.size(); ++i) {
+    const size_t at = 40 + 32 * i;
+    if (get<uint32_t>(b, at) == 2 && fits(get<uint64_t>(b, at + 8), get<uint64_t>(b, at + 16)))
+      weights = Entry{2, get<uint64_t>(b, at + 8), get<uint64_t>(b, at + 16), 0};
+  }
   for (uint32_t i = 0; i < count && 40 + 32 * uint64_t{i} + 32 <= b.size(); ++i) {
     const size_t at = 40 + 32 * i;
     const uint64_t off = get<uint64_t>(b, at + 8), size = get<uint64_t>(b, at + 16);
-    if (off <= b.size() && size <= b.size() - off) set<uint64_t>(b, at + 24, XXH64(b.data() + off, size, 0));
+    if (get<uint32_t>(b, at) != 4 || !weights || !fits(off, size) || size < 8) continue;
+    const uint64_t block = get<uint64_t>(b, off);
+    if (block == 0 || size != ((weights->size + block - 1) / block + 1) * 8) continue;  // left as it is
+    const std::vector<uint8_t> h = block_hashes(b.data() + weights->offset, weights->size, block);
+    std::memcpy(b.data() + off, h.data(), size);
   }
-  set<uint64_t>(b, 32, XXH64(b.data() + 40, b.size() - 40, 0));
+  for (uint32_t i = 0; i < count && 40 + 32 * uint64_t{i} + 32 <= b.size(); ++i) {
+    const size_t at = 40 + 32 * i;
+    const uint64_t off = get<uint64_t>(b, at + 8), size = get<uint64_t>(b, at + 16);
+    if (fits(off, size)) set<uint64_t>(b, at + 24, XXH64(b.data() + off, size, 0));
+  }
+  if (get<uint32_t>(b, 8) >= 3 && weights && weights->offset >= 40) {
+    XXH64_state_t* st = XXH64_createState();
+    XXH64_reset(st, 0);
+    XXH64_update(st, b.data() + 40, weights->offset - 40);
+    XXH64_update(st, b.data() + weights->offset + weights->size, b.size() - weights->offset - weights->size);
+    set<uint64_t>(b, 32, XXH64_digest(st));
+    XXH64_freeState(st);
+  } else {
+    set<uint64_t>(b, 32, XXH64(b.data() + 40, b.size() - 40, 0));
+  }
 }
 
 // Replaces MODEL_DEF with `m` (MODEL_DEF is not the last partition, so the
-// file is re-assembled: MODEL_DEF, METADATA, WEIGHTS at a 64-aligned offset).
+// file is re-assembled: MODEL_DEF, METADATA, WEIGHTS_XXH64, WEIGHTS at a
+// 64-aligned offset).
 std::vector<uint8_t> with_model_def(const std::vector<uint8_t>& b, const gom::Model& m) {
-  const Entry meta = entry_of(b, 3), w = entry_of(b, 2);
+  const Entry meta = entry_of(b, 3), sums = entry_of(b, 4), w = entry_of(b, 2);
   std::string def;
   m.SerializeToString(&def);
-  std::vector<uint8_t> out(40 + 3 * 32, 0);
+  std::vector<uint8_t> out(40 + 4 * 32, 0);
   std::memcpy(out.data(), b.data(), 40);
   auto append = [&](uint32_t kind, const uint8_t* p, size_t n, int slot, bool align) {
     if (align) out.resize((out.size() + 63) / 64 * 64, 0);
@@ -319,7 +361,9 @@ std::vector<uint8_t> with_model_def(const std::vector<uint8_t>& b, const gom::Mo
   };
   append(1, reinterpret_cast<const uint8_t*>(def.data()), def.size(), 0, false);
   append(3, b.data() + meta.offset, meta.size, 1, false);
-  append(2, b.data() + w.offset, w.size, 2, true);
+  append(4, b.data() + sums.offset, sums.size, 2, false);
+  append(2, b.data() + w.offset, w.size, 3, true);
+  set<uint32_t>(out, 24, 4);
   set<uint64_t>(out, 16, out.size());
   reseal(out);
   return out;
@@ -353,23 +397,31 @@ std::string temp_gom(const std::string& name) {
 
 TEST(ModelFormat, HeaderAndPartitionTableFollowTheSpec) {
   const std::vector<uint8_t> b = write_test_model();
-  ASSERT_GE(b.size(), 40u + 3 * 32u);
+  ASSERT_GE(b.size(), 40u + 4 * 32u);
   EXPECT_EQ(std::memcmp(b.data(), "GECOM\0\0\0", 8), 0);
-  EXPECT_EQ(get<uint32_t>(b, 8), 2u);            // format_version
+  EXPECT_EQ(get<uint32_t>(b, 8), 3u);            // format_version
   EXPECT_EQ(get<uint32_t>(b, 12), 40u);          // header_size
   EXPECT_EQ(get<uint64_t>(b, 16), b.size());     // file_size
-  EXPECT_EQ(get<uint32_t>(b, 24), 3u);           // partition_count
+  EXPECT_EQ(get<uint32_t>(b, 24), 4u);           // partition_count
   EXPECT_EQ(get<uint32_t>(b, 28), 0u);           // flags
-  EXPECT_EQ(get<uint64_t>(b, 32), XXH64(b.data() + 40, b.size() - 40, 0));
   std::set<uint32_t> kinds;
   for (const Entry& e : entries(b)) {
     kinds.insert(e.kind);
     ASSERT_LE(e.offset + e.size, b.size());
-    EXPECT_GE(e.offset, 40u + 3 * 32u);
+    EXPECT_GE(e.offset, 40u + 4 * 32u);
     EXPECT_EQ(e.hash, XXH64(b.data() + e.offset, e.size, 0));
   }
-  EXPECT_EQ(kinds, (std::set<uint32_t>{1, 2, 3}));
-  EXPECT_EQ(entry_of(b, 2).offset % 64, 0u);
+  EXPECT_EQ(kinds, (std::set<uint32_t>{1, 2, 3, 4}));
+  const Entry w = entry_of(b, 2), sums = entry_of(b, 4);
+  EXPECT_EQ(w.offset % 64, 0u);
+  // The header's hash: every byte after the header but WEIGHTS' (which is
+  // last here, after its alignment padding).
+  EXPECT_EQ(w.offset + w.size, b.size());
+  EXPECT_EQ(get<uint64_t>(b, 32), XXH64(b.data() + 40, w.offset - 40, 0));
+  // WEIGHTS_XXH64: 1 MiB blocks, one hash each.
+  EXPECT_EQ(get<uint64_t>(b, sums.offset), uint64_t{1} << 20);
+  EXPECT_EQ(std::vector<uint8_t>(b.begin() + sums.offset, b.begin() + sums.offset + sums.size),
+            block_hashes(b.data() + w.offset, w.size, uint64_t{1} << 20));
   const Entry meta = entry_of(b, 3);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data() + meta.offset), meta.size), kMeta);
 }
@@ -406,7 +458,7 @@ TEST(ModelFormat, RoundTripsTheWholeIr) {
     ASSERT_TRUE(m.graph);
     EXPECT_EQ(m.arena_bytes, 4096);
     EXPECT_EQ(m.opset, 17);
-    EXPECT_EQ(m.format_version, 2u);
+    EXPECT_EQ(m.format_version, 3u);
     EXPECT_EQ(m.metadata_json, kMeta);
     EXPECT_EQ(static_cast<uint64_t>(m.weights_bytes), entry_of(b, 2).size);
     EXPECT_TRUE(m.keepalive);
@@ -527,8 +579,9 @@ TEST(ModelFormat, RefusesEveryTruncation) {
 
 TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
   const std::vector<uint8_t> b = write_test_model();
-  for (const char* kind : {"MODEL_DEF", "WEIGHTS", "METADATA"}) {
-    const uint32_t code = std::string(kind) == "MODEL_DEF" ? 1 : std::string(kind) == "WEIGHTS" ? 2 : 3;
+  for (const char* kind : {"MODEL_DEF", "WEIGHTS", "METADATA", "WEIGHTS_XXH64"}) {
+    const std::string k = kind;
+    const uint32_t code = k == "MODEL_DEF" ? 1 : k == "WEIGHTS" ? 2 : k == "METADATA" ? 3 : 4;
     const Entry e = entry_of(b, code);
     ASSERT_GT(e.size, 2u);
     for (uint64_t at : {e.offset, e.offset + e.size / 2, e.offset + e.size - 1}) {
@@ -546,13 +599,100 @@ TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
   EXPECT_NE(load_error(bad).find("checksum mismatch"), std::string::npos);
 }
 
+// Re-seals `b` with WEIGHTS_XXH64 over blocks of `block_bytes` (the
+// partition resized in place: it must be the last before WEIGHTS, as the
+// writer places it).
+std::vector<uint8_t> with_block_size(const std::vector<uint8_t>& b, uint64_t block_bytes) {
+  const Entry w = entry_of(b, 2);
+  std::vector<uint8_t> sums = block_hashes(b.data() + w.offset, w.size, block_bytes);
+  std::vector<uint8_t> out = with_model_def(b, model_def_of(b));
+  const Entry old = entry_of(out, 4);
+  // Rebuild with the new WEIGHTS_XXH64: MODEL_DEF, METADATA as they are, then
+  // the new sums, then WEIGHTS re-aligned.
+  std::vector<uint8_t> r(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(old.offset));
+  r.insert(r.end(), sums.begin(), sums.end());
+  r.resize((r.size() + 63) / 64 * 64, 0);
+  const uint64_t w_at = r.size();
+  r.insert(r.end(), b.begin() + static_cast<std::ptrdiff_t>(w.offset),
+           b.begin() + static_cast<std::ptrdiff_t>(w.offset + w.size));
+  for (int slot = 0; slot < 4; ++slot) {
+    const size_t at = 40 + 32 * slot;
+    if (get<uint32_t>(r, at) == 4) set<uint64_t>(r, at + 16, sums.size());
+    if (get<uint32_t>(r, at) == 2) set<uint64_t>(r, at + 8, w_at);
+  }
+  set<uint64_t>(r, 16, r.size());
+  reseal(r);
+  return r;
+}
+
+TEST(ModelFormat, WeightsAreVerifiedBlockByBlockOnSeveralThreads) {
+  // 64-byte blocks: the small test model's WEIGHTS spans many of them.
+  const std::vector<uint8_t> b = with_block_size(write_test_model(), 64);
+  const Entry w = entry_of(b, 2);
+  ASSERT_GT(w.size, 64u * 8);
+  for (int threads : {1, 2, 4}) {
+    EXPECT_NO_THROW(read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b), threads)) << threads;
+    // Damage in blocks 3 and 7: every thread count names the first one.
+    std::vector<uint8_t> bad = b;
+    bad[w.offset + 3 * 64 + 5] ^= 0x10;
+    bad[w.offset + 7 * 64] ^= 0x01;
+    try {
+      read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(bad), threads);
+      ADD_FAILURE() << "damaged WEIGHTS accepted on " << threads << " threads";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptFile);
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch in WEIGHTS (block 3, bytes 192..256 of the partition)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // The last block is shorter: damage to its final byte is found too.
+  std::vector<uint8_t> bad = b;
+  bad[w.offset + w.size - 1] ^= 0x80;
+  EXPECT_NE(load_error(bad).find("checksum mismatch in WEIGHTS (block " + std::to_string((w.size - 1) / 64)),
+            std::string::npos);
+}
+
+TEST(ModelFormat, RefusesWeightsWithoutFittingBlockHashes) {
+  const std::vector<uint8_t> good = write_test_model();
+  std::vector<uint8_t> b = good;
+  for (int slot = 0; slot < 4; ++slot)
+    if (get<uint32_t>(b, 40 + 32 * slot) == 4) set<uint32_t>(b, 40 + 32 * slot, 9);  // an unknown kind now
+  reseal(b);
+  EXPECT_NE(load_error(b).find("WEIGHTS without a WEIGHTS_XXH64 partition"), std::string::npos);
+  for (uint64_t block : {uint64_t{0}, uint64_t{32}, uint64_t{65}, uint64_t{128}, uint64_t{1} << 50}) {
+    b = good;
+    set<uint64_t>(b, entry_of(b, 4).offset, block);  // not a multiple of 64, or the hashes no longer fit
+    reseal(b);
+    EXPECT_NE(load_error(b).find("does not fit WEIGHTS"), std::string::npos) << block;
+  }
+}
+
+TEST(ModelFormat, ReadsFormatVersion2) {
+  // Version 2: one hash of every byte after the header, no WEIGHTS_XXH64
+  // (a partition of kind 4 is one this version does not know, and skipped).
+  std::vector<uint8_t> b = write_test_model();
+  set<uint32_t>(b, 8, 2);
+  reseal(b);
+  EXPECT_EQ(get<uint64_t>(b, 32), XXH64(b.data() + 40, b.size() - 40, 0));
+  const LoadedModel m = read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b), 2);
+  EXPECT_EQ(m.format_version, 2u);
+  m.graph->verify();
+  std::vector<uint8_t> bad = b;
+  bad[entry_of(b, 2).offset + 1] ^= 4;
+  EXPECT_NE(load_error(bad).find("corrupted: checksum mismatch in WEIGHTS"), std::string::npos);
+  bad = b;
+  set<uint64_t>(bad, entry_of(b, 4).offset, 0);  // kind 4's bytes: under the whole-file hash only
+  EXPECT_NE(load_error(bad).find("checksum mismatch in WEIGHTS_XXH64"), std::string::npos);
+}
+
 TEST(ModelFormat, RefusesNewerVersionsAndForeignFiles) {
   std::vector<uint8_t> b = write_test_model();
-  set<uint32_t>(b, 8, 3);
-  EXPECT_NE(load_error(b).find("written by a newer GraphEngine (format version 3; this build reads 2)"),
+  set<uint32_t>(b, 8, 4);
+  EXPECT_NE(load_error(b).find("written by a newer GraphEngine (format version 4; this build reads 3)"),
             std::string::npos);
   set<uint32_t>(b, 8, 1);  // the format before the plans had their own messages
-  EXPECT_NE(load_error(b).find("format version 1, older than this build's 2: recompile the model"),
+  EXPECT_NE(load_error(b).find("format version 1, older than the oldest this build reads (2): recompile the model"),
             std::string::npos);
 
   std::mt19937 rng(1234);
@@ -582,7 +722,7 @@ TEST(ModelFormat, RefusesStructurallyBadContainers) {
   EXPECT_NE(load_error(b).find("partition table"), std::string::npos);
 
   b = good;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 4; ++i)
     if (get<uint32_t>(b, 40 + 32 * i) == 1) set<uint32_t>(b, 40 + 32 * i, 3);  // MODEL_DEF -> METADATA
   reseal(b);
   EXPECT_NE(load_error(b).find("corrupted"), std::string::npos);
@@ -747,7 +887,7 @@ TEST(ModelFormat, SurvivesRandomDamageToModelDef) {
 TEST(ModelFormat, SurvivesRandomDamageToHeaderAndTable) {
   // Same for the header and partition table: bounds checks, not the hash.
   const std::vector<uint8_t> good = write_test_model();
-  const size_t table_end = 40 + 32 * 3;
+  const size_t table_end = 40 + 32 * 4;
   std::mt19937 rng(7);
   for (int iter = 0; iter < 3000; ++iter) {
     std::vector<uint8_t> b = good;
@@ -766,17 +906,17 @@ TEST(ModelFormat, InspectSummarizesAndReportsDamage) {
   const std::string path = temp_gom("inspect");
   write_file(path, b);
   GomSummary s = inspect_gom_file(path);
-  EXPECT_EQ(s.format_version, 2u);
+  EXPECT_EQ(s.format_version, 3u);
   EXPECT_EQ(s.header_size, 40u);
   EXPECT_EQ(s.file_size, b.size());
   EXPECT_TRUE(s.checksum_ok);
-  ASSERT_EQ(s.partitions.size(), 3u);
+  ASSERT_EQ(s.partitions.size(), 4u);
   std::set<std::string> names;
   for (const auto& p : s.partitions) {
     names.insert(p.kind);
     EXPECT_TRUE(p.checksum_ok) << p.kind;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"MODEL_DEF", "WEIGHTS", "METADATA"}));
+  EXPECT_EQ(names, (std::set<std::string>{"MODEL_DEF", "WEIGHTS", "METADATA", "WEIGHTS_XXH64"}));
   EXPECT_EQ(s.opset, 17);
   EXPECT_EQ(s.arena_bytes, 4096);
   EXPECT_EQ(s.graph_count, 4);
@@ -1041,8 +1181,8 @@ TEST(HostileGom, ReadersOfDynamicValuesAreCheckedAtRun) {
 TEST(HostileGom, OverlappingPartitionsAreRefused) {
   std::vector<uint8_t> b = compiled_small_cnn(2);
   const Entry def = entry_of(b, 1);
-  // Point WEIGHTS (slot 2 of the table, written after METADATA) at MODEL_DEF.
-  for (int slot = 0; slot < 3; ++slot) {
+  // Point WEIGHTS (the last entry of the table) at MODEL_DEF.
+  for (int slot = 0; slot < 4; ++slot) {
     const size_t at = 40 + 32 * slot;
     if (get<uint32_t>(b, at) == 2) {
       set<uint64_t>(b, at + 8, (def.offset + 63) / 64 * 64);

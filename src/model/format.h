@@ -16,14 +16,23 @@
 //                String constants are NOT here: their elements are stored in
 //                MODEL_DEF (gec.gom.Value.strings).
 //
-// Integrity: FileHeader::xxh64 = XXH64(seed 0) of every byte after the header
-// (partition table, partitions, padding); PartitionEntry::xxh64 = XXH64 of the
-// partition's bytes. Readers verify the whole-file hash and use the
-// per-partition hashes to name the damaged partition.
+//     WEIGHTS_XXH64  u64 block_bytes, then one u64 XXH64 (seed 0) for each
+//                block_bytes piece of WEIGHTS in order (the last one may be
+//                shorter): WEIGHTS is verified in blocks, on several threads.
+//
+// Integrity (format version 3): FileHeader::xxh64 = XXH64(seed 0) of every
+// byte after the header except WEIGHTS' own (partition table, MODEL_DEF,
+// METADATA, WEIGHTS_XXH64, padding); WEIGHTS_XXH64 covers WEIGHTS block by
+// block. Every byte after the header is thus under one of the two, and a
+// load checks both. PartitionEntry::xxh64 = XXH64 of the partition's bytes,
+// WEIGHTS' included: `gec inspect` and the damage report read those.
+// Version 2 files (no WEIGHTS_XXH64; FileHeader::xxh64 over every byte after
+// the header) are still read.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace gec::model {
 
@@ -31,7 +40,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".gom I/O assumes a lit
 
 inline constexpr char kMagic[8] = {'G', 'E', 'C', 'O', 'M', '\0', '\0', '\0'};
 /// The newest format this build reads and the one it writes.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
+/// The oldest format this build reads (version 2: one whole-file hash).
+inline constexpr uint32_t kOldestFormatVersion = 2;
+/// Bytes of WEIGHTS under each WEIGHTS_XXH64 hash the writer stores.
+inline constexpr uint64_t kChecksumBlockBytes = uint64_t{1} << 20;
 /// Alignment of the WEIGHTS partition and of each tensor inside it.
 inline constexpr uint64_t kWeightAlign = 64;
 /// Deepest subgraph nesting the reader accepts (guards recursion).
@@ -41,9 +54,10 @@ enum class PartitionKind : uint32_t {
   kModelDef = 1,
   kWeights = 2,
   kMetadata = 3,
+  kWeightsXxh64 = 4,  // format version 3 and later
 };
 
-/// "MODEL_DEF", "WEIGHTS", "METADATA" or "UNKNOWN(<code>)".
+/// "MODEL_DEF", "WEIGHTS", "METADATA", "WEIGHTS_XXH64" or "UNKNOWN".
 const char* partition_kind_name(uint32_t kind);
 
 struct FileHeader {
@@ -53,7 +67,7 @@ struct FileHeader {
   uint64_t file_size;       // total file size in bytes
   uint32_t partition_count;
   uint32_t flags;           // reserved, 0
-  uint64_t xxh64;           // XXH64(seed 0) of bytes [header_size, file_size)
+  uint64_t xxh64;           // XXH64(seed 0) of bytes [header_size, file_size) but WEIGHTS' (version 2: all)
 };
 static_assert(sizeof(FileHeader) == 40, "FileHeader must have no padding");
 inline constexpr size_t kHeaderSize = sizeof(FileHeader);
@@ -66,6 +80,15 @@ struct PartitionEntry {
   uint64_t xxh64;     // XXH64(seed 0) of the partition's bytes
 };
 static_assert(sizeof(PartitionEntry) == 32, "PartitionEntry must have no padding");
+
+/// FileHeader::xxh64 of format version 3 for the `n`-byte file at `file`:
+/// XXH64 (seed 0) of [header_size, n) without the bytes of `weights` (a
+/// partition inside [header_size, n), or null for none).
+uint64_t header_xxh64(const uint8_t* file, size_t n, uint32_t header_size, const PartitionEntry* weights);
+
+/// The WEIGHTS_XXH64 partition for the `n` bytes of WEIGHTS at `w`:
+/// block_bytes, then the XXH64 (seed 0) of each block, little-endian u64s.
+std::vector<uint8_t> weights_block_hashes(const uint8_t* w, uint64_t n, uint64_t block_bytes = kChecksumBlockBytes);
 
 /// Rounds n up to a multiple of `align` (a power of two).
 constexpr uint64_t align_up(uint64_t n, uint64_t align) { return (n + align - 1) & ~(align - 1); }

@@ -8,9 +8,11 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <unordered_set>
 
 #include "gec/error.h"
@@ -27,6 +29,7 @@ const char* partition_kind_name(uint32_t kind) {
     case PartitionKind::kModelDef: return "MODEL_DEF";
     case PartitionKind::kWeights: return "WEIGHTS";
     case PartitionKind::kMetadata: return "METADATA";
+    case PartitionKind::kWeightsXxh64: return "WEIGHTS_XXH64";
   }
   return "UNKNOWN";
 }
@@ -50,7 +53,7 @@ struct Layout {
   bool checksum_ok = true;
   std::vector<bool> part_checksum_ok;
   // Index into parts, or -1.
-  int model_def = -1, weights = -1, metadata = -1;
+  int model_def = -1, weights = -1, metadata = -1, weights_xxh64 = -1;
 };
 
 bool in_bounds(const PartitionEntry& p, size_t n) { return p.offset <= n && p.size <= n - p.offset; }
@@ -71,9 +74,9 @@ FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
     corrupt(file, "written by a newer GraphEngine (format version " + std::to_string(h.format_version) +
                       "; this build reads " + std::to_string(kFormatVersion) + ")");
   if (h.format_version == 0) corrupt(file, "corrupted: format version 0");
-  if (h.format_version < kFormatVersion)
-    corrupt(file, "format version " + std::to_string(h.format_version) + ", older than this build's " +
-                      std::to_string(kFormatVersion) + ": recompile the model (gec compile)");
+  if (h.format_version < kOldestFormatVersion)
+    corrupt(file, "format version " + std::to_string(h.format_version) + ", older than the oldest this build reads (" +
+                      std::to_string(kOldestFormatVersion) + "): recompile the model (gec compile)");
   if (h.file_size > n)
     corrupt(file, "truncated (expected " + std::to_string(h.file_size) + " bytes, found " + std::to_string(n) + ")");
   if (h.file_size < n)
@@ -89,9 +92,14 @@ FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
 
 // Names the damaged part after the whole-file hash failed (only then are
 // partitions hashed a second time).
-std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l) {
-  for (const PartitionEntry& p : l.parts)
-    if (in_bounds(p, n) && XXH64(d + p.offset, p.size, 0) != p.xxh64) return kind_label(p.kind);
+// `skip`: a partition not to hash (WEIGHTS, which the header's hash of format
+// version 3 does not cover), or -1.
+std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l, int skip = -1) {
+  for (size_t i = 0; i < l.parts.size(); ++i) {
+    const PartitionEntry& p = l.parts[i];
+    if (static_cast<int>(i) != skip && in_bounds(p, n) && XXH64(d + p.offset, p.size, 0) != p.xxh64)
+      return kind_label(p.kind);
+  }
   return "partition table or padding";
 }
 
@@ -119,20 +127,93 @@ uint64_t hash_bytes(const uint8_t* d, size_t n, const MappedFile* mapped) {
   return h;
 }
 
+// Index of the first block of the `n` bytes of WEIGHTS at `w` whose XXH64
+// differs from its entry in `hashes` (block_bytes each, the last one
+// shorter), or -1 when none does. Blocks are taken in turn by `threads`
+// threads; with a `mapped` file each block's pages are dropped after it is
+// hashed (as hash_bytes does), so verifying never holds WEIGHTS resident.
+int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uint64_t block_bytes, int threads,
+                        const MappedFile* mapped) {
+  const uint64_t blocks = (n + block_bytes - 1) / block_bytes;
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> bad{blocks};
+  const auto work = [&]() noexcept {
+    for (uint64_t k; (k = next.fetch_add(1)) < blocks && k < bad.load(std::memory_order_relaxed);) {
+      const uint64_t at = k * block_bytes, len = std::min(block_bytes, n - at);
+      uint64_t want;
+      std::memcpy(&want, hashes + k * sizeof(uint64_t), sizeof(want));
+      if (XXH64(w + at, len, 0) != want)
+        for (uint64_t b = bad.load(); k < b && !bad.compare_exchange_weak(b, k);) {
+        }
+      if (mapped) mapped->drop_resident(w + at, len);
+    }
+  };
+  const uint64_t helpers = std::min<uint64_t>(static_cast<uint64_t>(std::max(threads, 1)), blocks);
+  std::vector<std::thread> pool;
+  try {
+    for (uint64_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+  } catch (...) {
+    // No more threads (a pids limit) or memory for them: this thread does the rest.
+  }
+  work();
+  for (auto& t : pool) t.join();
+  return bad.load() < blocks ? static_cast<int64_t>(bad.load()) : -1;
+}
+
+// Checks the checksums of format version 3 (format.h): the header's hash of
+// every byte but WEIGHTS', then WEIGHTS block by block on `threads` threads.
+// With `strict` a mismatch throws; otherwise it is recorded in `l`.
+void check_v3_checksums(const uint8_t* d, size_t n, const std::string& file, bool strict, const MappedFile* mapped,
+                        int threads, Layout& l) {
+  const FileHeader& h = l.header;
+  const PartitionEntry* w = l.weights >= 0 ? &l.parts[l.weights] : nullptr;
+  if (header_xxh64(d, n, h.header_size, w) != h.xxh64) {
+    l.checksum_ok = false;
+    if (strict) corrupt(file, "corrupted: checksum mismatch in " + locate_checksum_damage(d, n, l, l.weights));
+    return;
+  }
+  if (!w) return;
+  // WEIGHTS_XXH64 is under the header's hash, which has just matched.
+  if (l.weights_xxh64 < 0) corrupt(file, "corrupted: WEIGHTS without a WEIGHTS_XXH64 partition");
+  const PartitionEntry& c = l.parts[l.weights_xxh64];
+  uint64_t block_bytes = 0;
+  if (c.size >= sizeof(uint64_t)) std::memcpy(&block_bytes, d + c.offset, sizeof(uint64_t));
+  // Blocks of 64-byte multiples: at most one drop_resident call per page.
+  if (block_bytes == 0 || block_bytes % kWeightAlign != 0 || block_bytes > (uint64_t{1} << 40) ||
+      c.size != ((w->size + block_bytes - 1) / block_bytes + 1) * sizeof(uint64_t))
+    corrupt(file, "corrupted: WEIGHTS_XXH64 (" + std::to_string(c.size) + " bytes, blocks of " +
+                      std::to_string(block_bytes) + ") does not fit WEIGHTS' " + std::to_string(w->size) + " bytes");
+  const int64_t bad =
+      first_bad_block(d + w->offset, w->size, d + c.offset + sizeof(uint64_t), block_bytes, threads, mapped);
+  if (bad < 0) return;
+  l.checksum_ok = false;
+  if (strict) {
+    const uint64_t at = static_cast<uint64_t>(bad) * block_bytes;
+    corrupt(file, "corrupted: checksum mismatch in WEIGHTS (block " + std::to_string(bad) + ", bytes " +
+                      std::to_string(at) + ".." + std::to_string(std::min(at + block_bytes, w->size)) +
+                      " of the partition)");
+  }
+}
+
 // Parses the container. With `strict`, checksum mismatches throw; otherwise
 // they are recorded in the Layout (for inspect). `mapped`: the mapping `d`
-// lies in, or null.
+// lies in, or null. `threads`: how many threads verify WEIGHTS' blocks.
 Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool strict,
-                   const MappedFile* mapped = nullptr) {
+                   const MappedFile* mapped = nullptr, int threads = 1) {
   Layout l;
   l.header = read_header(d, n, file);
   const FileHeader& h = l.header;
   l.parts.resize(h.partition_count);
   if (h.partition_count)
     std::memcpy(l.parts.data(), d + h.header_size, h.partition_count * sizeof(PartitionEntry));
-  l.checksum_ok = hash_bytes(d + h.header_size, n - h.header_size, mapped) == h.xxh64;
-  if (!l.checksum_ok && strict)
-    corrupt(file, "corrupted: checksum mismatch in " + locate_checksum_damage(d, n, l));
+  // Version 2 hashes everything first, so that damage anywhere reads as a
+  // checksum mismatch; version 3 needs WEIGHTS' place (checked below) first.
+  const bool v2 = h.format_version < 3;
+  if (v2) {
+    l.checksum_ok = hash_bytes(d + h.header_size, n - h.header_size, mapped) == h.xxh64;
+    if (!l.checksum_ok && strict)
+      corrupt(file, "corrupted: checksum mismatch in " + locate_checksum_damage(d, n, l));
+  }
 
   const uint64_t table_end = h.header_size + uint64_t{h.partition_count} * sizeof(PartitionEntry);
   for (size_t i = 0; i < l.parts.size(); ++i) {
@@ -141,11 +222,11 @@ Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool str
     if (!in_bounds(p, n) || p.offset < table_end)
       corrupt(file, "corrupted: partition " + name + " (offset " + std::to_string(p.offset) + ", size " +
                         std::to_string(p.size) + ") lies outside the file's data area");
-    l.part_checksum_ok.push_back(l.checksum_ok || XXH64(d + p.offset, p.size, 0) == p.xxh64);
     int* slot = p.kind == uint32_t(PartitionKind::kModelDef)  ? &l.model_def
                 : p.kind == uint32_t(PartitionKind::kWeights) ? &l.weights
                 : p.kind == uint32_t(PartitionKind::kMetadata) ? &l.metadata
-                                                                : nullptr;
+                : p.kind == uint32_t(PartitionKind::kWeightsXxh64) && !v2 ? &l.weights_xxh64
+                                                                            : nullptr;
     if (!slot) continue;  // unknown kinds are skipped: a later minor addition
     if (*slot >= 0) corrupt(file, "corrupted: two " + name + " partitions");
     *slot = static_cast<int>(i);
@@ -162,6 +243,8 @@ Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool str
     }
   if (l.weights >= 0 && l.parts[l.weights].offset % kWeightAlign != 0)
     corrupt(file, "corrupted: WEIGHTS partition is not 64-byte aligned");
+  if (!v2) check_v3_checksums(d, n, file, strict, mapped, threads, l);
+  for (const PartitionEntry& p : l.parts) l.part_checksum_ok.push_back(l.checksum_ok || XXH64(d + p.offset, p.size, 0) == p.xxh64);
   return l;
 }
 
@@ -653,8 +736,8 @@ class GraphBuilder {
 };
 
 LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::shared_ptr<const void> keepalive,
-                 std::shared_ptr<const MappedFile> mapped = nullptr) {
-  const Layout l = read_layout(d, n, file, /*strict=*/true, mapped.get());
+                 int threads, std::shared_ptr<const MappedFile> mapped = nullptr) {
+  const Layout l = read_layout(d, n, file, /*strict=*/true, mapped.get(), threads);
   gom::Model m;
   if (!parse_model_def(d, l, m)) corrupt(file, "corrupted: MODEL_DEF does not parse");
   const uint8_t* weights = nullptr;
@@ -706,22 +789,22 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
 
 }  // namespace
 
-LoadedModel read_gom_file(const std::string& path) {
+LoadedModel read_gom_file(const std::string& path, int threads) {
   std::shared_ptr<const MappedFile> f = MappedFile::open(path);
   const uint8_t* d = f->data();
   const size_t n = f->size();
-  return load(d, n, path, std::shared_ptr<const void>(f, f.get()), f);
+  return load(d, n, path, std::shared_ptr<const void>(f, f.get()), threads, f);
 }
 
-LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes) {
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads) {
   GEC_CHECK(bytes != nullptr, "read_gom_bytes: null buffer");
   if (reinterpret_cast<uintptr_t>(bytes->data()) % kWeightAlign == 0)
-    return load(bytes->data(), bytes->size(), "<memory>", std::shared_ptr<const void>(bytes, bytes->data()));
+    return load(bytes->data(), bytes->size(), "<memory>", std::shared_ptr<const void>(bytes, bytes->data()), threads);
   // WEIGHTS sits at an aligned file offset; an aligned base keeps constants aligned.
   void* p = aligned_alloc64(bytes->size());
   std::shared_ptr<const void> copy(p, aligned_free);
   if (!bytes->empty()) std::memcpy(p, bytes->data(), bytes->size());
-  return load(static_cast<const uint8_t*>(p), bytes->size(), "<memory>", copy);
+  return load(static_cast<const uint8_t*>(p), bytes->size(), "<memory>", copy, threads);
 }
 
 GomSummary inspect_gom_file(const std::string& path) {

@@ -61,24 +61,25 @@ struct LoadedModel {
   std::shared_ptr<const MappedFile> mapped;
 };
 
-/// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once and rebuilds
+/// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once (WEIGHTS in
+/// 1 MiB blocks on `threads` threads, format version 3) and rebuilds
 /// the model, checking the plans against the graph and the ops (see
 /// reader.cc: each arena output's planned type re-derived by its op's infer
 /// function, the memory plan verified). Throws gec::Error(kIo) when the file cannot be read and
 /// gec::Error(kCorruptFile) naming the file and the reason when it is
 /// truncated, not a .gom, written by a newer format version, fails a checksum
 /// or holds inconsistent contents. Never reads outside the file.
-LoadedModel read_gom_file(const std::string& path);
+LoadedModel read_gom_file(const std::string& path, int threads = 1);
 
 /// As read_gom_file, on bytes in memory (errors name "<memory>"). Constants
 /// point into `bytes`; if the WEIGHTS partition would not be 64-byte aligned
 /// in that buffer, the bytes are first copied once into an aligned buffer.
-LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes);
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads = 1);
 
 /// What `gec inspect` prints about a file.
 struct GomSummary {
   struct Partition {
-    std::string kind;  // "MODEL_DEF", "WEIGHTS", "METADATA", "UNKNOWN(n)"
+    std::string kind;  // "MODEL_DEF", "WEIGHTS", "METADATA", "WEIGHTS_XXH64", "UNKNOWN(n)"
     uint32_t kind_code = 0;
     uint64_t offset = 0, size = 0, xxh64 = 0;
     bool checksum_ok = false;
@@ -88,7 +89,7 @@ struct GomSummary {
   uint64_t file_size = 0;
   uint32_t flags = 0;
   uint64_t xxh64 = 0;
-  bool checksum_ok = false;  // whole-file hash matches
+  bool checksum_ok = false;  // the header's hash matches, and (version 3) WEIGHTS' block hashes
   std::vector<Partition> partitions;
   // From MODEL_DEF (left 0 when it does not parse).
   int64_t arena_bytes = 0, weights_bytes = 0;

@@ -258,12 +258,15 @@ std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex
   std::string model_def;
   GEC_CHECK(model.SerializeToString(&model_def), "write_gom: MODEL_DEF does not serialize (over 2 GB?)");
 
-  // MODEL_DEF, METADATA, then WEIGHTS at an aligned offset (padding is
-  // zeros). The weights, most of the file, are copied once, into place.
+  // MODEL_DEF, METADATA, WEIGHTS_XXH64, then WEIGHTS at an aligned offset
+  // (padding is zeros). The weights, most of the file, are copied once, into
+  // place; their block hashes are filled in once they are.
   struct Part { PartitionKind kind; const uint8_t* data; uint64_t size; };
+  const uint64_t blocks = (weights.size() + kChecksumBlockBytes - 1) / kChecksumBlockBytes;
   const Part parts[] = {
       {PartitionKind::kModelDef, reinterpret_cast<const uint8_t*>(model_def.data()), model_def.size()},
       {PartitionKind::kMetadata, reinterpret_cast<const uint8_t*>(metadata_json.data()), metadata_json.size()},
+      {PartitionKind::kWeightsXxh64, nullptr, (blocks + 1) * sizeof(uint64_t)},
       {PartitionKind::kWeights, nullptr, weights.size()},
   };
   const uint32_t count = sizeof(parts) / sizeof(parts[0]);
@@ -283,12 +286,18 @@ std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex
       out.insert(out.end(), parts[i].data, parts[i].data + parts[i].size);
     } else {
       out.resize(out.size() + parts[i].size);  // value-initialized, then overwritten
-      weights.copy_to(out.data() + table[i].offset);
+      if (parts[i].kind == PartitionKind::kWeights) weights.copy_to(out.data() + table[i].offset);
     }
+  }
+  GEC_CHECK(out.size() == cursor, "write_gom: layout mismatch");
+  const PartitionEntry& w = table[count - 1];
+  const std::vector<uint8_t> block_hashes = weights_block_hashes(out.data() + w.offset, w.size);
+  GEC_CHECK(block_hashes.size() == table[count - 2].size, "write_gom: WEIGHTS_XXH64 size mismatch");
+  std::memcpy(out.data() + table[count - 2].offset, block_hashes.data(), block_hashes.size());
+  for (uint32_t i = 0; i < count; ++i) {
     table[i].xxh64 = XXH64(out.data() + table[i].offset, parts[i].size, 0);
     put_pod(out, kHeaderSize + i * sizeof(PartitionEntry), table[i]);
   }
-  GEC_CHECK(out.size() == cursor, "write_gom: layout mismatch");
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
   h.format_version = kFormatVersion;
@@ -296,7 +305,7 @@ std::vector<uint8_t> write_gom(const ir::Graph& main_graph, const ir::ValueIndex
   h.file_size = out.size();
   h.partition_count = count;
   h.flags = 0;
-  h.xxh64 = XXH64(out.data() + kHeaderSize, out.size() - kHeaderSize, 0);
+  h.xxh64 = header_xxh64(out.data(), out.size(), kHeaderSize, &w);
   put_pod(out, 0, h);
   return out;
 }

@@ -195,13 +195,22 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+namespace {
+// The threads that verify WEIGHTS' checksums at load: the session's own
+// (make_impl checks the count itself).
+int load_threads(const SessionOptions& opts) {
+  return opts.num_threads > 0 ? std::min(opts.num_threads, available_cores()) : available_cores();
+}
+}  // namespace
+
 std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
-  return std::unique_ptr<Session>(new Session(make_impl(model::read_gom_file(path), opts)));
+  return std::unique_ptr<Session>(new Session(make_impl(model::read_gom_file(path, load_threads(opts)), opts)));
 }
 
 std::unique_ptr<Session> Session::load_from_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes,
                                                   const SessionOptions& opts) {
-  return std::unique_ptr<Session>(new Session(make_impl(model::read_gom_bytes(std::move(bytes)), opts)));
+  return std::unique_ptr<Session>(
+      new Session(make_impl(model::read_gom_bytes(std::move(bytes), load_threads(opts)), opts)));
 }
 
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }

@@ -155,7 +155,7 @@ Command add_inspect(CLI::App& root) {
                         s.checksum_ok ? "ok" : "MISMATCH");
             std::printf("partitions:\n");
             for (const auto& p : s.partitions)
-              std::printf("  %-10s offset %10llu  size %10llu  xxh64 %016llx %s\n", p.kind.c_str(),
+              std::printf("  %-13s offset %10llu  size %10llu  xxh64 %016llx %s\n", p.kind.c_str(),
                           static_cast<unsigned long long>(p.offset), static_cast<unsigned long long>(p.size),
                           static_cast<unsigned long long>(p.xxh64), p.checksum_ok ? "ok" : "MISMATCH");
             auto session = Session::load(*path);  // validates fully
