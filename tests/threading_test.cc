@@ -171,9 +171,57 @@ TEST(CpuMonitor, BusySecondsSumTheGivenCpus) {
 TEST(CpuMonitor, UsesEveryThreadUntilItHasMeasured) {
   // No interval and no first-signal span measured yet: the maximum,
   // whatever the machine is doing.
-  runtime::CpuMonitor m(std::chrono::milliseconds(200), std::chrono::seconds(10));
+  runtime::CpuMonitor m(std::chrono::milliseconds(200), std::chrono::seconds(10), /*runnable_signal=*/false);
   EXPECT_EQ(m.threads_for_next_run(3), 3);
   EXPECT_EQ(m.threads_for_next_run(5), 5);
+}
+
+TEST(CpuMonitor, ProcsRunningIsTheRunnableCount) {
+  using runtime::procs_running;
+  EXPECT_EQ(procs_running("cpu  1 2 3 4\nctxt 99\nprocs_running 3\nprocs_blocked 1\n"), 3);
+  EXPECT_EQ(procs_running("procs_running 0\n"), 0);
+  EXPECT_LT(procs_running("cpu  1 2 3 4\nprocs_blocked 1\n"), 0) << "no field";
+  EXPECT_LT(procs_running("procs_running x\n"), 0);
+  EXPECT_LT(procs_running("procs_running -2\n"), 0);
+  EXPECT_LT(procs_running("procs_runningx 2\n"), 0) << "another field's prefix";
+}
+
+// Before the first run the monitor reads the run queues: three threads
+// spinning on one CPU are runnable whatever the others do, so the first
+// answer leaves them their cores (at most the CPUs less three). A process
+// that may not use every CPU cannot read its share there: every thread.
+TEST(CpuMonitor, TheFirstRunSeesTheRunQueues) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const bool every_cpu = CPU_COUNT(&saved) == online;
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+    if (CPU_ISSET(c, &saved)) cpu = c;
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < 3; ++i)
+    spinners.emplace_back([&] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      sched_setaffinity(0, sizeof one, &one);
+      started.fetch_add(1);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  while (started.load() < 3) std::this_thread::yield();
+  runtime::CpuMonitor m(std::chrono::seconds(60), std::chrono::seconds(60));
+  const int first = m.threads_for_next_run(4);
+  stop = true;
+  for (auto& t : spinners) t.join();
+  if (every_cpu) {
+    EXPECT_LE(first, std::max<long>(1, std::min<long>(4, online - 3)));
+    EXPECT_GE(first, 1);
+  } else {
+    EXPECT_EQ(first, 4);
+  }
 }
 
 TEST(CpuMonitor, RunDelayIsTheSecondSchedstatField) {
@@ -219,8 +267,8 @@ TEST(CpuMonitor, UnderContentionTheFasterThreadCountIsKept) {
       while (!stop.load(std::memory_order_relaxed)) {
       }
     });
-  runtime::CpuMonitor fewer_wins(std::chrono::seconds(60), std::chrono::milliseconds(20));
-  runtime::CpuMonitor all_win(std::chrono::seconds(60), std::chrono::milliseconds(20));
+  runtime::CpuMonitor fewer_wins(std::chrono::seconds(60), std::chrono::milliseconds(20), false);
+  runtime::CpuMonitor all_win(std::chrono::seconds(60), std::chrono::milliseconds(20), false);
   EXPECT_EQ(fewer_wins.threads_for_next_run(4), 4) << "nothing measured yet";
   EXPECT_EQ(all_win.threads_for_next_run(4), 4);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));

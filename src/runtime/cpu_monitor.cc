@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace gec::runtime {
 
@@ -28,6 +29,18 @@ double schedstat_run_delay(const std::string& schedstat) {
 
 int threads_left_from_waiting(double waiting, int threads) {
   return threads_left(2.0 * waiting, threads, threads);  // our threads as the CPUs, 2w of them taken
+}
+
+int procs_running(const std::string& proc_stat) {
+  std::istringstream text(proc_stat);
+  std::string line;
+  while (std::getline(text, line)) {
+    if (line.rfind("procs_running ", 0) != 0) continue;
+    std::istringstream s(line.substr(14));
+    long n = -1;
+    return s >> n && n >= 0 && n < (1L << 30) ? static_cast<int>(n) : -1;
+  }
+  return -1;
 }
 
 double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, double ticks_per_second) {
@@ -52,13 +65,37 @@ double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, 
   return found == cpus.size() ? busy / ticks_per_second : -1;
 }
 
-CpuMonitor::CpuMonitor(std::chrono::milliseconds interval, std::chrono::microseconds first_signal)
-    : interval_(interval), first_signal_(first_signal), ticks_per_second_(static_cast<double>(::sysconf(_SC_CLK_TCK))) {
+CpuMonitor::CpuMonitor(std::chrono::milliseconds interval, std::chrono::microseconds first_signal,
+                       bool runnable_signal)
+    : interval_(interval),
+      first_signal_(first_signal),
+      runnable_signal_(runnable_signal),
+      ticks_per_second_(static_cast<double>(::sysconf(_SC_CLK_TCK))) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0)
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &set)) cpus_.push_back(c);
+}
+
+int CpuMonitor::runnable_threads(int max_threads) const {
+  // procs_running counts the whole machine's run queues: it speaks for this
+  // process's CPUs only when they are all of them.
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (online <= 0 || static_cast<long>(cpus_.size()) != online) return max_threads;
+  int threads = max_threads;
+  // A quiet machine answers at the first read; a busy one is read again.
+  for (int i = 0; i < kRunnableReads && (i == 0 || threads < max_threads); ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::ifstream f("/proc/stat");
+    std::stringstream text;
+    text << f.rdbuf();
+    const int n = procs_running(text.str());
+    if (n < 0) return max_threads;
+    // Less the thread that reads; the fewest runnable of the reads counts.
+    threads = std::max(threads_left(n - 1, static_cast<int>(cpus_.size()), max_threads), i ? threads : 0);
+  }
+  return threads;
 }
 
 bool CpuMonitor::sample(double* machine_busy, double* self_cpu) const {
@@ -113,6 +150,9 @@ int CpuMonitor::first_signal_threads(Clock::time_point now, int max_threads) {
 }
 
 int CpuMonitor::contention(int max_threads) {
+  // The first call, before any span is measured: the run queues now.
+  if (runnable_signal_ && last_machine_ < 0 && last_delay_ < 0 && early_threads_ == 0)
+    early_threads_ = runnable_threads(max_threads);
   const Clock::time_point now = Clock::now();
   auto in_force = [&] {
     if (threads_ > 0) return std::min(threads_, max_threads);

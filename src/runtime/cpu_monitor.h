@@ -23,6 +23,13 @@ int threads_left(double others, int cpus, int max_threads);
 /// `ticks_per_second`. Negative when a CPU of `cpus` has no line.
 double busy_seconds(const std::string& proc_stat, const std::vector<int>& cpus, double ticks_per_second);
 
+/// The "procs_running" field of a /proc/stat text: how many threads are
+/// runnable (running or waiting on a run queue) on the whole machine at the
+/// moment it was read, the reader included (Linux
+/// Documentation/filesystems/proc.rst, "Miscellaneous kernel statistics in
+/// /proc/stat"). Negative when the text has no such field.
+int procs_running(const std::string& proc_stat);
+
 /// The run delay, in seconds, of one /proc/<pid>/task/<tid>/schedstat text:
 /// its second field, the nanoseconds the task spent runnable on a run queue
 /// without running (Linux Documentation/scheduler/sched-stats.rst, "schedstat
@@ -47,7 +54,14 @@ int threads_left_from_waiting(double waiting, int threads);
 /// fraction of a core. Until the first one has passed, the run delay of
 /// this process's threads (schedstat, in ns) gives a first answer every
 /// `first_signal` (2 ms): a short benchmark or the first requests after a
-/// start on a busy machine would otherwise all run on every thread.
+/// start on a busy machine would otherwise all run on every thread. And
+/// before the first run, when this process may use every CPU: the threads
+/// runnable on the machine now (/proc/stat procs_running, the fewest of
+/// kRunnableReads reads 0.1 ms apart, so that a moment's wake-up does not
+/// count; less the reader), so that the first run, which also makes every
+/// kernel, does not start a parallel region on a core a CPU-bound process
+/// holds (bert_like_encoder's first run beside a `yes` pinned to one of two
+/// cores: 14-116 ms on both threads, 9-10 ms on one).
 ///
 /// Check: fewer threads is not always faster on a shared core. A thread
 /// that shares its core with a CPU-bound process holds every barrier while
@@ -69,8 +83,13 @@ class CpuMonitor {
   /// The slower count is timed again after this many runs of the faster
   /// one and at least this many seconds.
   static constexpr int kRunsBetweenChecks = 100, kSecondsBetweenChecks = 1;
+  /// Reads of procs_running before the first run (the fewest counts).
+  static constexpr int kRunnableReads = 3;
+  /// `runnable_signal`: read the run queues before the first run (off in
+  /// tests that need the first answer to be `max_threads`).
   explicit CpuMonitor(std::chrono::milliseconds interval = std::chrono::milliseconds(200),
-                      std::chrono::microseconds first_signal = std::chrono::microseconds(2000));
+                      std::chrono::microseconds first_signal = std::chrono::microseconds(2000),
+                      bool runnable_signal = true);
   /// The threads the next run should use, at most `max_threads`: all of
   /// them while contention() leaves all, else the faster of contention()'s
   /// count and `max_threads` as the check above measures them.
@@ -84,9 +103,10 @@ class CpuMonitor {
   /// on it; before that, the fewest threads_left_from_waiting has given
   /// over the `first_signal` spans so far (it only lowers the count: with
   /// fewer threads the waiting stops, and going up again is the intervals'
-  /// decision), or `max_threads` when none has been measured or schedstat
-  /// cannot be read; `max_threads` when /proc/stat cannot be read; never
-  /// more than `max_threads`.
+  /// decision), starting from runnable_threads' answer of the first call,
+  /// or `max_threads` when none has been measured or schedstat cannot be
+  /// read; `max_threads` when /proc/stat cannot be read; never more than
+  /// `max_threads`.
   int contention(int max_threads);
 
  private:
@@ -102,12 +122,17 @@ class CpuMonitor {
   /// The run delay of every thread of this process, in seconds; negative
   /// when /proc/self/task cannot be read.
   static double own_run_delay();
+  /// threads_left of the machine's runnable threads less this one, or
+  /// `max_threads` when this process may not use every CPU or /proc/stat
+  /// has no procs_running.
+  int runnable_threads(int max_threads) const;
   /// threads_ while no /proc/stat interval has been measured (0: none yet).
   int first_signal_threads(Clock::time_point now, int max_threads);
   /// Returns `threads` as the next run's count, noting a change.
   int use(int threads);
   std::chrono::milliseconds interval_;
   std::chrono::microseconds first_signal_;
+  bool runnable_signal_;
   Clock::time_point last_{}, last_delay_at_{};
   double last_machine_ = -1, last_self_ = 0, last_delay_ = -1;
   int threads_ = 0;        // 0: no interval measured yet
