@@ -1,5 +1,7 @@
 // MaxPool / AveragePool / global pools: hand-computed small cases (ONNX
 // MaxPool-12, AveragePool-11; ceil_mode divisors as in ONNX Runtime).
+#include <cstring>
+
 #include "kernels_nn_util.h"
 
 namespace gec {
@@ -150,6 +152,39 @@ TEST(NnGlobalPool, EveryLayoutAgainstAHandLoop) {
     const Tensor x = make<float>({1, 1, 3, 4}, v);
     EXPECT_TRUE(std::isnan(values<float>(run_op("GlobalMaxPool", {x})[0])[0])) << at;
     EXPECT_TRUE(std::isnan(values<float>(run_op("GlobalAveragePool", {x})[0])[0])) << at;
+  }
+}
+
+// The nhwc mean reads each chunk of 256 rows contiguously, on as many
+// threads as there are chunks (or 64-channel pieces of them): every
+// thread count must give the same bits, and the mean a double loop gives.
+TEST(NnGlobalPool, NhwcMeanIsTheSameOnEveryThreadCount) {
+  for (const Shape& xs : {Shape{1, 144, 56, 56}, Shape{2, 200, 20, 15}, Shape{1, 1280, 7, 7}, Shape{1, 24, 40, 40}}) {
+    const int64_t N = xs[0], C = xs[1], S = xs[2] * xs[3];
+    Tensor x(DType::kFloat32, xs);  // nhwc bytes: [N][S][C]
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = 100.f + static_cast<float>((i * 53) % 97) / 9.f;
+    std::vector<float> mean(N * C);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        double acc = 0;
+        for (int64_t s = 0; s < S; ++s) acc += x.as<float>()[(n * S + s) * C + c];
+        mean[n * C + c] = static_cast<float>(acc / S);
+      }
+    ir::Graph g;
+    ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
+    ir::Node* node = g.add_node("GlobalAveragePool", {in}, {"y"}, "gap");
+    kernels::KernelConfig config;
+    config.input_layouts = {ops::Layout::kNhwc};
+    const TensorView view = x.view();
+    std::vector<float> first;
+    for (int threads : {1, 2, 3, 4}) {
+      SCOPED_TRACE(shape_str(xs) + " on " + std::to_string(threads) + " threads");
+      const std::vector<float> y = values<float>(kernels::evaluate_node(*node, {&view}, threads, nullptr, config)[0]);
+      expect_close(y, mean, 1e-6f, 1e-6f);
+      if (first.empty()) first = y;
+      ASSERT_EQ(y.size(), first.size());
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(std::memcmp(&y[i], &first[i], sizeof(float)), 0) << i;
+    }
   }
 }
 

@@ -210,7 +210,7 @@ class GlobalPoolKernel final : public Kernel {
         const int64_t n = nb / CB, cb = nb % CB;
         reduce_lanes(in + nb * S * B, S, B, std::min(B, C - cb * B), scale, out + n * C + cb * B);
       }
-    } else {  // nhwc
+    } else if (is_max_) {  // nhwc
       for (int64_t n = 0; n < N; ++n) {
         // Channel chunks of 64 lanes, one per thread at a time.
         const int64_t chunks = (C + 63) / 64;
@@ -220,6 +220,8 @@ class GlobalPoolKernel final : public Kernel {
           reduce_lanes(in + n * S * C + c0, S, C, std::min<int64_t>(64, C - c0), scale, out + n * C + c0);
         }
       }
+    } else {
+      mean_nhwc(in, N, S, C, scale, threads, out);
     }
   }
 
@@ -276,9 +278,45 @@ class GlobalPoolKernel final : public Kernel {
     for (int64_t j = 0; j < lanes; ++j) out[j] = static_cast<float>(acc[j] * scale);
   }
 
+  /// The mean over S of nhwc [N][S][C], with the sums of reduce_lanes (each
+  /// kChunk rows in float, those partial sums in double, in row order) but
+  /// read row by row: the rows of a chunk are one contiguous stretch of
+  /// memory, and chunks (or, with fewer chunks than threads, 64-channel
+  /// pieces of them) go to the threads. The partial sums wait in partial_
+  /// [chunk][C] and are added in chunk order, so every thread count gives
+  /// the same bits.
+  void mean_nhwc(const float* in, int64_t N, int64_t S, int64_t C, double scale, int threads, float* out) {
+    const int64_t chunks = (S + kChunk - 1) / kChunk;
+    // Whole rows per task when there are chunks enough for the threads.
+    const int64_t width = chunks >= 2 * threads ? C : std::min<int64_t>(C, 64);
+    const int64_t pieces = (C + width - 1) / width;
+    partial_.resize(static_cast<size_t>(chunks * C));
+    float* part = partial_.data();
+    for (int64_t n = 0; n < N; ++n) {
+      const float* x = in + n * S * C;
+#pragma omp parallel for num_threads(threads) schedule(static) if (C * S > (1 << 16) && chunks * pieces > 1)
+      for (int64_t t = 0; t < chunks * pieces; ++t) {
+        const int64_t k = t / pieces, c0 = (t % pieces) * width, lanes = std::min(width, C - c0);
+        float* acc = part + k * C + c0;
+        for (int64_t j = 0; j < lanes; ++j) acc[j] = 0.f;
+        for (int64_t s = k * kChunk, s1 = std::min(S, s + kChunk); s < s1; ++s) {
+          const float* row = x + s * C + c0;
+#pragma omp simd
+          for (int64_t j = 0; j < lanes; ++j) acc[j] += row[j];
+        }
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        double sum = 0;
+        for (int64_t k = 0; k < chunks; ++k) sum += part[k * C + c];
+        out[n * C + c] = static_cast<float>(sum * scale);
+      }
+    }
+  }
+
   std::string desc_;
   bool is_max_;
   ops::Layout layout_;
+  std::vector<float> partial_;  // mean_nhwc's [chunk][C] float sums
 };
 
 /// MaxPool-12 as a direct loop over 1 to 3 spatial dims, any arithmetic
