@@ -1,5 +1,10 @@
 // Conv and ConvTranspose kernels: hand-computed small cases (ONNX Conv-11,
 // ConvTranspose-11).
+#include <dnnl.h>
+
+#include <functional>
+#include <sstream>
+
 #include "kernels_nn_util.h"
 #include "ops/fused_conv.h"
 
@@ -315,6 +320,74 @@ TEST(NnConv, ConvAsMatmulWithShapesKnownAtRun) {
     kernel->reshape(ctx);
     kernel->run(ctx);
     expect_close(values<float>(y), values<float>(want), 1e-5f, 1e-5f);
+  }
+}
+
+// The oneDNN convolutions a run of `op` (its default kernel) executes, as
+// their implementation names (oneDNN's verbose log).
+std::vector<std::string> convolution_impls(const std::function<void()>& run) {
+  EXPECT_EQ(dnnl_set_verbose(1), dnnl_success);
+  const std::string log = capture_stdout(run);
+  dnnl_set_verbose(0);
+  std::vector<std::string> impls;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    // onednn_verbose,exec,cpu,<primitive>,<implementation>,...
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    if (f.size() > 4 && f[1] == "exec" && f[3] == "convolution") impls.push_back(f[4]);
+  }
+  return impls;
+}
+
+// Plain convolutions that no MatMul form takes (grouped ones; with a
+// residual sum; 1-D and 2-D) get oneDNN's gemm-based implementation in
+// NCHW: the kernel runs them in the layout oneDNN prefers, between
+// reorders, where oneDNN has a better implementation there (`blocked`),
+// and keeps gemm where it has none (3 or 6 channels per group). Either way
+// the outputs are those of oneDNN's plain convolution (variant "post_op"),
+// with bias, activation and the residual Z added by the sum post-op.
+TEST(NnConv, PlainGemmConvolutionsRunInABlockedLayout) {
+  struct Case {
+    Shape x, w;
+    std::vector<ir::Attribute> attrs;
+    bool bias, relu, residual, blocked;
+  };
+  using A = ir::Attribute;
+  const std::vector<Case> cases = {
+      {{2, 8, 12, 10}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, false, true},
+      {{1, 16, 9, 9}, {32, 4, 3, 3}, {A::Int("group", 4), A::Ints("strides", {2, 2})}, false, false, false, true},
+      {{2, 8, 7, 11}, {8, 4, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, true, true},
+      {{2, 8, 7, 11}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, true, true},
+      {{2, 32, 20}, {32, 16, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1})}, true, true, false, true},
+      {{2, 12, 7, 11}, {12, 6, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, false, false},
+      {{2, 6, 20}, {6, 3, 3}, {A::Int("group", 2), A::Ints("pads", {2, 0})}, true, true, true, false},
+  };
+  for (const Case& k : cases) {
+    const std::string trace = shape_str(k.x) + " * " + shape_str(k.w);
+    ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu || k.residual);
+    if (k.residual) {
+      if (!k.relu) r.attrs.pop_back();  // a FusedConv with the sum only
+      const Shape ys = run_op("Conv", {r.in[0], r.in[1]}, k.attrs)[0].shape();
+      Tensor z(DType::kFloat32, ys);
+      for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 8.f - 1.f;
+      if (!k.bias) r.in.push_back(Tensor());
+      r.in.push_back(z);
+    }
+    kernels::KernelConfig onednn;
+    onednn.variant = "post_op";
+    Tensor want, got;
+    const std::vector<std::string> plain =
+        convolution_impls([&] { want = run_op(r.op, r.in, r.attrs, 1, r.domain, onednn)[0]; });
+    ASSERT_EQ(plain.size(), 1u) << trace;
+    EXPECT_NE(plain[0].find("gemm"), std::string::npos) << trace << ": not a case oneDNN runs as gemm: " << plain[0];
+    const std::vector<std::string> impls =
+        convolution_impls([&] { got = run_op(r.op, r.in, r.attrs, 1, r.domain)[0]; });
+    ASSERT_EQ(impls.size(), 1u) << trace;
+    EXPECT_EQ(impls[0].find("gemm") == std::string::npos, k.blocked) << trace << ": " << impls[0];
+    ASSERT_EQ(got.shape(), want.shape()) << trace;
+    expect_close(values<float>(got), values<float>(want), 1e-5f, 1e-5f);
   }
 }
 

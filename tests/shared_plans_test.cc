@@ -25,6 +25,7 @@
 #include "kernels/kernel.h"
 #include "model/reader.h"
 #include "shared_models_util.h"
+#include "test_util.h"
 
 namespace gec {
 namespace {
@@ -53,31 +54,6 @@ CompiledModel compile_at_test_shapes(const std::string& dir, const std::vector<s
   return compile_onnx_file(dir + "/model.onnx", co);
 }
 
-/// What the process writes to stdout (file descriptor 1) while `f` runs.
-std::string capture_stdout(const std::function<void()>& f) {
-  char path[] = "/tmp/gec_stdout_XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  if (fd < 0) return "";
-  std::fflush(stdout);
-  // Puts stdout back and removes the file, also when f throws.
-  struct Restore {
-    int fd, saved;
-    const char* path;
-    ~Restore() {
-      std::fflush(stdout);
-      dup2(saved, 1);
-      close(saved);
-      close(fd);
-      unlink(path);
-    }
-  } restore{fd, dup(1), path};
-  dup2(fd, 1);
-  f();
-  std::fflush(stdout);
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 TEST(SharedPlans, NoConvolutionRunsAReferenceImplementation) {
   nlohmann::json manifest;
@@ -132,7 +108,7 @@ TEST(SharedPlans, NoOneDnnPrimitiveRunsAReferenceImplementation) {
     std::vector<TensorView> views;
     for (const auto& [in_name, t] : inputs) views.push_back(t.view());
     ASSERT_EQ(dnnl_set_verbose(1), dnnl_success);
-    const std::string log = capture_stdout([&] { session->run(views); });
+    const std::string log = testing::capture_stdout([&] { session->run(views); });
     dnnl_set_verbose(0);
     // onednn_verbose,exec,cpu,<primitive>,<implementation>,<prop>,<layouts>,...
     std::istringstream lines(log);

@@ -2,8 +2,14 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -103,6 +109,32 @@ inline void expect_close(const std::vector<float>& actual, const std::vector<flo
     }
     EXPECT_NEAR(actual[i], expected[i], atol + rtol * std::fabs(expected[i])) << "at " << i;
   }
+}
+
+/// What the process writes to stdout (file descriptor 1) while `f` runs.
+inline std::string capture_stdout(const std::function<void()>& f) {
+  char path[] = "/tmp/gec_stdout_XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  if (fd < 0) return "";
+  std::fflush(stdout);
+  // Puts stdout back and removes the file, also when f throws.
+  struct Restore {
+    int fd, saved;
+    const char* path;
+    ~Restore() {
+      std::fflush(stdout);
+      dup2(saved, 1);
+      close(saved);
+      close(fd);
+      unlink(path);
+    }
+  } restore{fd, dup(1), path};
+  dup2(fd, 1);
+  f();
+  std::fflush(stdout);
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace gec::testing

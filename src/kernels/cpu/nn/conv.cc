@@ -192,9 +192,11 @@ Shape onednn_weight_dims(const Shape& ws, int64_t group) {
 /// `ys`, src/dst in the given layouts (ops/layout.h); weights in the layout
 /// oneDNN prefers.
 /// Shared by the kernel and the compile-time layout query.
+/// `any_activations`: src and dst in the layout oneDNN prefers
+/// (format_tag::any) instead of `src_layout` and `dst_layout`.
 dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t group, const Shape& xs, const Shape& ws,
                                           bool has_bias, const Shape& ys, ops::Layout src_layout, ops::Layout dst_layout,
-                                          const std::string& who) {
+                                          const std::string& who, bool any_activations = false) {
   const size_t sp = xs.size() - 2;
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
   ops::WindowAttrs a = ops::resolve_window_attrs(raw, sp, &wk, who);
@@ -210,7 +212,10 @@ dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t g
         g.pad_end[i], ops::effective_pad_end(xs[i + 2], ys[i + 2], a.kernel[i], a.strides[i], a.dilations[i], pl[i]));
   }
   const Shape wdims = onednn_weight_dims(ws, group);
-  const memory::desc src = activation_md(xs, src_layout, who), dst = activation_md(ys, dst_layout, who);
+  const memory::desc src = any_activations ? memory::desc(to_dims(xs), memory::data_type::f32, tag::any)
+                                           : activation_md(xs, src_layout, who),
+                     dst = any_activations ? memory::desc(to_dims(ys), memory::data_type::f32, tag::any)
+                                           : activation_md(ys, dst_layout, who);
   const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
   using cf = dnnl::convolution_forward;
   return has_bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
@@ -322,6 +327,7 @@ class ConvKernel final : public Kernel {
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
+    if (blocked_) return run_blocked(x, w, b, z, y, ctx);
     if (z && z->data != y.data) copy_floats(y.as<float>(), z->as<float>(), y.numel(), ctx.num_threads);
     bind(src_, x.data);
     bind(dst_, y.data);
@@ -335,6 +341,45 @@ class ConvKernel final : public Kernel {
 
   void pack_constants(const KernelContext& ctx) override {
     if (!empty_ && !native_dw_ && (matmul_ == MatmulForm::kNone || conv_at_run_)) weights_.pack_constant(ctx, 1);
+  }
+
+  /// Whether oneDNN's implementation for a descriptor is its gemm-based or
+  /// reference one: for plain NCHW activations oneDNN 2.6 has mostly those
+  /// (im2col + sgemm, whose first call also generates its kernels).
+  static bool gemm_or_reference(const std::string& impl) {
+    return impl.find("gemm") != std::string::npos || impl.rfind("ref", 0) == 0;
+  }
+  static size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+  /// A plain convolution that oneDNN would run as gemm or reference code,
+  /// run in the layout it prefers instead (format_tag::any: nChw16c, nhwc,
+  /// ...): X reordered into it, the primitive, Y reordered back, with the
+  /// residual Z reordered into Y's copy first for the sum post-op. Both
+  /// copies live in the run's scratch memory. Where such a convolution is
+  /// left plain (a shape known only at run that no MatMul form fits, a
+  /// grouped convolution outside a blocked layout group, -O0/-O1), the two
+  /// reorders cost far less than the gemm path (ppocr_v4_det compiled with
+  /// dynamic input dims: its six plain 3x3 convolutions at 640x640 went
+  /// from 78 ms a run to 21, plus 8 ms of reorders).
+  void run_blocked(const TensorView& x, const TensorView& w, const TensorView* b, const TensorView* z, TensorView& y,
+                   KernelContext& ctx) {
+    auto* base = static_cast<uint8_t*>(scratch_.bind_with(args_, ctx.scratch, blocked_bytes_));
+    bind(src_, base);
+    bind(dst_, base + src_bytes_);
+    bind(src_plain_, x.data);
+    dnnl::stream& st = cpu_stream();
+    to_blocked_src_.execute(st, src_plain_, src_);
+    if (z) {
+      bind(dst_plain_, z->data);
+      to_blocked_dst_.execute(st, dst_plain_, dst_);
+    }
+    bind(dst_plain_, y.data);
+    args_[DNNL_ARG_WEIGHTS] = weights_.get(w.data, ctx, 1);
+    if (b) bind(bias_, b->data);
+    conv_.execute(st, args_);
+    to_plain_dst_.execute(st, dst_, dst_plain_);
+    st.wait();
+    if (native_act_) epilogue_->run(y, ctx.num_threads);
   }
 
   std::string impl_name() const override {
@@ -608,14 +653,35 @@ class ConvKernel final : public Kernel {
         pd = cf::primitive_desc(d, post_ops_attr({}), cpu_engine());
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
+      blocked_ = false;
+      if (src_layout_ == ops::Layout::kPlain && dst_layout_ == ops::Layout::kPlain && act_impl_ != "post_op" &&
+          (xs.size() == 3 || xs.size() == 4) && gemm_or_reference(pd.impl_info_str())) {
+        const cf::desc da = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_, true);
+        cf::primitive_desc pa(da, post_ops_attr(native_act_ ? ops::FusedActivation{} : act_), cpu_engine());
+        if (!gemm_or_reference(pa.impl_info_str())) {
+          pd = pa;
+          blocked_ = true;
+        }
+      }
       conv_ = cf(pd);
       scratch_.set(pd.scratchpad_desc());
       weights_.reset(user_w, pd.weights_desc());
+      // X and Y as the primitive reads them: plain, or (blocked_) in its
+      // layout, in the run's scratch memory between reorders.
+      src_ = unbound_memory(pd.src_desc());
+      dst_ = unbound_memory(pd.dst_desc());
+      if (blocked_) {
+        src_plain_ = unbound_memory(src);
+        dst_plain_ = unbound_memory(dst);
+        to_blocked_src_ = dnnl::reorder(src_plain_, src_);
+        to_blocked_dst_ = dnnl::reorder(dst_plain_, dst_);  // the residual Z, for the sum post-op
+        to_plain_dst_ = dnnl::reorder(dst_, dst_plain_);
+        src_bytes_ = align64(pd.src_desc().get_size());
+        blocked_bytes_ = src_bytes_ + align64(pd.dst_desc().get_size());
+      }
     } catch (const dnnl::error& e) {
       rethrow_dnnl(desc_, "create a convolution for X " + shape_str(xs) + ", W " + shape_str(ws), e);
     }
-    src_ = unbound_memory(src);
-    dst_ = unbound_memory(dst);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
     if (has_bias) {
       bias_ = unbound_memory(plain_md({ws[0]}));
@@ -656,6 +722,10 @@ class ConvKernel final : public Kernel {
   std::string act_impl_;
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
+  bool blocked_ = false;                          // plain X and Y, the primitive in its own layout (run_blocked)
+  memory src_plain_, dst_plain_;                  //   the caller's X and Y (Z)
+  dnnl::reorder to_blocked_src_, to_blocked_dst_, to_plain_dst_;
+  size_t src_bytes_ = 0, blocked_bytes_ = 0;      //   X's copy, both copies: in the run's scratch
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
   bool matmul_at_run_ = false;                    //   shapes known at run only: checked at reshape
