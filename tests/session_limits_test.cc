@@ -3,11 +3,14 @@
 // Session (refused, not silently wrong).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
 #include "gec/compiler.h"
 #include "memory_test_util.h"
+#include "model/reader.h"
+#include "runtime/executor.h"
 #include "test_util.h"
 
 namespace gec {
@@ -75,6 +78,40 @@ TEST(SessionLimits, RunTimeAllocationsRespectTheArenaLimit) {
   EXPECT_EQ(s->run({small.view()})[0].shape(), (Shape{100}));
   testing::expect_error([&] { s->run({big.view()}); }, ErrorCode::kUnsupported,
                         "float32[1000] at run time: 4000 bytes, more than the 1024 allowed");
+}
+
+// Values of shapes known only at run give their buffers back after their
+// last reader: a chain x[N,256] -> Abs -> Neg -> ... (8 nodes) holds two
+// intermediate values and the output at once, whatever N, and the outputs
+// are right on every run (N = 4, 16, 4, 9: buffers taken again, and grown).
+TEST(SessionLimits, RunTimeValuesReuseEachOthersBuffers) {
+  ir::Graph g;
+  ir::TensorType dyn{F, true, {ir::Dim{-1, "N"}, ir::Dim{256, ""}}};
+  ir::Value* x = g.add_value("x", dyn);
+  g.inputs().push_back(x);
+  ir::Value* v = x;
+  for (int i = 0; i < 8; ++i) {
+    ir::Node* n = g.add_node(i % 2 ? "Neg" : "Abs", {v}, {"v" + std::to_string(i)}, "n" + std::to_string(i));
+    n->output(0)->type = dyn;
+    v = n->output(0);
+  }
+  g.outputs().push_back(v);
+  testing::Planned p(g);
+  const model::LoadedModel m = model::read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(testing::gom_of(g, p)));
+  runtime::Executor e(m, nullptr, 1, false, 0, nullptr);
+  for (int64_t rows : {4, 16, 4, 9}) {
+    Tensor in(F, {rows, 256});
+    for (int64_t i = 0; i < in.numel(); ++i) in.as<float>()[i] = static_cast<float>(i % 11) - 5.f;
+    e.bind_input(0, in.view());
+    e.run(1);
+    // Four Abs/Neg pairs: -|x| (a value read from a buffer taken again too early: |x|).
+    ASSERT_EQ(e.output(0).shape, (Shape{rows, 256}));
+    for (int64_t i = 0; i < in.numel(); ++i)
+      ASSERT_EQ(e.output(0).as<float>()[i], -std::fabs(in.as<float>()[i])) << rows << " rows, at " << i;
+    const size_t value = static_cast<size_t>(rows) * 256 * sizeof(float);
+    // Without reuse: 8 values. Grown buffers (16 rows) stay in the pool.
+    EXPECT_LE(e.dynamic_bytes(), 3 * std::max<size_t>(value, 16 * 256 * sizeof(float))) << rows << " rows";
+  }
 }
 
 // Two threads on one Session: a run that starts while the other is in

@@ -68,6 +68,46 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
           it == graph_stream.end() ? 0 : it->second);
   }
   find_bindable_outputs();
+  if (streams_ == 1) plan_dynamic_release();
+}
+
+void Executor::plan_dynamic_release() {
+  std::vector<Step>& steps = plans_.at(&main_).steps;
+  std::vector<int> last(static_cast<size_t>(ids_.size()), -1);
+  std::vector<bool> made(static_cast<size_t>(ids_.size()), false), in_body(static_cast<size_t>(ids_.size()), false);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    for (int32_t id : steps[k].out_ids) {
+      made[static_cast<size_t>(id)] = true;
+      last[static_cast<size_t>(id)] = std::max(last[static_cast<size_t>(id)], static_cast<int>(k));
+    }
+    for (int32_t id : steps[k].in_ids)
+      if (id >= 0) last[static_cast<size_t>(id)] = static_cast<int>(k);
+    // Outer-scope reads of its bodies: never released (a body may keep
+    // reading them in ways the main graph's order does not show).
+    for (const ir::Value* v : main_.implicit_inputs(*steps[k].node)) in_body[static_cast<size_t>(ids_.id(v))] = true;
+  }
+  for (int32_t id = 0; id < ids_.size(); ++id) {
+    const ir::Value* v = ids_.value(id);
+    const size_t i = static_cast<size_t>(id);
+    if (!made[i] || in_body[i] || last[i] < 0 || in_arena(id) || v->constant || !v->type.is_tensor() ||
+        main_.is_graph_output(v))
+      continue;
+    steps[static_cast<size_t>(last[i])].release.push_back(id);
+  }
+}
+
+size_t Executor::dynamic_bytes() const {
+  size_t n = 0;
+  for (const Tensor& t : dynamic_) n += t.defined() && t.dtype() != DType::kString ? t.bytes() : 0;
+  for (const auto& [bytes, t] : free_dynamic_) n += bytes;
+  return n;
+}
+
+void Executor::release_dynamic(int32_t id) {
+  Tensor& store = dynamic_[static_cast<size_t>(id)];
+  if (store.defined() && store.dtype() != DType::kString) free_dynamic_.emplace(store.bytes(), std::move(store));
+  store = Tensor();
+  frame_[static_cast<size_t>(id)].data = nullptr;
 }
 
 // An arena output can take a caller buffer when nothing produced after it
@@ -218,10 +258,19 @@ TensorView* Executor::allocate_dynamic(int32_t id, DType dt, const Shape& shape)
                                       " at run time: " + std::to_string(want) + " bytes, more than the " +
                                       std::to_string(max_dynamic_bytes_) +
                                       " allowed (SessionOptions::max_arena_bytes)");
-  const bool fits = store.defined() && dt != DType::kString && store.dtype() != DType::kString &&
-                    store.bytes() >= static_cast<size_t>(n) * dtype_size(dt);
-  if (!fits) store = Tensor(dt == DType::kString ? dt : DType::kUInt8,
-                            {dt == DType::kString ? n : static_cast<int64_t>(n * dtype_size(dt))});
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(dt);
+  const bool fits = store.defined() && dt != DType::kString && store.dtype() != DType::kString && store.bytes() >= bytes;
+  if (!fits) {
+    store = Tensor();  // too small for this value: freed, not kept
+    auto it = dt == DType::kString ? free_dynamic_.end() : free_dynamic_.lower_bound(bytes);
+    if (it != free_dynamic_.end()) {
+      store = std::move(it->second);
+      free_dynamic_.erase(it);
+    } else {
+      store = Tensor(dt == DType::kString ? dt : DType::kUInt8,
+                     {dt == DType::kString ? n : static_cast<int64_t>(bytes)});
+    }
+  }
   tv.data = store.data();
   tv.dtype = dt;
   tv.shape = shape;
@@ -390,7 +439,10 @@ void Executor::run_worker(int worker) {
 }
 
 void Executor::run_graph(GraphPlan& plan) {
-  for (Step& s : plan.steps) run_timed(s, 0.0);
+  for (Step& s : plan.steps) {
+    run_timed(s, 0.0);
+    for (int32_t id : s.release) release_dynamic(id);
+  }
 }
 
 void Executor::run_timed(Step& s, double wait_ms) {

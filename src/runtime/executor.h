@@ -31,6 +31,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -100,6 +101,10 @@ class Executor final : public kernels::SubgraphRunner {
 
   std::vector<AnyValue> run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) override;
 
+  /// Bytes held for values of shapes known only at run: their buffers and
+  /// the released ones waiting to be taken again.
+  size_t dynamic_bytes() const;
+
   std::vector<NodeProfile> profile() const;
   void reset_profile();
 
@@ -121,6 +126,7 @@ class Executor final : public kernels::SubgraphRunner {
     std::vector<int32_t> waits;  // events to wait for (main graph)
     int32_t record = -1;         // event to record (main graph)
     std::vector<Shape> shapes; // input shapes of the last reshape
+    std::vector<int32_t> release;  // dynamic values last read here (release_dynamic after it)
     kernels::KernelContext ctx;
     NodeProfile prof;
   };
@@ -154,6 +160,14 @@ class Executor final : public kernels::SubgraphRunner {
   void run_timed(Step& s, double wait_ms);
   void run_step(Step& s);
   TensorView* allocate_dynamic(int32_t id, DType dt, const Shape& shape);
+  /// Fills Step::release of the main graph's steps when it runs as one
+  /// stream: each dynamic value (a tensor of a shape known only at run,
+  /// made by a main-graph node, not a graph output and read by no
+  /// subgraph) is released after the last step that reads it.
+  void plan_dynamic_release();
+  /// Gives a dynamic value's buffer to free_dynamic_, for a value made
+  /// later (in this run or the next) to take.
+  void release_dynamic(int32_t id);
   TensorView* allocate_output(const ir::Node* node, int32_t id, DType dt, const Shape& shape);
   void find_bindable_outputs();
 
@@ -166,7 +180,11 @@ class Executor final : public kernels::SubgraphRunner {
   std::vector<std::vector<Step*>> worker_steps_;  // per worker, its main-graph steps in plan order
   std::vector<kernels::ValueSlot> slots_;  // sequence/optional values, by value id
   std::vector<int32_t> transient_slots_;   // non-tensor values that are not main graph outputs
-  std::vector<Tensor> dynamic_;  // grow-only storage per dynamic value id
+  std::vector<Tensor> dynamic_;  // storage per dynamic value id (grown as needed, or released)
+  /// Released buffers by size in bytes: allocate_dynamic takes the smallest
+  /// that holds a value, so that a run's dynamic values reuse each other's
+  /// bytes as the arena's do (their peak: what is live at once).
+  std::multimap<size_t, Tensor> free_dynamic_;
   const ir::ValueIndex& ids_;
   const memory::MemoryPlan& plan_;
   std::unordered_map<const ir::Graph*, GraphPlan> plans_;
