@@ -284,8 +284,9 @@ TEST(NnConv, ColumnsMatmulMatchesOneDnnConvolution) {
 // shape at reshape: a pointwise conv of width 1 (oneDNN's convolution for it
 // is ref:any) runs as a MatMul; frames larger than the bound (1-D, one
 // channel, kernel 512, stride 1 over 4000 samples: 447x the bytes of X,
-// the bound is 8x) run oneDNN's convolution inside the same kernel. Both
-// match oneDNN's convolution.
+// the bound is 8x) run oneDNN's convolution inside the same kernel, as does
+// a 2-D window of the columns form (3x3, strides 2x1), in oneDNN's own
+// layout between reorders. All match oneDNN's convolution.
 TEST(NnConv, ConvAsMatmulWithShapesKnownAtRun) {
   struct Case {
     Shape x, w;
@@ -293,7 +294,7 @@ TEST(NnConv, ConvAsMatmulWithShapesKnownAtRun) {
     bool bias;
   };
   for (const Case& k : {Case{{1, 128, 1}, {1, 128, 1}, {}, true}, Case{{2, 16, 3, 5}, {8, 16, 1, 1}, {}, false},
-                        Case{{1, 1, 4000}, {4, 1, 512}, {1}, true}}) {
+                        Case{{1, 1, 4000}, {4, 1, 512}, {1}, true}, Case{{2, 8, 9, 7}, {16, 8, 3, 3}, {2, 1}, true}}) {
     std::vector<ir::Attribute> attrs;
     if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
     const ConvRun r = conv_run(k.x, k.w, attrs, k.bias, false);

@@ -306,7 +306,12 @@ class ConvKernel final : public Kernel {
       return;
     }
     if (empty_) return;
-    conv_at_run_ = matmul_at_run_ && !matmul_fits(x.shape, w.shape, y.shape);
+    // Shapes known only at run: a misfit runs oneDNN's convolution, and so
+    // does a 2-D window of kIm2col (between reorders in oneDNN's layout,
+    // run_blocked: oww_embedding compiled with a dynamic batch, its 3x1 and
+    // 1x3 convolutions at 18-39 GFLOP/s as columns).
+    conv_at_run_ = matmul_at_run_ && (!matmul_fits(x.shape, w.shape, y.shape) ||
+                                      (matmul_ == MatmulForm::kIm2col && x.shape.size() == 4));
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return build_matmul(x.shape, w.shape, y.shape);
     build(x.shape, w.shape, has_bias, y.shape);
   }
