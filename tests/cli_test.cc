@@ -375,7 +375,14 @@ TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
   ob::add_output(m.mutable_graph(), "y", ob::kFloat, "N,4");
   ob::add_node(m.mutable_graph(), "Relu", {"x"}, {"y"}, "relu0");
   std::ofstream(p("dyn.onnx"), std::ios::binary) << m.SerializeAsString();
-  ASSERT_EQ(gec("compile " + p("dyn.onnx") + " -o " + p("dyn.gom")).status, 0);
+  const Result compiled = gec("compile " + p("dyn.onnx") + " -o " + p("dyn.gom"));
+  ASSERT_EQ(compiled.status, 0);
+  // Dynamic dims without --input-shape: the note says what fixing them buys.
+  EXPECT_NE(compiled.out.find("gec: note: 1 value has a shape known only at run"), std::string::npos)
+      << compiled.out;
+  const Result fixed = gec("compile " + p("dyn.onnx") + " -o " + p("fixed.gom") + " --input-shape x:2,4");
+  ASSERT_EQ(fixed.status, 0) << fixed.out;
+  EXPECT_EQ(fixed.out.find("gec: note:"), std::string::npos) << fixed.out;
   for (const std::string model : {p("dyn.gom"), p("dyn.onnx")}) {
     Result r = gec("bench " + model + " --shape x:6,4 --warmup 0 --iterations 2 --json");
     ASSERT_EQ(r.status, 0) << r.out;

@@ -98,6 +98,15 @@ Command add_compile(CLI::App& root) {
             auto r = nlohmann::json::parse(m.report_json);
             if (r.contains("warnings"))
               for (const auto& w : r["warnings"]) std::fprintf(stderr, "gec: warning: %s\n", w.get<std::string>().c_str());
+            // A plan for dynamic input dims runs without what needs static
+            // shapes (blocked layouts, elementwise fusion, one arena).
+            const long long dynamic = r["memory"].value("dynamic_values", 0LL);
+            if (dynamic > 0 && args->flags.input_shapes.empty())
+              std::fprintf(stderr,
+                           "gec: note: %lld %s known only at run (dynamic input dims); "
+                           "--input-shape NAME:DIMS fixes them and lets the plan use blocked layouts, fusion "
+                           "and one arena (gec inspect lists the inputs)\n",
+                           dynamic, dynamic == 1 ? "value has a shape" : "values have shapes");
             if (args->verbose) print_table(r);
             double total = 0;
             for (auto& [k, v] : r["stages"].items()) total += v.get<double>();
