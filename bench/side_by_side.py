@@ -241,14 +241,19 @@ def table(a):
             base_compile_ms = (compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic, a.baseline_flags.split())
                                if a.baseline else None)
             ort, gec, base = [], [], []
-            for r in range(a.rounds):  # A/B/A/B (A/B/C with a baseline) in one run
-                progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} ORT")
-                ort.append(run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup))
-                progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} gec")
-                gec.append(run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))
-                if a.baseline:
-                    progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} baseline")
-                    base.append(run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup))
+            engines = [("ORT", ort, lambda: run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup)),
+                       ("gec", gec, lambda: run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))]
+            if a.baseline:
+                engines.append(("baseline", base,
+                                lambda: run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup)))
+            # A/B/A/B (A/B/C with a baseline) in one run, each round starting
+            # with the next engine: one that always ran right after another
+            # (and its heat, its freed memory) would be measured unlike the rest.
+            for r in range(a.rounds):
+                for k in range(len(engines)):
+                    label, results, run = engines[(r + k) % len(engines)]
+                    progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} {label}")
+                    results.append(run())
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
             rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 13)
