@@ -459,6 +459,41 @@ TEST(LayoutPropagation, GroupWithInPlaceConcatStaysNChw16c) {
   }
 }
 
+// GoogLeNet's Inception-4 blocks: a branch behind a 24-channel conv comes
+// out plain (its conv has no nChw16c src). With three blocked 16-channel
+// branches beside it the Concat stays blocked and in place: that branch is
+// reordered in, and nothing else. When the plain input holds more elements
+// than the blocked ones (32 channels against 16), the Concat runs plain.
+TEST(LayoutPropagation, ConcatReordersASmallPlainInputIn) {
+  for (int blocked_branches : {3, 1}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 5, 5});
+    ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+    std::vector<ir::Value*> ins;
+    for (int b = 0; b < blocked_branches; ++b) ins.push_back(conv(g, r1, 16, b % 2 ? 1 : 3, "branch" + std::to_string(b)));
+    const int64_t plain_channels = blocked_branches == 3 ? 16 : 32;
+    ins.push_back(conv(g, conv(g, r1, 24, 1, "narrow"), plain_channels, 3, "widen"));
+    ir::Node* cat = concat(g, ins, "concat");
+    ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 16, 3, "conv5"), "gap");
+    g.outputs().push_back(gap->output(0));
+    const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 9)}}, like_avx512);
+    SCOPED_TRACE(std::to_string(blocked_branches) + " blocked branches");
+    EXPECT_EQ(a.channels_last_values, 0);
+    EXPECT_FALSE(has_layouts(a, node(g, "widen")));
+    if (blocked_branches == 3) {
+      EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
+      EXPECT_EQ(in_layouts(a, cat), (std::vector<std::string>{B, B, B, B}));
+      int into_concat = 0;
+      for (const ir::Node* r : reorders(g))
+        for (const auto& [user, idx] : r->output(0)->uses()) into_concat += user == cat;
+      EXPECT_EQ(into_concat, 1);  // widen's output only
+      EXPECT_EQ(a.reorders, 2);   // and relu1 -> plain for narrow
+    } else {
+      EXPECT_FALSE(has_layouts(a, cat));
+    }
+  }
+}
+
 // A depthwise 3x3 conv on a graph input whose output only a Flatten reads:
 // it gains by itself (oneDNN's plain depthwise is im2col + GEMM), so it runs
 // blocked between two Reorders; without the depthwise rule it would be

@@ -422,8 +422,23 @@ class LayoutAssigner {
         if (axis != 1 || !candidate(g, *groups_, out) || n->inputs().empty() ||
             groups_->of(out) != ops::Layout::kNChw16c)
           return;
-        for (const ir::Value* v : n->inputs())
-          if (!blocked(v) || groups_->of(v) != ops::Layout::kNChw16c) return;
+        // Blocked when the blocked inputs hold at least as many elements as
+        // the plain ones, which are then reordered in: the Concat runs in
+        // place and its output needs no Reorder back, where a plain Concat
+        // would reorder every blocked input out and copy them all (GoogLeNet's
+        // Inception-4 blocks: one plain 64-channel branch behind a 24-channel
+        // conv among three blocked ones).
+        int64_t blocked_elems = 0, plain_elems = 0;
+        for (const ir::Value* v : n->inputs()) {
+          if (!v || v->is_constant() || !layout_shape(v) || groups_->of(v) != ops::Layout::kNChw16c ||
+              channels(v) % ops::kBlockedChannels != 0)
+            return;
+          if (blocked(v))
+            blocked_elems += shape_numel(v->type.static_shape());
+          else if (!layout_free(v))  // same bytes in both layouts: no Reorder
+            plain_elems += shape_numel(v->type.static_shape());
+        }
+        if (blocked_elems == 0 || blocked_elems < plain_elems) return;
         l.in.assign(l.in.size(), true);
         l.out[0] = true;
         return;
