@@ -3,6 +3,7 @@
 // function and CPU kernel. Expected values come from the ONNX operator text,
 // computed by hand or by an independent loop over explicit indices.
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "test_util.h"
@@ -99,6 +100,56 @@ TEST(ElementwiseUnary, SwishMatchesItsFormula) {
                                    ops::kGecDomain)[0])[0], -0.26894142f, 1e-6);
   EXPECT_NEAR(values<float>(run_op("Swish", {make<float>({}, {1.f})}, {Attribute::Float("alpha", 1.5f)}, 1,
                                    ops::kGecDomain)[0])[0], 0.81757448f, 1e-6);
+}
+
+// LeakyRelu, HardSigmoid, HardSwish and Clip (float32: the vector loop of
+// elementwise_simd.h) against their ONNX formulas evaluated element by
+// element in float, bit for bit: each product and sum rounded on its own.
+// Random signs (the case a branch per element mispredicts), +-inf, NaN,
+// lengths with full vectors and tails, and one large enough to be split
+// across run_op's 2 threads; Clip also with min > max (every element becomes max).
+TEST(ElementwiseUnary, PiecewiseActivationsMatchTheirFormulasExactly) {
+  const auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  const auto clamp01 = [](float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); };
+  for (int64_t n : {1, 7, 16, 17, 33, 70001}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    uint32_t r = 12345;
+    for (auto& v : x) {
+      r = r * 1664525u + 1013904223u;
+      v = static_cast<float>(static_cast<int32_t>(r >> 8) - (1 << 23)) / static_cast<float>(1 << 20);  // about [-8, 8)
+    }
+    x[0] = kNaN;
+    if (n > 2) x[1] = kInf;
+    if (n > 3) x[2] = -kInf;
+    if (n > 4) x[3] = -0.f;
+    const Tensor t = make<float>({n}, x);
+    struct Case {
+      std::string op;
+      std::vector<Attribute> attrs;
+      std::function<float(float)> f;
+    };
+    const float a = 0.15f, b = 0.45f;
+    for (const Case& c : std::vector<Case>{
+             {"LeakyRelu", {Attribute::Float("alpha", a)}, [&](float v) { return v < 0.f ? a * v : v; }},
+             {"HardSigmoid", {Attribute::Float("alpha", a), Attribute::Float("beta", b)},
+              [&](float v) { return clamp01(a * v + b); }},
+             {"HardSwish", {}, [&](float v) { return v * clamp01(v * (1.f / 6.f) + 0.5f); }}}) {
+      SCOPED_TRACE(c.op + ", n " + std::to_string(n));
+      const std::vector<float> got = values<float>(run_op(c.op, {t}, c.attrs)[0]);  // on 2 threads
+      ASSERT_EQ(got.size(), x.size());
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same(got[i], c.f(x[i]))) << "at " << i << ": x " << x[i];
+    }
+    for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1.5f, 2.f}, {3.f, 1.f}}) {
+      SCOPED_TRACE("Clip " + std::to_string(lo) + ".." + std::to_string(hi) + ", n " + std::to_string(n));
+      const std::vector<float> got =
+          values<float>(run_op("Clip", {t, make<float>({}, {lo}), make<float>({}, {hi})})[0]);
+      for (size_t i = 0; i < x.size(); ++i) {
+        float v = x[i] < lo ? lo : x[i];
+        v = v > hi ? hi : v;
+        ASSERT_TRUE(same(got[i], v)) << "at " << i << ": x " << x[i];
+      }
+    }
+  }
 }
 
 TEST(ElementwiseUnary, ReluNegAbsSignOnIntegers) {

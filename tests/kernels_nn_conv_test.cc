@@ -279,6 +279,30 @@ TEST(NnConv, ColumnsMatmulMatchesOneDnnConvolution) {
   }
 }
 
+// The piecewise-linear activations of a FusedConv run as its MatMul form
+// (a pointwise conv on plain NCHW) apply after the product, by the vector
+// loop the unary kernels use; they match oneDNN's convolution with the same
+// activation as post-ops (LeakyRelu-16, Clip-13, HardSigmoid-6, HardSwish-14).
+TEST(NnConv, MatmulFormPiecewiseActivationsMatchOneDnnPostOps) {
+  struct Act {
+    std::string op;
+    float alpha, beta;
+  };
+  for (const Act& a : {Act{"LeakyRelu", 0.1f, 0.f}, Act{"Clip", -0.5f, 0.75f}, Act{"HardSigmoid", 0.2f, 0.5f},
+                       Act{"HardSwish", 0.f, 0.f}}) {
+    ConvRun r = conv_run({1, 16, 9, 7}, {24, 16, 1, 1}, {}, true, false);
+    r.op = ops::kFusedConvOp;
+    r.domain = ops::kGecDomain;
+    r.attrs.push_back(ir::Attribute::String("activation", a.op));
+    if (a.op != "HardSwish") {
+      r.attrs.push_back(ir::Attribute::Float("activation_alpha", a.alpha));
+      r.attrs.push_back(ir::Attribute::Float("activation_beta", a.beta));
+    }
+    EXPECT_EQ(planned_impl(r, {1, 16, 9, 7}, {1, 24, 9, 7}), "onednn.conv_as_matmul+fused") << a.op;
+    expect_default_kernel_matches_onednn(r, a.op);
+  }
+}
+
 // With X and Y of shapes known only at run (a subgraph's values) and a
 // constant W, the node still gets the MatMul kernel, which checks each
 // shape at reshape: a pointwise conv of width 1 (oneDNN's convolution for it

@@ -127,6 +127,44 @@ void SwishF32(float alpha, const float* x, float* y, int64_t n) {
   }
 }
 
+template <int kOp, class D, class V>
+HWY_INLINE V piecewise(D d, V x, V a, V b) {
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+  // clamp(v, 0, 1) as v < 0 ? 0 : (v > 1 ? 1 : v): NaN stays NaN.
+  const auto clamp01 = [&](V v) { return hn::IfThenElse(hn::Gt(v, one), one, hn::IfThenElse(hn::Lt(v, zero), zero, v)); };
+  if constexpr (kOp == 0) {  // min(max(x, a), b): a > b gives b, as Clip-13 says
+    const V v = hn::IfThenElse(hn::Lt(x, a), a, x);
+    return hn::IfThenElse(hn::Gt(v, b), b, v);
+  }
+  if constexpr (kOp == 1) return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(a, x), x);
+  else if constexpr (kOp == 2) return clamp01(hn::Add(hn::Mul(a, x), b));
+  else return hn::Mul(x, clamp01(hn::Add(hn::Mul(a, x), b)));
+}
+
+template <int kOp>
+void PiecewiseLoop(float alpha, float beta, const float* x, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto a = hn::Set(d, alpha), b = hn::Set(d, beta);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(piecewise<kOp>(d, hn::LoadU(d, x + i), a, b), d, y + i);
+  if (i < n) {  // the tail through a padded vector, as UnaryLoop
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
+    hn::Store(piecewise<kOp>(d, hn::Load(d, buf), a, b), d, buf);
+    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
+  }
+}
+
+void PiecewiseF32(int op, float a, float b, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case 0: return PiecewiseLoop<0>(a, b, x, y, n);
+    case 1: return PiecewiseLoop<1>(a, b, x, y, n);
+    case 2: return PiecewiseLoop<2>(a, b, x, y, n);
+    default: return PiecewiseLoop<3>(a, b, x, y, n);
+  }
+}
+
 void UnaryF32(int op, const float* x, float* y, int64_t n) {
   switch (op) {
     case 0: return UnaryLoop<0>(x, y, n);
@@ -146,6 +184,7 @@ namespace gec::kernels::cpu::simd {
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(UnaryF32);
 HWY_EXPORT(SwishF32);
+HWY_EXPORT(PiecewiseF32);
 
 void binary_f32(BinOp op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* o, int64_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF32)(static_cast<int>(op), a, a_scalar, b, b_scalar, o, n);
@@ -157,6 +196,10 @@ void unary_f32(UnOp op, const float* x, float* y, int64_t n) {
 
 void swish_f32(float alpha, const float* x, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(SwishF32)(alpha, x, y, n);
+}
+
+void piecewise_f32(PiecewiseOp op, float a, float b, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(PiecewiseF32)(static_cast<int>(op), a, b, x, y, n);
 }
 
 }  // namespace gec::kernels::cpu::simd

@@ -2,7 +2,8 @@
 // IsNaN/IsInf, Not) and Clip. Each op is one scalar formula, written once as a
 // template and run by a straight loop over the flat tensor (OpenMP-split when
 // large, `omp simd` so the compiler vectorizes what it can); float32 Relu,
-// Sigmoid, Tanh and Exp use the Highway loops of elementwise_simd.h. Formulas follow
+// Sigmoid, Tanh, Exp, Swish, LeakyRelu, HardSigmoid, HardSwish and Clip use
+// the Highway loops of elementwise_simd.h. Formulas follow
 // the ONNX operator text; NaN inputs give NaN wherever the text's formula
 // would (Relu, Clip, LeakyRelu, Sign, ...).
 #include <cmath>
@@ -85,6 +86,17 @@ class UnaryKernel final : public Kernel {
       const float* xp = x.as<float>();
       float* yp = y.as<float>();
       parallel_ranges(n, nt, [&](int64_t b, int64_t e) { simd::unary_f32(s, xp + b, yp + b, e - b); });
+      return;
+    }
+    if constexpr (std::is_same_v<T, float> &&
+                  (op == U::kLeakyRelu || op == U::kHardSigmoid || op == U::kHardSwish)) {
+      constexpr simd::PiecewiseOp s = op == U::kLeakyRelu     ? simd::PiecewiseOp::kLeakyRelu
+                                      : op == U::kHardSigmoid ? simd::PiecewiseOp::kHardSigmoid
+                                                              : simd::PiecewiseOp::kHardSwish;
+      const float* xp = x.as<float>();
+      float* yp = y.as<float>();
+      const float a = p_.alpha, b = p_.beta;
+      parallel_ranges(n, nt, [&](int64_t b0, int64_t e) { simd::piecewise_f32(s, a, b, xp + b0, yp + b0, e - b0); });
       return;
     }
     if constexpr (std::is_same_v<T, float> && op == U::kSwish) {
@@ -181,6 +193,14 @@ class ClipKernel final : public Kernel {
       }
       if (ctx.has_input(1) && ctx.in(1).numel() > 0) lo = ctx.in(1).as<T>()[0];
       if (ctx.has_input(2) && ctx.in(2).numel() > 0) hi = ctx.in(2).as<T>()[0];
+      if constexpr (std::is_same_v<T, float>) {
+        const float* xp = x.as<float>();
+        float* yp = ctx.out(0).as<float>();
+        parallel_ranges(x.numel(), ctx.num_threads, [&](int64_t b, int64_t e) {
+          simd::piecewise_f32(simd::PiecewiseOp::kClip, lo, hi, xp + b, yp + b, e - b);
+        });
+        return;
+      }
       map_unary(x.as<T>(), ctx.out(0).as<T>(), x.numel(), ctx.num_threads, [lo, hi](T v) {
         v = v < lo ? lo : v;
         return v > hi ? hi : v;
