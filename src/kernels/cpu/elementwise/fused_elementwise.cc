@@ -79,11 +79,14 @@ void run_unary(EwOp op, const EwInstr& in, const float* x, float* y, int64_t n) 
     case EwOp::kExp: return simd::unary_f32(simd::UnOp::kExp, x, y, n);
     case EwOp::kGelu: return gelu_simd::gelu_f32(in.params[0] != 0.f, x, y, n);
     case EwOp::kSwish: return simd::swish_f32(in.params[0], x, y, n);
+    case EwOp::kLeakyRelu: return simd::piecewise_f32(simd::PiecewiseOp::kLeakyRelu, p.alpha, 0.f, x, y, n);
+    case EwOp::kHardSigmoid: return simd::piecewise_f32(simd::PiecewiseOp::kHardSigmoid, p.alpha, p.beta, x, y, n);
+    case EwOp::kHardSwish: return simd::piecewise_f32(simd::PiecewiseOp::kHardSwish, p.alpha, p.beta, x, y, n);
 #define GEC_CASE(name) \
   case EwOp::k##name: return unary_loop<U::k##name>(x, y, n, p);
       GEC_CASE(Neg) GEC_CASE(Abs) GEC_CASE(Sign) GEC_CASE(Erf) GEC_CASE(Log) GEC_CASE(Sqrt) GEC_CASE(Reciprocal)
       GEC_CASE(Floor) GEC_CASE(Ceil) GEC_CASE(Round) GEC_CASE(Sin) GEC_CASE(Cos) GEC_CASE(Softplus) GEC_CASE(Softsign)
-      GEC_CASE(HardSigmoid) GEC_CASE(HardSwish) GEC_CASE(LeakyRelu) GEC_CASE(Elu) GEC_CASE(Selu) GEC_CASE(Celu)
+      GEC_CASE(Elu) GEC_CASE(Selu) GEC_CASE(Celu)
       GEC_CASE(ThresholdedRelu) GEC_CASE(Mish)
 #undef GEC_CASE
     default: fail(ErrorCode::kInternal, std::string("fused elementwise: ") + ops::ew_op_name(op) + " is not unary");
@@ -261,12 +264,7 @@ bool execute(const EwInstr& in, const Reg* regs, void* dst, int64_t n) {
       const float* x = a.f();
       const float lo = in.args[1] >= 0 ? b.f()[0] : -std::numeric_limits<float>::infinity();
       const float hi = in.args[2] >= 0 ? c.f()[0] : std::numeric_limits<float>::infinity();
-#pragma omp simd
-      for (int64_t i = 0; i < m; ++i) {
-        float v = x[i];
-        v = v < lo ? lo : v;
-        of[i] = v > hi ? hi : v;
-      }
+      simd::piecewise_f32(simd::PiecewiseOp::kClip, lo, hi, x, of, m);
       break;
     }
     case EwOp::kCast:  // needs the operand's dtype: run_block does it
