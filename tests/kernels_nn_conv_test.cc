@@ -215,7 +215,14 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
                         Case{5, 7, 20, 5, 5, 1, 1, {2, 0, 1, 3}, true, true},
                         Case{8, 6, 17, 1, 3, 1, 2, {0, 1, 0, 1}, true, false},
                         Case{3, 4, 4, 3, 3, 1, 1, {0, 0, 0, 0}, false, false},
-                        Case{4, 2, 2, 3, 3, 2, 2, {0, 0, 1, 1}, true, false}}) {  // taps right of a 2-wide row
+                        Case{4, 2, 2, 3, 3, 2, 2, {0, 0, 1, 1}, true, false},  // taps right of a 2-wide row
+                        // Rows wide enough for whole vectors of outputs (16 lanes
+                        // on AVX-512) with border columns on both sides.
+                        Case{3, 5, 70, 3, 3, 2, 2, {1, 1, 1, 1}, true, true},
+                        Case{2, 6, 71, 7, 7, 2, 2, {3, 2, 3, 4}, false, false},
+                        Case{3, 4, 45, 5, 5, 1, 1, {2, 2, 2, 2}, true, false},
+                        Case{2, 3, 50, 1, 9, 1, 1, {0, 0, 0, 0}, false, false},
+                        Case{2, 5, 37, 3, 3, 3, 3, {1, 1, 1, 1}, true, false}}) {
     const ConvRun r = conv_run({2, k.c, k.h, k.w}, {k.c, 1, k.kh, k.kw},
                                {ir::Attribute::Int("group", k.c), ir::Attribute::Ints("pads", k.pads),
                                 ir::Attribute::Ints("strides", {k.sh, k.sw})},
