@@ -509,5 +509,43 @@ TEST(AutoFusion, SymbolicDimsRunAtAnySize) {
   }
 }
 
+// After an op whose output shape our inference cannot work out (a pool over
+// an input of dynamic size), the output's unnamed dims get symbols of their
+// own, and the elementwise ops after it carry them (numpy broadcast), so the
+// chain is one group; the public API shows those dims unnamed. The group
+// runs like the unfused chain at two sizes. (A per-channel operand
+// [1,2,1,1] would still split the group: its static 2 next to a symbol gives
+// the static dim, which is not the symbol.)
+TEST(AutoFusion, AChainAfterAnOpOfRunTimeSizeIsOneGroup) {
+  const std::string text = R"(graph {
+  input %x: float32[1,2,H,W]
+  const %g: float32[] = [1.5]
+  const %b: float32[] = [-0.25]
+  %p = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : float32[1,2,?,?]
+  %s = Mul(%p, %g) : float32[1,2,?,?]
+  %t = Add(%s, %b) : float32[1,2,?,?]
+  %y = Sigmoid(%t) : float32[1,2,?,?]
+  output %y
+})";
+  CompileOptions off;
+  off.disabled_passes = {"autofusion"};
+  CompiledModel fused = compile_text(text, {}), plain = compile_text(text, off);
+  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["groups"], 1);
+  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["ops_in_groups"], 3);
+  auto sf = Session::load_from_bytes(fused.gom), sp = Session::load_from_bytes(plain.gom);
+  ASSERT_EQ(sf->outputs().size(), 1u);
+  // Dims 0 and 1 are named here (our inference gives up on the whole shape
+  // of a pool over a dynamic input); 2 and 3 by ONNX shape inference.
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(sf->outputs()[0].dim_params.at(k), "") << sf->outputs()[0].str();
+  for (const Shape& xs : {Shape{1, 2, 6, 9}, Shape{1, 2, 33, 4}}) {
+    ir::Graph tmp;
+    const Tensor x = wave(tmp.add_value("x", ir::TensorType::of(DType::kFloat32, xs)), 0.3f);
+    auto got = sf->run({x.view()});
+    auto want = sp->run({x.view()});
+    ASSERT_EQ(got[0].shape(), want[0].shape());
+    EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), want[0].bytes()), 0) << shape_str(xs);
+  }
+}
+
 }  // namespace
 }  // namespace gec::passes

@@ -34,6 +34,13 @@ struct Dim {
   bool operator==(const Dim& o) const { return value == o.value && param == o.param; }
 };
 
+/// The prefix of the dim symbols shape inference names itself (a dim no
+/// model names, whose value is known only at run: "gec.dim/<value>/<axis>"),
+/// so that the values an elementwise op computes from it carry the same
+/// symbol; the public API shows such dims as unnamed.
+inline constexpr char kInventedDimPrefix[] = "gec.dim/";
+inline bool is_invented_dim_param(const std::string& p) { return p.rfind(kInventedDimPrefix, 0) == 0; }
+
 /// A value's type: dtype + shape. `has_shape == false` means even the rank
 /// is unknown. For a sequence or optional value (`kind` != kTensor), dtype
 /// and dims describe its tensor elements (sequence elements may differ in

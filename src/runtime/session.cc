@@ -137,7 +137,7 @@ static IoInfo io_info(const ir::Value* v) {
   io.has_shape = v->type.has_shape;
   for (const ir::Dim& d : v->type.dims) {
     io.dims.push_back(d.value);
-    io.dim_params.push_back(d.param);
+    io.dim_params.push_back(ir::is_invented_dim_param(d.param) ? std::string() : d.param);
   }
   return io;
 }
