@@ -94,37 +94,34 @@ HWY_INLINE V un(D d, V x) {
   }
 }
 
-template <int kOp>
-void UnaryLoop(const float* x, float* y, int64_t n) {
-  const hn::ScalableTag<float> d;
+/// y[i] = f(x[i]) a vector at a time, f taking and giving a vector of d. The
+/// tail goes through a padded vector: an element's result does not depend
+/// on where a range starts or ends (thread splits, fused blocks).
+template <class D, class F>
+HWY_INLINE void MapVectors(D d, F f, const float* x, float* y, int64_t n) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(un<kOp>(d, hn::LoadU(d, x + i)), d, y + i);
-  // The tail through a padded vector: an element's result does not depend on
-  // where a range starts or ends (thread splits, fused blocks).
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(hn::LoadU(d, x + i)), d, y + i);
   if (i < n) {
     HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
     for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
-    hn::Store(un<kOp>(d, hn::Load(d, buf)), d, buf);
+    hn::Store(f(hn::Load(d, buf)), d, buf);
     for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
   }
+}
+
+template <int kOp>
+void UnaryLoop(const float* x, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  MapVectors(d, [&](decltype(hn::Zero(d)) v) { return un<kOp>(d, v); }, x, y, n);
 }
 
 /// y = x * sigmoid(alpha * x), the sigmoid of un<1> (so x -> Sigmoid -> Mul
 /// and Swish give the same bits for alpha 1).
 void SwishF32(float alpha, const float* x, float* y, int64_t n) {
   const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto a = hn::Set(d, alpha);
-  auto swish = [&](decltype(hn::Zero(d)) v) { return hn::Mul(v, un<1>(d, alpha == 1.f ? v : hn::Mul(a, v))); };
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(swish(hn::LoadU(d, x + i)), d, y + i);
-  if (i < n) {
-    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
-    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
-    hn::Store(swish(hn::Load(d, buf)), d, buf);
-    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
-  }
+  MapVectors(d, [&](decltype(hn::Zero(d)) v) { return hn::Mul(v, un<1>(d, alpha == 1.f ? v : hn::Mul(a, v))); }, x, y, n);
 }
 
 template <int kOp, class D, class V>
@@ -135,8 +132,7 @@ HWY_INLINE V piecewise(D d, V x, V a, V b) {
   if constexpr (kOp == 0) {  // min(max(x, a), b): a > b gives b, as Clip-13 says
     const V v = hn::IfThenElse(hn::Lt(x, a), a, x);
     return hn::IfThenElse(hn::Gt(v, b), b, v);
-  }
-  if constexpr (kOp == 1) return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(a, x), x);
+  } else if constexpr (kOp == 1) return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(a, x), x);
   else if constexpr (kOp == 2) return clamp01(hn::Add(hn::Mul(a, x), b));
   else return hn::Mul(x, clamp01(hn::Add(hn::Mul(a, x), b)));
 }
@@ -144,16 +140,8 @@ HWY_INLINE V piecewise(D d, V x, V a, V b) {
 template <int kOp>
 void PiecewiseLoop(float alpha, float beta, const float* x, float* y, int64_t n) {
   const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto a = hn::Set(d, alpha), b = hn::Set(d, beta);
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(piecewise<kOp>(d, hn::LoadU(d, x + i), a, b), d, y + i);
-  if (i < n) {  // the tail through a padded vector, as UnaryLoop
-    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
-    for (int64_t j = i; j < n; ++j) buf[j - i] = x[j];
-    hn::Store(piecewise<kOp>(d, hn::Load(d, buf), a, b), d, buf);
-    for (int64_t j = i; j < n; ++j) y[j] = buf[j - i];
-  }
+  MapVectors(d, [&](decltype(hn::Zero(d)) v) { return piecewise<kOp>(d, v, a, b); }, x, y, n);
 }
 
 void PiecewiseF32(int op, float a, float b, const float* x, float* y, int64_t n) {
