@@ -420,6 +420,20 @@ CompiledModel compile_text(const std::string& text, CompileOptions o) {
   return compile_any_bytes(bytes.data(), bytes.size(), o);
 }
 
+/// `text` compiled as it is and with --disable-pass autofusion, each loaded
+/// into a Session; `fusion` is the fused compile's report "fusion" object.
+struct FusedAndPlain {
+  nlohmann::json fusion;
+  std::unique_ptr<Session> fused, plain;
+};
+FusedAndPlain compile_fused_and_plain(const std::string& text) {
+  CompileOptions off;
+  off.disabled_passes = {"autofusion"};
+  const CompiledModel f = compile_text(text, {}), p = compile_text(text, off);
+  return {nlohmann::json::parse(f.report_json)["fusion"], Session::load_from_bytes(f.gom),
+          Session::load_from_bytes(p.gom)};
+}
+
 // A LayerNorm-like tail spelled out over a large tensor, fused vs
 // --disable-pass autofusion, on 2 threads (the kernel splits rows across
 // them): identical bits; the report counts the group.
@@ -480,11 +494,10 @@ TEST(AutoFusion, SymbolicDimsRunAtAnySize) {
   output %a
   output %y
 })";
-  CompileOptions off;
-  off.disabled_passes = {"autofusion"};
-  CompiledModel fused = compile_text(text, {}), plain = compile_text(text, off);
-  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["groups"], 1);
-  auto sf = Session::load_from_bytes(fused.gom), sp = Session::load_from_bytes(plain.gom);
+  const FusedAndPlain m = compile_fused_and_plain(text);
+  EXPECT_EQ(m.fusion["groups"], 1);
+  Session* const sf = m.fused.get();
+  Session* const sp = m.plain.get();
   for (int64_t n : {1, 3, 70}) {
     ir::Graph tmp;
     const Tensor x = wave(tmp.add_value("x", ir::TensorType::of(DType::kFloat32, {n, 5})), 0.3f);
@@ -527,12 +540,11 @@ TEST(AutoFusion, AChainAfterAnOpOfRunTimeSizeIsOneGroup) {
   %y = Sigmoid(%t) : float32[1,2,?,?]
   output %y
 })";
-  CompileOptions off;
-  off.disabled_passes = {"autofusion"};
-  CompiledModel fused = compile_text(text, {}), plain = compile_text(text, off);
-  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["groups"], 1);
-  EXPECT_EQ(nlohmann::json::parse(fused.report_json)["fusion"]["ops_in_groups"], 3);
-  auto sf = Session::load_from_bytes(fused.gom), sp = Session::load_from_bytes(plain.gom);
+  const FusedAndPlain m = compile_fused_and_plain(text);
+  EXPECT_EQ(m.fusion["groups"], 1);
+  EXPECT_EQ(m.fusion["ops_in_groups"], 3);
+  Session* const sf = m.fused.get();
+  Session* const sp = m.plain.get();
   ASSERT_EQ(sf->outputs().size(), 1u);
   // Dims 0 and 1 are named here (our inference gives up on the whole shape
   // of a pool over a dynamic input); 2 and 3 by ONNX shape inference.
