@@ -2,6 +2,9 @@
 // ConvTranspose-11).
 #include <dnnl.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <functional>
 #include <sstream>
 
@@ -499,6 +502,182 @@ TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
               k.matmul ? "onednn.conv_as_matmul" : "onednn.conv")
         << shape_str(k.x) << " * " << shape_str(k.w);
   }
+}
+
+
+/// `t` [N, C, H, W] (C % 16 == 0) as nChw16c bytes: [N][C/16][H][W][16].
+Tensor to_nchw16c(const Tensor& t) {
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
+  Tensor b(DType::kFloat32, s);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p)
+        b.as<float>()[((n * (C / 16) + c / 16) * HW + p) * 16 + c % 16] = t.as<float>()[(n * C + c) * HW + p];
+  return b;
+}
+
+/// A 3x3, pads 1 Conv (or, with an activation or a residual, a FusedConv)
+/// node over static types: X [xs], W [m, xs[1], 3, 3] and B constants, Y.
+struct WinogradCase {
+  Shape xs;
+  int64_t m;
+  int64_t stride = 1;
+  bool relu = false, residual = false;
+  int64_t kernel = 3, group = 1;
+};
+ir::Node* winograd_case_node(ir::Graph& g, const WinogradCase& k) {
+  const int64_t oh = (k.xs[2] + 2 - k.kernel) / k.stride + 1, ow = (k.xs[3] + 2 - k.kernel) / k.stride + 1;
+  std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.xs)),
+                                 g.add_constant("w", Tensor(DType::kFloat32, {k.m, k.xs[1] / k.group, k.kernel, k.kernel})),
+                                 g.add_constant("b", Tensor(DType::kFloat32, {k.m}))};
+  const bool fused = k.relu || k.residual;
+  if (k.residual) ins.push_back(g.add_value("z", ir::TensorType::of(DType::kFloat32, {k.xs[0], k.m, oh, ow})));
+  ir::Node* n = g.add_node(fused ? ops::kFusedConvOp : "Conv", ins, {"y"}, "conv", fused ? ops::kGecDomain : "");
+  n->attrs = {ir::Attribute::Ints("pads", {1, 1, 1, 1}), ir::Attribute::Ints("strides", {k.stride, k.stride}),
+              ir::Attribute::Int("group", k.group)};
+  if (k.relu) n->attrs.push_back(ir::Attribute::String("activation", "Relu"));
+  n->output(0)->type = ir::TensorType::of(DType::kFloat32, {k.xs[0], k.m, oh, ow});
+  return n;
+}
+
+/// The nChw16c -> nChw16c config of a winograd_case_node.
+kernels::KernelConfig blocked_config(const ir::Node& n, const std::string& variant = "") {
+  kernels::KernelConfig c = kernels::KernelConfig::for_node(n);
+  c.input_layouts.assign(n.inputs().size(), ops::Layout::kPlain);
+  c.input_layouts[0] = ops::Layout::kNChw16c;
+  if (n.inputs().size() > 3) c.input_layouts[3] = ops::Layout::kNChw16c;
+  c.output_layouts = {ops::Layout::kNChw16c};
+  c.variant = variant;
+  return c;
+}
+
+// The compile-time choice (kernels::choose_variant) takes Winograd for 3x3,
+// stride-1, ungrouped convolutions in nChw16c with 32 or more channels
+// where oneDNN's F(4x4,3x3) kernel over at least 25 output tiles or its
+// F(2x2,3x3) kernel with at most 4 output-channel groups applies (oneDNN 2.6 has both on AVX-512 only; on
+// other CPUs every answer is ""), and never for the other forms.
+TEST(NnConv, WinogradIsChosenOnlyWhereItPays) {
+  struct Case {
+    WinogradCase k;
+    bool blocked;
+    bool winograd;  // on AVX-512
+  };
+  const std::vector<Case> cases = {
+      {{{1, 64, 56, 56}, 64}, true, true},                          // F(2x2,3x3), 2 groups
+      {{{1, 128, 28, 28}, 128, 1, true}, true, true},               // F(4x4,3x3)
+      {{{1, 256, 14, 14}, 256, 1, true, true}, true, true},         // with a residual sum
+      {{{2, 512, 7, 7}, 512}, true, true},                          // batch 2
+      {{{1, 64, 56, 56}, 64}, false, false},                        // plain layouts
+      {{{1, 64, 56, 56}, 64, 2}, true, false},                      // stride 2
+      {{{1, 192, 14, 14}, 208}, true, false},                       // F(2x2,3x3) with 13 groups
+      {{{1, 16, 56, 56}, 32}, true, false},                         // too few channels
+      {{{1, 64, 28, 28}, 64, 1, false, false, 3, 2}, true, false},  // grouped
+      {{{1, 64, 28, 28}, 64, 1, false, false, 5}, true, false},     // 5x5
+      {{{1, 256, 16, 16}, 256}, true, false},                       // F(4x4,3x3) over 16 tiles only
+      {{{2, 256, 16, 16}, 256}, true, true},                        //   over 32 tiles
+  };
+  const bool avx512 = testing::cpu_has_avx512();
+  for (const Case& c : cases) {
+    ir::Graph g;
+    const ir::Node* n = winograd_case_node(g, c.k);
+    kernels::KernelConfig config = c.blocked ? blocked_config(*n) : kernels::KernelConfig::for_node(*n);
+    const std::string trace = shape_str(c.k.xs) + " -> " + std::to_string(c.k.m) +
+                              (c.blocked ? " nChw16c" : " plain") + " stride " + std::to_string(c.k.stride) +
+                              " kernel " + std::to_string(c.k.kernel) + " group " + std::to_string(c.k.group);
+    EXPECT_EQ(kernels::choose_variant(*n, config), c.winograd && avx512 ? "winograd" : "") << trace;
+  }
+}
+
+// The winograd variant against the direct kernel and a double-precision
+// loop: same shapes, post-ops (bias, residual sum, Relu) and layouts; the
+// verbose log shows oneDNN ran a Winograd primitive. Tolerance: Winograd
+// rounds through transformed tiles, so both are held to 2e-5 of the
+// largest |y| (outputs here reach 20-60). Where oneDNN has no Winograd
+// kernel (no AVX-512) the variant runs the direct one and only the values
+// are checked.
+TEST(NnConv, WinogradVariantMatchesTheDirectConvolution) {
+  const std::vector<WinogradCase> cases = {
+      {{1, 64, 20, 20}, 64, 1, true},             // F(2x2,3x3) + Relu
+      {{1, 128, 12, 12}, 128, 1, true, true},     // F(4x4,3x3) + sum + Relu
+      {{2, 256, 7, 7}, 256},                      // plain Conv, batch 2
+  };
+  for (const WinogradCase& k : cases) {
+    ir::Graph g;
+    ir::Node* n = winograd_case_node(g, k);
+    const Shape ys = n->output(0)->type.static_shape();
+    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3];
+    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}),
+        z(DType::kFloat32, ys);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
+    float largest = 0;
+    for (int64_t nn = 0; nn < N; ++nn)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t oy = 0; oy < OH; ++oy)
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            double acc = b.as<float>()[m];
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t ky = 0; ky < 3; ++ky)
+                for (int64_t kx = 0; kx < 3; ++kx) {
+                  const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                  acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
+                         w.as<float>()[((m * C + c) * 3 + ky) * 3 + kx];
+                }
+            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
+            if (k.residual) acc += z.as<float>()[at];
+            if (k.relu) acc = std::max(acc, 0.0);
+            want[at] = static_cast<float>(acc);
+            largest = std::max(largest, std::fabs(want[at]));
+          }
+    const std::vector<float> want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
+    std::vector<const TensorView*> views;
+    const Tensor xb = to_nchw16c(x), zb = to_nchw16c(z);
+    const TensorView xv = xb.view(), wv = w.view(), bv = b.view(), zv = zb.view();
+    views = {&xv, &wv, &bv};
+    if (k.residual) views.push_back(&zv);
+    const std::string trace = shape_str(k.xs) + " -> " + std::to_string(M);
+    SCOPED_TRACE(trace);
+    const std::vector<Tensor> direct = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n));
+    std::vector<Tensor> wino;
+    ASSERT_EQ(dnnl_set_verbose(1), dnnl_success);
+    const std::string log = testing::capture_stdout(
+        [&] { wino = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n, "winograd")); });
+    dnnl_set_verbose(0);
+    EXPECT_EQ(kernels::create_kernel(*n, blocked_config(*n, "winograd"))->impl_name(),
+              k.relu || k.residual ? "onednn.conv.winograd+fused" : "onednn.conv.winograd");
+    if (testing::cpu_has_avx512()) {
+      EXPECT_NE(log.find("wino"), std::string::npos) << log;
+    }
+    const float atol = 2e-5f * largest;
+    expect_close(values<float>(direct[0]), want_blocked, 0.f, atol);
+    expect_close(values<float>(wino[0]), want_blocked, 0.f, atol);
+  }
+}
+
+// A variant the kernel does not know, or winograd on plain layouts, is a
+// clear error naming the node.
+TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
+  ir::Graph g;
+  ir::Node* n = winograd_case_node(g, {{1, 64, 8, 8}, 64, 1, true});
+  for (const std::string& v : {std::string("fast"), std::string("winograd+winograd")}) {
+    try {
+      kernels::create_kernel(*n, blocked_config(*n, v));
+      FAIL() << v;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << v;
+      EXPECT_NE(std::string(e.what()).find("conv"), std::string::npos) << e.what();
+    }
+  }
+  kernels::KernelConfig plain = kernels::KernelConfig::for_node(*n);
+  plain.variant = "winograd";
+  EXPECT_THROW(kernels::create_kernel(*n, plain), Error);
+  EXPECT_EQ(kernels::create_kernel(*n, blocked_config(*n, "winograd+post_op"))->impl_name(),
+            "onednn.conv.winograd+fused");
 }
 
 }  // namespace

@@ -89,6 +89,68 @@ TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
   }
 }
 
+// x [1,64,28,28] -> three 3x3 Conv + Relu (pads 1, 64 channels) -> y: the
+// convolutions between blocked values get the winograd variant on AVX-512
+// (NnConv.WinogradIsChosenOnlyWhereItPays), whose transformed weights the
+// .gom stores ("onednn-wino/..." layouts) and a session reads in place,
+// packing nothing; the outputs match the direct kernels' compile
+// (--disable-pass winograd) and a -O0 compile (plain, no packing) within
+// float32 rounding of sums over 576 products. Without Winograd kernels (no
+// AVX-512) no step gets the variant and the rest still holds.
+TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,64,28,28");
+  ob::add_output(g, "y", ob::kFloat, "1,64,28,28");
+  std::string in = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string w = "w" + std::to_string(i), c = "c" + std::to_string(i), r = "r" + std::to_string(i);
+    ob::add_float_init(g, w, {64, 64, 3, 3}, pattern(64 * 64 * 9, 7 + 2 * i, 31, 1.f / 256));
+    ob::attr_ints(ob::add_node(g, "Conv", {in, w}, {c}), "pads", {1, 1, 1, 1});
+    ob::add_node(g, "Relu", {c}, {i == 2 ? std::string("y") : r});
+    in = r;
+  }
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions direct_opts, o0;
+  direct_opts.disabled_passes = {"winograd"};
+  o0.opt_level = 0;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel direct = compile_onnx_bytes(bytes.data(), bytes.size(), direct_opts);
+  const CompiledModel plain = compile_onnx_bytes(bytes.data(), bytes.size(), o0);
+
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  int winograd_steps = 0, wino_copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "winograd") {
+      ++winograd_steps;
+      EXPECT_EQ(st.kernel.rfind("onednn.conv.winograd", 0), 0u) << st.kernel;
+    }
+  for (const auto& p : lm.packed_weights) wino_copies += p.layout.rfind("onednn-wino/", 0) == 0;
+  EXPECT_EQ(wino_copies, winograd_steps);
+  const model::LoadedModel direct_lm = model::read_gom_bytes(direct.gom);
+  for (const schedule::Step& st : direct_lm.execution_plan.graphs[0].steps) EXPECT_EQ(st.variant, "") << st.kernel;
+
+  const Tensor x = testing::make<float>({1, 64, 28, 28}, pattern(64 * 28 * 28, 13, 29, 1.f / 8));
+  auto s = Session::load_from_bytes(cm.gom);
+  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+  const Session::PackedWeightCounts pw = s->packed_weights();
+  EXPECT_EQ(pw.adopted, pw.stored);
+  EXPECT_EQ(pw.packed, 0);
+  const std::vector<float> want_direct =
+      testing::values<float>(Session::load_from_bytes(direct.gom)->run({x.view()})[0]);
+  const std::vector<float> want_plain = testing::values<float>(Session::load_from_bytes(plain.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want_plain) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.f);
+  testing::expect_close(got, want_plain, 0.f, 2e-5f * largest);
+  testing::expect_close(want_direct, want_plain, 0.f, 2e-5f * largest);
+  // With oneDNN's AVX-512 kernels (this project's CI machine) the two
+  // convolutions between blocked values at least run the variant.
+  if (testing::cpu_has_avx512()) {
+    EXPECT_GE(winograd_steps, 2);
+  }
+}
+
 // x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w, fed as a graph input) -> Relu
 // -> Conv(w0) -> y, 3x3 convolutions with pads 1: the middle convolution
 // runs between values the layout pass holds in nChw16c, so oneDNN asks for

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <dnnl.hpp>
 #include <unistd.h>
 
 #include <cmath>
@@ -109,6 +110,14 @@ inline void expect_close(const std::vector<float>& actual, const std::vector<flo
     }
     EXPECT_NEAR(actual[i], expected[i], atol + rtol * std::fabs(expected[i])) << "at " << i;
   }
+}
+
+/// True when oneDNN runs its AVX-512 kernels on this CPU (its Winograd
+/// convolutions and most blocked-layout JIT kernels need them).
+inline bool cpu_has_avx512() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core || isa == dnnl::cpu_isa::avx512_core_vnni ||
+         isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
 /// What the process writes to stdout (file descriptor 1) while `f` runs.

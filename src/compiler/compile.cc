@@ -63,8 +63,8 @@ void check_options(const CompileOptions& opts) {
       std::string known;
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
       fail(ErrorCode::kInvalidArgument,
-           "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation and "
-           "pack_weights: " + known + ")");
+           "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation, "
+           "pack_weights and winograd: " + known + ")");
     }
   }
 }
@@ -376,7 +376,11 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("lower", 4, 7);
-  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule);
+  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
+  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc).
+  const bool variants = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
+                                                         "winograd") == opts.disabled_passes.end();
+  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, variants);
   stages["lower"] = ms_since(t);
 
   // Pack weights (-O2 and up, unless --disable-pass pack_weights): the

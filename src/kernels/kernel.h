@@ -212,8 +212,9 @@ class Kernel {
 /// What, besides the node, selects and configures a kernel: the node's input
 /// dtypes, the layout of each input and output (chosen by the schedule stage;
 /// empty = all plain), and an implementation variant ("" = the kernel's
-/// default; FusedConv takes "post_op" or "kernel" for where its activation
-/// runs, used by tests and measurements).
+/// default; Conv and FusedConv take "winograd", chosen at compile time by
+/// choose_variant, and "post_op" or "kernel" for where the activation runs,
+/// used by tests and measurements; tokens joined by '+').
 struct KernelConfig {
   std::vector<DType> input_dtypes;  // kUndefined for absent inputs
   std::vector<ops::Layout> input_layouts, output_layouts;
@@ -269,6 +270,16 @@ struct KernelRegistrar {
 using LayoutQuery = std::function<std::string(const ir::Node& n, ops::Layout src, ops::Layout dst)>;
 void register_layout_query(const std::string& domain, const std::string& op_type, LayoutQuery q);
 std::string implementation_for_layout(const ir::Node& n, ops::Layout src, ops::Layout dst);
+/// Chooses, at compile time, the implementation variant (KernelConfig::
+/// variant) a node's kernel runs with its planned layouts (`config`), from
+/// its static types and what the target offers for them: e.g. "winograd"
+/// for a 3x3 convolution where oneDNN's Winograd kernel beats its direct
+/// one. Returns "" (the kernel's default) when the op registered no chooser
+/// or nothing better applies. The execution plan stores the answer
+/// (schedule/execution_plan.cc). Errors: none.
+using VariantChoice = std::function<std::string(const ir::Node& n, const KernelConfig& config)>;
+void register_variant_choice(const std::string& domain, const std::string& op_type, VariantChoice c);
+std::string choose_variant(const ir::Node& n, const KernelConfig& config);
 /// True for an implementation name of a reference (unoptimized) kernel.
 inline bool is_reference_implementation(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
 

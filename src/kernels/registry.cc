@@ -46,6 +46,22 @@ std::string implementation_for_layout(const ir::Node& n, ops::Layout src, ops::L
   return it == layout_queries().end() ? std::string() : it->second(n, src, dst);
 }
 
+namespace {
+std::map<std::pair<std::string, std::string>, VariantChoice>& variant_choices() {
+  static std::map<std::pair<std::string, std::string>, VariantChoice> m;
+  return m;
+}
+}  // namespace
+
+void register_variant_choice(const std::string& domain, const std::string& op_type, VariantChoice c) {
+  variant_choices()[{ops::canonical_domain(domain), op_type}] = std::move(c);
+}
+
+std::string choose_variant(const ir::Node& n, const KernelConfig& config) {
+  auto it = variant_choices().find({ops::canonical_domain(n.domain), n.op_type});
+  return it == variant_choices().end() ? std::string() : it->second(n, config);
+}
+
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {
   auto it = factories().find({ops::canonical_domain(domain), op_type});
   return it == factories().end() ? nullptr : &it->second.factory;

@@ -85,8 +85,10 @@ GraphSchedule place_events(const ir::Graph& g, const std::vector<int32_t>& strea
 /// an unsupported op, attribute, dtype or layout throws gec::Error
 /// (kUnsupported / kInvalidModel) naming the node. `streams` (null = one
 /// stream) gives the main graph's streams and events, made by
-/// assign_streams for this node order.
+/// assign_streams for this node order. With `choose_variants`, each step's
+/// kernel variant is the target's choice for its layouts
+/// (kernels::choose_variant: e.g. "winograd" convolutions), else "".
 ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
-                                  const GraphSchedule* streams = nullptr);
+                                  const GraphSchedule* streams = nullptr, bool choose_variants = false);
 
 }  // namespace gec::schedule

@@ -1,6 +1,8 @@
 // oneDNN engine/stream singletons and descriptor helpers (see onednn_common.h).
 #include "kernels/cpu/common/onednn_common.h"
 
+#include <cstring>
+
 namespace gec::kernels::cpu {
 
 dnnl::engine& cpu_engine() {
@@ -50,10 +52,28 @@ bool any_empty(const std::vector<Shape>& shapes) {
 }
 
 std::string packed_layout(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-  std::string out = "onednn-blocked/" + std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR);
+  const bool wino = to.data.format_kind == dnnl_format_kind_wino;
+  std::string out = std::string(wino ? "onednn-wino/" : "onednn-blocked/") + std::to_string(DNNL_VERSION_MAJOR) +
+                    "." + std::to_string(DNNL_VERSION_MINOR);
   const auto put = [&](int64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
   for (const dnnl::memory::desc* d : {&from, &to}) {
     const dnnl_memory_desc_t& m = d->data;
+    if (d == &to && wino) {  // Winograd weights: the transform's parameters place every element
+      if (m.extra.flags != 0 || m.ndims < 0 || m.ndims > DNNL_MAX_NDIMS) return "";
+      const dnnl_wino_desc_t& w = m.format_desc.wino_desc;
+      put(m.ndims);
+      put(m.data_type);
+      for (int i = 0; i < m.ndims; ++i) put(m.dims[i]);
+      for (int64_t v : {static_cast<int64_t>(w.wino_format), int64_t{w.r}, int64_t{w.alpha}, int64_t{w.ic},
+                        int64_t{w.oc}, int64_t{w.ic_block}, int64_t{w.oc_block}, int64_t{w.ic2_block},
+                        int64_t{w.oc2_block}, static_cast<int64_t>(w.size)})
+        put(v);
+      float scale = w.adj_scale;
+      int32_t scale_bits = 0;
+      std::memcpy(&scale_bits, &scale, sizeof scale_bits);
+      put(scale_bits);
+      continue;
+    }
     if (m.format_kind != dnnl_blocked || m.extra.flags != 0 || m.ndims < 0 || m.ndims > DNNL_MAX_NDIMS) return "";
     const dnnl_blocking_desc_t& bd = m.format_desc.blocking;
     if (bd.inner_nblks < 0 || bd.inner_nblks > DNNL_MAX_NDIMS) return "";

@@ -89,8 +89,10 @@ class Scratchpad {
 /// A description of packing from layout `from` into `to`, for
 /// SharedWeights::Packed::layout: the oneDNN version and every field of both
 /// blocked descriptors that places an element (dims, padding, strides,
-/// inner blocks), so equal strings mean byte-identical packed copies. ""
-/// when a descriptor is not plainly blocked (extra flags, other kinds).
+/// inner blocks), so equal strings mean byte-identical packed copies; for
+/// Winograd weights (`to` of format kind wino) "onednn-wino/<version>" and
+/// every parameter of the transformed layout instead. "" when a descriptor
+/// is of another kind or has extra flags.
 std::string packed_layout(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 
 /// Weights held in the layout a primitive asked for (format_tag::any). The

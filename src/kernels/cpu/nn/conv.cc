@@ -25,7 +25,8 @@
 // after the convolution (ActivationEpilogue: a vectorized loop for the
 // piecewise-linear ones, the ai.onnx kernel for the others).
 // The kernel variant (KernelConfig::variant "post_op" / "kernel") forces
-// either way (tests, measurements).
+// either way (tests, measurements). The variant "winograd", chosen at
+// compile time (conv_variant_choice), runs oneDNN's Winograd convolution.
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
@@ -192,9 +193,13 @@ Shape onednn_weight_dims(const Shape& ws, int64_t group) {
 /// Shared by the kernel and the compile-time layout query.
 /// `any_activations`: src and dst in the layout oneDNN prefers
 /// (format_tag::any) instead of `src_layout` and `dst_layout`.
+/// `algorithm`: convolution_direct, or convolution_winograd (which oneDNN
+/// 2.6 offers for 3x3 stride-1 convolutions in nChw16c on AVX-512 only;
+/// elsewhere the primitive descriptor throws).
 dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t group, const Shape& xs, const Shape& ws,
                                           bool has_bias, const Shape& ys, ops::Layout src_layout, ops::Layout dst_layout,
-                                          const std::string& who, bool any_activations = false) {
+                                          const std::string& who, bool any_activations = false,
+                                          dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
   const size_t sp = xs.size() - 2;
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
   ops::WindowAttrs a = ops::resolve_window_attrs(raw, sp, &wk, who);
@@ -216,10 +221,9 @@ dnnl::convolution_forward::desc conv_desc(const ops::WindowAttrs& raw, int64_t g
                                            : activation_md(ys, dst_layout, who);
   const memory::desc any_w(to_dims(wdims), memory::data_type::f32, tag::any);
   using cf = dnnl::convolution_forward;
-  return has_bias ? cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w,
-                             plain_md({ws[0]}), dst, strides, dil, pl, pr)
-                  : cf::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_w, dst,
-                             strides, dil, pl, pr);
+  return has_bias ? cf::desc(dnnl::prop_kind::forward_inference, algorithm, src, any_w, plain_md({ws[0]}), dst,
+                             strides, dil, pl, pr)
+                  : cf::desc(dnnl::prop_kind::forward_inference, algorithm, src, any_w, dst, strides, dil, pl, pr);
 }
 
 /// The implementation oneDNN picks for this Conv / FusedConv (static types)
@@ -242,6 +246,81 @@ std::string conv_layout_query(const ir::Node& n, ops::Layout src_layout, ops::La
   }
 }
 
+/// The post-ops of a Conv / FusedConv: the residual sum (dst += Z), then
+/// the activation (none for Conv).
+dnnl::primitive_attr conv_post_ops_attr(const ops::FusedActivation& act, bool residual) {
+  dnnl::primitive_attr attr = Scratchpad::attr();
+  if (residual || !act.op.empty()) attr.set_post_ops(make_post_ops(act, residual));
+  return attr;
+}
+
+/// Convolutions with fewer input or output channels than this never take
+/// the Winograd variant: their transforms cost about what the products
+/// save (measured here, weights cold in cache: 16 -> 32 channels at 56x56
+/// 1.05x the direct time, 24 -> 32 at 28x28 0.98x).
+constexpr int64_t kWinogradMinChannels = 32;
+/// oneDNN 2.6's F(2x2, 3x3) kernel blocks the output channels in groups of
+/// oc2_block x 16; above 4 groups it was slower than the direct kernel on
+/// every shape measured here (oc2_block 5-7: 0.94-1.14x, 13: 1.9-2.3x),
+/// at 2-4 faster (0.53-0.82x).
+constexpr int kWinograd2x3MaxOcGroups = 4;
+/// oneDNN 2.6's F(4x4, 3x3) kernel reads 36 transformed weights per input
+/// and output channel (4x the plain bytes) for each 4x4 tile of outputs; with
+/// few tiles that traffic eats the saving (measured here, 128-512 channels,
+/// weights cold: 16 tiles (16x16 outputs) 0.92-1.01x the direct time, 25
+/// tiles (20x20) 0.64-0.77x, 49 tiles (28x28) 0.44-0.67x).
+constexpr int64_t kWinograd4x3MinTiles = 25;
+
+/// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
+/// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
+/// convolution planned nChw16c -> nChw16c with at least
+/// kWinogradMinChannels channels on both sides, where oneDNN offers a
+/// Winograd primitive with the node's post-ops that pays: its F(4x4, 3x3)
+/// kernel ("jit_wino_4x3", 0.37-0.77x the direct kernel's time on the
+/// ResNet/GoogLeNet shapes measured here, weights cold) over at least
+/// kWinograd4x3MinTiles output tiles, or its F(2x2, 3x3)
+/// kernel ("jit_fp32_wino_2x3") with at most kWinograd2x3MaxOcGroups output
+/// channel groups. Winograd's minimal filtering (Lavin and Gray, "Fast
+/// Algorithms for Convolutional Neural Networks", CVPR 2016) sums in
+/// another order through transformed tiles: results differ from the direct
+/// convolution by float32 rounding (measured on 64-512 channels: max error
+/// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
+/// "" otherwise, and when the shapes are not static.
+std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
+  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return "";
+  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
+      !n.output(0)->type.is_static() || n.get_int("group", 1) != 1)
+    return "";
+  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
+              ys = n.output(0)->type.static_shape();
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 ||
+      ws[0] < kWinogradMinChannels || ws[1] < kWinogradMinChannels)
+    return "";
+  const bool fused = n.op_type == ops::kFusedConvOp;
+  try {
+    const ops::WindowAttrs raw = ops::read_window_attrs(n);
+    std::vector<int64_t> wk{3, 3};
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, n.describe());
+    for (size_t i = 0; i < 2; ++i)
+      if (a.strides[i] != 1 || a.dilations[i] != 1) return "";
+    const auto d = conv_desc(raw, 1, xs, ws, n.has_input(2), ys, ops::Layout::kNChw16c, ops::Layout::kNChw16c,
+                             n.describe(), false, dnnl::algorithm::convolution_winograd);
+    const ops::FusedActivation act = fused ? ops::read_fused_activation(n) : ops::FusedActivation{};
+    const dnnl::convolution_forward::primitive_desc pd(d, conv_post_ops_attr(act, fused && n.has_input(3)),
+                                                       cpu_engine());
+    const std::string impl = pd.impl_info_str();
+    const dnnl_memory_desc_t& w = pd.weights_desc().data;
+    if (w.format_kind != dnnl_format_kind_wino) return "";
+    const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
+    if (impl.rfind("jit_wino_4x3", 0) == 0 && tiles >= kWinograd4x3MinTiles) return "winograd";
+    if (impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcGroups)
+      return "winograd";
+  } catch (const dnnl::error&) {  // no Winograd kernel for this CPU, shape or post-op
+  } catch (const Error&) {
+  }
+  return "";
+}
+
 class ConvKernel final : public Kernel {
  public:
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
@@ -249,12 +328,26 @@ class ConvKernel final : public Kernel {
   /// "kernel".
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
-        act_(std::move(act)), residual_(residual), act_impl_(config.variant.empty() ? "auto" : config.variant),
-        src_layout_(config.input_layout(0)), dst_layout_(config.output_layout(0)) {
+        act_(std::move(act)), residual_(residual), src_layout_(config.input_layout(0)),
+        dst_layout_(config.output_layout(0)) {
     if (residual_ && config.input_layout(3) != dst_layout_)
       fail(ErrorCode::kInvalidModel, desc_ + ": residual Z must have the output's layout");
-    if (act_impl_ != "auto" && act_impl_ != "post_op" && act_impl_ != "kernel")
-      fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + act_impl_ + "' is not post_op or kernel");
+    // The variant: tokens joined by '+' ("winograd", "post_op", "kernel").
+    for (size_t b = 0; b <= config.variant.size() && !config.variant.empty();) {
+      size_t e = config.variant.find('+', b);
+      if (e == std::string::npos) e = config.variant.size();
+      const std::string token = config.variant.substr(b, e - b);
+      if (token == "winograd" && !winograd_)
+        winograd_ = true;
+      else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
+        act_impl_ = token;
+      else
+        fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
+                                           "' is not winograd, post_op or kernel (joined by +, each once)");
+      b = e + 1;
+    }
+    if (winograd_ && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
+      fail(ErrorCode::kInvalidModel, desc_ + ": the winograd variant needs nChw16c input and output");
     // A depthwise convolution (one filter per channel) in plain NCHW runs
     // our own loop: oneDNN has only its gemm path for that layout, 10-30x
     // slower than its blocked depthwise kernels (measured here: 546 us vs
@@ -389,7 +482,8 @@ class ConvKernel final : public Kernel {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
-    return residual_ || !act_.op.empty() ? "onednn.conv+fused" : "onednn.conv";
+    const std::string base = winograd_ ? "onednn.conv.winograd" : "onednn.conv";
+    return residual_ || !act_.op.empty() ? base + "+fused" : base;
   }
 
  private:
@@ -650,7 +744,18 @@ class ConvKernel final : public Kernel {
     try {
       using cf = dnnl::convolution_forward;
       const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_);
-      cf::primitive_desc pd(d, post_ops_attr(act_), cpu_engine());
+      // The winograd variant where oneDNN offers it for these shapes (a
+      // .gom run on a CPU without its Winograd kernels: the direct one).
+      std::optional<cf::primitive_desc> wino;
+      if (winograd_) {
+        try {
+          wino = cf::primitive_desc(conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_,
+                                              false, dnnl::algorithm::convolution_winograd),
+                                    post_ops_attr(act_), cpu_engine());
+        } catch (const dnnl::error&) {
+        }
+      }
+      cf::primitive_desc pd = wino ? *wino : cf::primitive_desc(d, post_ops_attr(act_), cpu_engine());
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
         pd = cf::primitive_desc(d, post_ops_attr({}), cpu_engine());
@@ -694,9 +799,7 @@ class ConvKernel final : public Kernel {
 
   /// The post-ops: the residual sum (if any), then `act` (if any).
   dnnl::primitive_attr post_ops_attr(const ops::FusedActivation& act) const {
-    dnnl::primitive_attr attr = Scratchpad::attr();
-    if (residual_ || !act.op.empty()) attr.set_post_ops(make_post_ops(act, residual_));
-    return attr;
+    return conv_post_ops_attr(act, residual_);
   }
 
   void check_residual(const TensorView& z, const TensorView& y) const {
@@ -722,7 +825,8 @@ class ConvKernel final : public Kernel {
   int64_t group_;
   ops::FusedActivation act_;
   bool residual_;
-  std::string act_impl_;
+  std::string act_impl_ = "auto";                 // where the activation runs: auto, post_op, kernel
+  bool winograd_ = false;                         // the winograd variant (conv_variant_choice)
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool blocked_ = false;                          // plain X and Y, the primitive in its own layout (run_blocked)
@@ -755,6 +859,8 @@ class ConvKernel final : public Kernel {
 const bool kLayoutQueries = [] {
   register_layout_query("", "Conv", conv_layout_query);
   register_layout_query(ops::kGecDomain, ops::kFusedConvOp, conv_layout_query);
+  register_variant_choice("", "Conv", conv_variant_choice);
+  register_variant_choice(ops::kGecDomain, ops::kFusedConvOp, conv_variant_choice);
   return true;
 }();
 
