@@ -598,6 +598,10 @@ TEST_F(Cli, TestCommandCountsAndExpectations) {
   // error naming it (exit 2, before any folder runs).
   r = gec("test " + p("case") + " -O 3 --static-shapes --disable-pass autofusion");
   EXPECT_EQ(r.status, 0) << r.out;
+  // One name per flag, repeatable: names before the paths leave them paths.
+  r = gec("test --disable-pass winograd --disable-pass cse " + p("case") + " " + p("case"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 passed, 0 failed, 0 skipped"), std::string::npos) << r.out;
   r = gec("test " + p("case") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;

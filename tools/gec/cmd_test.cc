@@ -81,8 +81,12 @@ Command add_test(CLI::App& root) {
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");
   app->add_option("--streams", a->streams, "streams of every compile (0 = auto, 1..64)")->check(CLI::Range(0, 64));
+  // One name per flag, so `--disable-pass winograd DIR1 DIR2` leaves the paths alone.
   app->add_option("--disable-pass", a->disabled_passes,
-                  "skip a pass or a single rewrite rule by name in every compile (repeatable)");
+                  "skip a pass or a single rewrite rule by name in every compile (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_flag("--static-shapes", a->static_shapes,
                 "also compile per data set with its inputs' shapes (as --input-shape would) and run that");
   return {app, [a]() {
