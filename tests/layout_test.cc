@@ -195,6 +195,50 @@ TEST(LayoutPropagation, ReferenceImplementationKeepsConvsPlain) {
   for (const auto& n : g.nodes()) EXPECT_FALSE(has_layouts(a, n.get())) << n->name;
 }
 
+// A group with one small odd-channel conv (a 24-channel 1x1 pair, as a
+// segmentation head's class count) and large 3x3 convolutions: without
+// Winograd in the balance the odd channels make the whole group nhwc; with
+// it (the compiler's kernels::choose_variant, real oneDNN queries) the
+// group keeps nChw16c on AVX-512, its 3x3 convs run the winograd variant,
+// and the 24-channel values run plain between Reorders. Outputs equal the
+// plain graph's either way.
+TEST(LayoutPropagation, WinogradGainsKeepAGroupBlockedDespiteOddChannels) {
+  const auto build = [](ir::Graph& g) {
+    ir::Value* x = g.add_value("x", f32({1, 64, 28, 28}));
+    g.inputs().push_back(x);
+    ir::Value* a = unary(g, "Relu", conv(g, x, 128, 3, "conv1"), "relu1");
+    ir::Value* b = unary(g, "Relu", conv(g, a, 128, 3, "conv2"), "relu2");
+    ir::Value* c = unary(g, "Relu", conv(g, b, 24, 1, "conv3"), "relu3");
+    g.outputs().push_back(conv(g, c, 32, 1, "conv4"));
+  };
+  const std::map<std::string, Tensor> feeds{{"x", wave({1, 64, 28, 28}, 5)}};
+  ir::Graph plain, direct, wino;
+  build(plain);
+  build(direct);
+  build(wino);
+  const auto want = run_graph(plain, feeds);
+  const LayoutAssignment ad = schedule::assign_layouts(direct);
+  const LayoutAssignment aw = schedule::assign_layouts(wino, {}, kernels::choose_variant);
+  direct.verify();
+  wino.verify();
+  EXPECT_EQ(out_layouts(ad, node(direct, "conv2")), std::vector<std::string>{L});
+  const bool avx512 = gec::testing::cpu_has_avx512();
+  EXPECT_EQ(out_layouts(aw, node(wino, "conv2")), std::vector<std::string>{avx512 ? B : L});
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(wino, aw, nullptr, true);
+  int winograd_steps = 0;
+  for (const schedule::Step& st : plan.graphs[0].steps) winograd_steps += st.variant == "winograd";
+  EXPECT_EQ(winograd_steps, avx512 ? 2 : 0);  // conv1 (its input reordered in) and conv2
+  // Sums of 1152 products of the wave values reach the thousands: compare
+  // against the largest output.
+  float largest = 0;
+  for (int64_t j = 0; j < want[0].numel(); ++j) largest = std::max(largest, std::fabs(want[0].as<float>()[j]));
+  for (const auto& got : {run_graph(direct, feeds, &ad), run_graph(wino, feeds, &aw)}) {
+    ASSERT_EQ(got[0].shape(), want[0].shape());
+    for (int64_t j = 0; j < got[0].numel(); ++j)
+      ASSERT_LE(std::fabs(got[0].as<float>()[j] - want[0].as<float>()[j]), 1e-5f * largest) << j;
+  }
+}
+
 // The real query (oneDNN on this CPU): a conv is planned blocked only where
 // oneDNN has a non-reference implementation for it, including a dilated conv
 // that oneDNN 2.6 runs blocked only with ref:any.

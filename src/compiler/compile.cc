@@ -307,9 +307,15 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   schedule::LayoutAssignment layouts;
   const bool layouts_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
                                                            "layout_propagation") == opts.disabled_passes.end();
+  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
+  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
+  // assignment weighs them too.
+  const bool winograd_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
+                                                            "winograd") == opts.disabled_passes.end();
   if (layouts_on) {
     const size_t before = g.count_nodes_recursive();
-    layouts = schedule::assign_layouts(g);
+    layouts = schedule::assign_layouts(g, {}, winograd_on ? kernels::VariantChoice(kernels::choose_variant)
+                                                          : kernels::VariantChoice());
     report["layout"] = {{"blocked_values", layouts.blocked_values},
                         {"channels_last_values", layouts.channels_last_values},
                         {"reorders", layouts.reorders},
@@ -376,11 +382,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("lower", 4, 7);
-  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
-  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc).
-  const bool variants = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
-                                                         "winograd") == opts.disabled_passes.end();
-  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, variants);
+  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, winograd_on);
   stages["lower"] = ms_since(t);
 
   // Pack weights (-O2 and up, unless --disable-pass pack_weights): the

@@ -154,12 +154,29 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
 /// gemm ones on 24- and 72-channel ones, where nChw16c would pad.)
 class LayoutGroups {
  public:
-  explicit LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes) {
+  /// Share of a convolution's direct time oneDNN's Winograd kernel saves
+  /// (measured here: it takes 0.37-0.82 of it on the shapes it is chosen for).
+  static constexpr double kWinogradSaving = 0.3;
+  /// Extra time, in units of its own direct time, of an odd-channel conv run
+  /// plain between Reorders instead of nhwc (measured standalone: 24 and 72
+  /// channels, oneDNN's plain gemm 2.3-4.2x its nhwc brgemm time).
+  static constexpr double kPlainConvPenalty = 3.0;
+  /// FLOP-equivalents of the Reorders of one odd-channel element (a read and
+  /// a write of 4 bytes each way, ~20 GB/s, against ~450 GFLOP/s of conv).
+  static constexpr double kReorderFlopsPerElement = 400.0;
+
+  /// `variants`: the target's kernel variant choice (kernels::
+  /// choose_variant), or empty to weigh no Winograd gains.
+  LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes, const kernels::VariantChoice& variants) {
+    std::vector<const ir::Node*> convs;  // joined to their input's group
     for (const ir::Node* n : nodes) {
       const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
       switch (kind_of(n)) {
         case Kind::kConv:
-          if (layout_shape(n->input(0)) && channels(n->input(0)) > 3) unite(n->input(0), out);
+          if (layout_shape(n->input(0)) && channels(n->input(0)) > 3) {
+            unite(n->input(0), out);
+            convs.push_back(n);
+          }
           if (n->has_input(3)) unite(n->input(3), out);
           if (odd_group_channels(n)) {
             odd_group_convs_.push_back(out);
@@ -212,9 +229,43 @@ class LayoutGroups {
       if (parent_.count(v))
         odd_elems[root(v)] += shape_numel(v->type.static_shape()) + shape_numel(odd_group_srcs_[i]->type.static_shape());
     }
-    std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats win
+    // A group also keeps nChw16c when the Winograd convolutions it allows
+    // (oneDNN has them for nChw16c only) save more than its odd-channel
+    // values cost there: FCN-ResNet50's backbone and 2048 -> 512 3x3 head
+    // against one 21-class 1x1 conv (nhwc, every 3x3 conv ran direct: the
+    // head alone took 45 ms of 137). In FLOPs: Winograd saves about
+    // kWinogradSaving of a conv's direct work; an odd-channel (or odd-group)
+    // conv that runs plain instead of nhwc costs up to kPlainConvPenalty
+    // times its work more, and each odd-channel element about
+    // kReorderFlopsPerElement for its Reorders.
+    std::unordered_map<const ir::Value*, double> wino_flops, odd_conv_flops;  // by root
+    for (const ir::Node* n : convs) {
+      const ir::Value* x = n->input(0);
+      const ir::Value* y = n->output(0);
+      if (!parent_.count(y) || !n->input(1) || !n->input(1)->type.is_static()) continue;
+      const Shape ws = n->input(1)->type.static_shape();
+      double flops = 2.0 * static_cast<double>(shape_numel(y->type.static_shape()));
+      for (size_t d = 1; d < ws.size(); ++d) flops *= static_cast<double>(ws[d]);
+      const bool odd = (channels(x) % ops::kBlockedChannels != 0 && held_in(g, x)) ||
+                       (channels(y) % ops::kBlockedChannels != 0 && held_in(g, y)) || odd_group_channels(n);
+      if (odd) {
+        odd_conv_flops[root(y)] += flops;
+      } else if (variants && channels(y) % ops::kBlockedChannels == 0) {
+        kernels::KernelConfig c = kernels::KernelConfig::for_node(*n);
+        c.input_layouts.assign(n->inputs().size(), ops::Layout::kPlain);
+        c.input_layouts[0] = ops::Layout::kNChw16c;
+        if (n->has_input(3)) c.input_layouts[3] = ops::Layout::kNChw16c;
+        c.output_layouts = {ops::Layout::kNChw16c};
+        if (variants(*n, c) == "winograd") wino_flops[root(y)] += flops;
+      }
+    }
+    std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats or Winograd convolutions win
     for (const auto& [r, n] : concat_elems)
       if (n >= odd_elems[r]) keep16.insert(r);
+    for (const auto& [r, f] : wino_flops)
+      if (kWinogradSaving * f >= kPlainConvPenalty * odd_conv_flops[r] +
+                                     kReorderFlopsPerElement * static_cast<double>(odd_elems[r]))
+        keep16.insert(r);
     for (const auto& [v, parent] : parent_)
       if (channels(v) % ops::kBlockedChannels != 0 && held_in(g, v) && !keep16.count(root(v)))
         channels_last_.insert(root(v));
@@ -344,12 +395,13 @@ bool pool_eligible(const ir::Node* n) {
 
 class LayoutAssigner {
  public:
-  explicit LayoutAssigner(LayoutQuery query) : query_(std::move(query)) {}
+  LayoutAssigner(LayoutQuery query, kernels::VariantChoice variants)
+      : query_(std::move(query)), variants_(std::move(variants)) {}
 
   LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
     nodes_ = g.node_list();
-    groups_ = std::make_unique<LayoutGroups>(g, nodes_);
+    groups_ = std::make_unique<LayoutGroups>(g, nodes_, variants_);
     std::unordered_set<const ir::Node*> ruled_out;
     while (true) {
       forward(g, ruled_out);
@@ -565,12 +617,14 @@ class LayoutAssigner {
   std::unordered_set<const ir::Value*> blocked_;  // values held non-plain (in their group's layout)
   std::unique_ptr<LayoutGroups> groups_;
   LayoutQuery query_;
+  kernels::VariantChoice variants_;
 };
 
 }  // namespace
 
-LayoutAssignment assign_layouts(ir::Graph& g, LayoutQuery query) {
-  return LayoutAssigner(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout)).run(g);
+LayoutAssignment assign_layouts(ir::Graph& g, LayoutQuery query, kernels::VariantChoice variants) {
+  return LayoutAssigner(query ? std::move(query) : LayoutQuery(kernels::implementation_for_layout), std::move(variants))
+      .run(g);
 }
 
 }  // namespace gec::schedule

@@ -41,7 +41,11 @@ struct LayoutAssignment {
 /// Reorders that makes consistent; the main graph only (subgraphs stay
 /// plain). `query` answers which implementation a conv gets in a layout
 /// (kernels::implementation_for_layout when empty; tests inject one).
-LayoutAssignment assign_layouts(ir::Graph& g, kernels::LayoutQuery query = {});
+/// `variants` (kernels::choose_variant, or empty for none) lets a group keep
+/// nChw16c where the Winograd convolutions it allows outweigh its
+/// odd-channel values (layout_assignment.cc, LayoutGroups).
+LayoutAssignment assign_layouts(ir::Graph& g, kernels::LayoutQuery query = {},
+                                kernels::VariantChoice variants = {});
 
 struct StreamOptions {
   /// Streams for the main graph: 0 = auto (the count whose estimated run is
