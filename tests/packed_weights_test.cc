@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "gec/compiler.h"
@@ -127,6 +128,9 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
     }
   for (const auto& p : lm.packed_weights) wino_copies += p.layout.rfind("onednn-wino/", 0) == 0;
   EXPECT_EQ(wino_copies, winograd_steps);
+  // The compile report counts them; with the variant off it has no entry.
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["winograd"].get<int>(), winograd_steps);
+  EXPECT_FALSE(nlohmann::json::parse(direct.report_json).contains("kernel_variants"));
   const model::LoadedModel direct_lm = model::read_gom_bytes(direct.gom);
   for (const schedule::Step& st : direct_lm.execution_plan.graphs[0].steps) EXPECT_EQ(st.variant, "") << st.kernel;
 

@@ -384,6 +384,14 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   if (opts.on_stage) opts.on_stage("lower", 4, 7);
   const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, winograd_on);
   stages["lower"] = ms_since(t);
+  if (winograd_on) {
+    nlohmann::json variants = nlohmann::json::object();
+    for (const schedule::GraphSchedule& gs : exec_plan.graphs)
+      for (const schedule::Step& st : gs.steps)
+        if (!st.variant.empty()) variants[st.variant] = variants.value(st.variant, 0) + 1;
+    variants["winograd"] = variants.value("winograd", 0);
+    report["kernel_variants"] = variants;
+  }
 
   // Pack weights (-O2 and up, unless --disable-pass pack_weights): the
   // .gom stores the packed copies after the plain constants.
