@@ -132,6 +132,9 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   Result r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("no_such_pass"), std::string::npos);
+  // One name per --disable-pass: the model path after them stays the model.
+  r = gec("compile --disable-pass cse --disable-pass winograd " + p("case/model.onnx") + " -o " + p("m.gom"));
+  EXPECT_EQ(r.status, 0) << r.out;
   r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --input-shape x:1,four");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("four"), std::string::npos);

@@ -239,6 +239,21 @@ TEST(LayoutPropagation, WinogradGainsKeepAGroupBlockedDespiteOddChannels) {
   }
 }
 
+// A 3x3 conv whose output is a graph output stays plain (graph outputs are
+// never held blocked), so it can never run Winograd: it must not weigh
+// against the group's odd channels (24 here), which stays nhwc.
+TEST(LayoutPropagation, AWinogradConvIntoAGraphOutputDoesNotKeepAGroupBlocked) {
+  ir::Graph g;
+  ir::Value* x = g.add_value("x", f32({1, 64, 28, 28}));
+  g.inputs().push_back(x);
+  ir::Value* a = unary(g, "Relu", conv(g, x, 24, 1, "conv1"), "relu1");
+  ir::Value* b = unary(g, "Relu", conv(g, a, 128, 1, "conv2"), "relu2");
+  g.outputs().push_back(conv(g, b, 128, 3, "conv3"));
+  const LayoutAssignment la = schedule::assign_layouts(g, {}, kernels::choose_variant);
+  g.verify();
+  EXPECT_EQ(out_layouts(la, node(g, "conv2")), std::vector<std::string>{L});
+}
+
 // The real query (oneDNN on this CPU): a conv is planned blocked only where
 // oneDNN has a non-reference implementation for it, including a dilated conv
 // that oneDNN 2.6 runs blocked only with ref:any.

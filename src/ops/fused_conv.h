@@ -8,10 +8,11 @@
 //   activation        string, the ONNX op name of the activation ("" = none)
 //   activation_alpha  float, first parameter (see FusedActivation)
 //   activation_beta   float, second parameter
-// How the CPU kernel applies the activation is its variant
+// How the CPU kernel applies the activation is part of its variant
 // (kernels::KernelConfig::variant): "" (default: the faster way for the
 // oneDNN implementation chosen), "post_op" (oneDNN eltwise post-op),
-// "kernel" (the ai.onnx kernel, in place after).
+// "kernel" (the ai.onnx kernel, in place after); "winograd" (chosen at
+// compile time) runs oneDNN's Winograd convolution; tokens join with '+'.
 // Z (optional input 3) has Y's exact shape and dtype: no broadcasting.
 // Float32 only. This header names the activations all three places accept.
 #pragma once

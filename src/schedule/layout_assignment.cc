@@ -144,8 +144,10 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
 /// (odd_group_channels), or it holds such channel Concats moving at least as
 /// many elements as its odd-channel values hold (in nChw16c a Concat writes
 /// its inputs in place, in nhwc it could not: GoogLeNet's 24-channel 5x5
-/// branches and SqueezeNet's 1000-class head are the few), and nhwc
-/// otherwise. One layout per
+/// branches and SqueezeNet's 1000-class head are the few), or the Winograd
+/// convolutions it allows save more than its odd-channel values cost (the
+/// constructor's `variants`; oneDNN has Winograd for nChw16c only), and
+/// nhwc otherwise. One layout per
 /// group, because oneDNN 2.6 has no fast convolution with nChw16c on one
 /// side and nhwc on the other (ref:any); and nChw16c where it fits, because
 /// it is what the AVX-512 direct kernels and the in-place Concat take.
@@ -250,7 +252,8 @@ class LayoutGroups {
                        (channels(y) % ops::kBlockedChannels != 0 && held_in(g, y)) || odd_group_channels(n);
       if (odd) {
         odd_conv_flops[root(y)] += flops;
-      } else if (variants && channels(y) % ops::kBlockedChannels == 0) {
+      } else if (variants && channels(x) % ops::kBlockedChannels == 0 && held_in(g, y)) {
+        // Only a conv that can run nChw16c -> nChw16c (a graph output stays plain).
         kernels::KernelConfig c = kernels::KernelConfig::for_node(*n);
         c.input_layouts.assign(n->inputs().size(), ops::Layout::kPlain);
         c.input_layouts[0] = ops::Layout::kNChw16c;

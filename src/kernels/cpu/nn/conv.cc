@@ -259,11 +259,12 @@ dnnl::primitive_attr conv_post_ops_attr(const ops::FusedActivation& act, bool re
 /// save (measured here, weights cold in cache: 16 -> 32 channels at 56x56
 /// 1.05x the direct time, 24 -> 32 at 28x28 0.98x).
 constexpr int64_t kWinogradMinChannels = 32;
-/// oneDNN 2.6's F(2x2, 3x3) kernel blocks the output channels in groups of
-/// oc2_block x 16; above 4 groups it was slower than the direct kernel on
-/// every shape measured here (oc2_block 5-7: 0.94-1.14x, 13: 1.9-2.3x),
-/// at 2-4 faster (0.53-0.82x).
-constexpr int kWinograd2x3MaxOcGroups = 4;
+/// oneDNN 2.6's F(2x2, 3x3) kernel computes oc2_block 16-channel output
+/// blocks per register tile (its wino_desc's oc2_block, chosen from the
+/// channel count, the thread count and the caches); above 4 blocks it was
+/// slower than the direct kernel on every shape measured here (5-7 blocks:
+/// 0.94-1.14x, 13: 1.9-2.3x), at 2-4 faster (0.53-0.82x).
+constexpr int kWinograd2x3MaxOcBlocks = 4;
 /// oneDNN 2.6's F(4x4, 3x3) kernel reads 36 transformed weights per input
 /// and output channel (4x the plain bytes) for each 4x4 tile of outputs; with
 /// few tiles that traffic eats the saving (measured here, 128-512 channels,
@@ -279,17 +280,34 @@ constexpr int64_t kWinograd4x3MinTiles = 25;
 /// kernel ("jit_wino_4x3", 0.37-0.77x the direct kernel's time on the
 /// ResNet/GoogLeNet shapes measured here, weights cold) over at least
 /// kWinograd4x3MinTiles output tiles, or its F(2x2, 3x3)
-/// kernel ("jit_fp32_wino_2x3") with at most kWinograd2x3MaxOcGroups output
-/// channel groups. Winograd's minimal filtering (Lavin and Gray, "Fast
+/// kernel ("jit_fp32_wino_2x3") with at most kWinograd2x3MaxOcBlocks output
+/// blocks per tile (winograd_pays). W must be a constant of the model: the
+/// transform of weights fed or computed in the graph would run every run.
+/// oneDNN picks its Winograd kernel and blocking from the thread count too,
+/// so the kernel asks winograd_pays again when it builds the primitive for
+/// a run's thread count, and runs the direct kernel when the answer is no.
+/// Winograd's minimal filtering (Lavin and Gray, "Fast
 /// Algorithms for Convolutional Neural Networks", CVPR 2016) sums in
 /// another order through transformed tiles: results differ from the direct
 /// convolution by float32 rounding (measured on 64-512 channels: max error
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
 /// "" otherwise, and when the shapes are not static.
+/// True when `pd` (a convolution_winograd primitive descriptor for output Y
+/// [N, M, OH, OW] `ys`) is one of oneDNN's Winograd kernels in a form that
+/// pays (conv_variant_choice).
+bool winograd_pays(const dnnl::convolution_forward::primitive_desc& pd, const Shape& ys) {
+  const std::string impl = pd.impl_info_str();
+  const dnnl_memory_desc_t& w = pd.weights_desc().data;
+  if (w.format_kind != dnnl_format_kind_wino || ys.size() != 4) return false;
+  const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
+  if (impl.rfind("jit_wino_4x3", 0) == 0) return tiles >= kWinograd4x3MinTiles;
+  return impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcBlocks;
+}
+
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return "";
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
-      !n.output(0)->type.is_static() || n.get_int("group", 1) != 1)
+      !n.output(0)->type.is_static() || n.get_int("group", 1) != 1 || !constant_input(n, 1))
     return "";
   const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
               ys = n.output(0)->type.static_shape();
@@ -308,13 +326,7 @@ std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
     const ops::FusedActivation act = fused ? ops::read_fused_activation(n) : ops::FusedActivation{};
     const dnnl::convolution_forward::primitive_desc pd(d, conv_post_ops_attr(act, fused && n.has_input(3)),
                                                        cpu_engine());
-    const std::string impl = pd.impl_info_str();
-    const dnnl_memory_desc_t& w = pd.weights_desc().data;
-    if (w.format_kind != dnnl_format_kind_wino) return "";
-    const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
-    if (impl.rfind("jit_wino_4x3", 0) == 0 && tiles >= kWinograd4x3MinTiles) return "winograd";
-    if (impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcGroups)
-      return "winograd";
+    if (winograd_pays(pd, ys)) return "winograd";
   } catch (const dnnl::error&) {  // no Winograd kernel for this CPU, shape or post-op
   } catch (const Error&) {
   }
@@ -324,8 +336,12 @@ std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
 class ConvKernel final : public Kernel {
  public:
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
-  /// `config.variant` is where the activation runs: "" (auto), "post_op" or
-  /// "kernel".
+  /// `config.variant`: tokens joined by '+', each at most once: "winograd"
+  /// (oneDNN's Winograd kernel where it pays for the run's shapes and
+  /// threads, else the direct one; needs nChw16c X and Y) and where the
+  /// activation runs, "post_op" or "kernel" (default: the faster way for the
+  /// implementation). Errors: gec::Error(kInvalidModel) naming the node for
+  /// another variant, or winograd with other layouts.
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
         act_(std::move(act)), residual_(residual), src_layout_(config.input_layout(0)),
@@ -744,21 +760,26 @@ class ConvKernel final : public Kernel {
     try {
       using cf = dnnl::convolution_forward;
       const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_);
-      // The winograd variant where oneDNN offers it for these shapes (a
-      // .gom run on a CPU without its Winograd kernels: the direct one).
+      // The winograd variant where oneDNN offers a Winograd kernel that pays
+      // for these shapes and this thread count (else, e.g. a .gom run on a
+      // CPU without them, the direct one: winograd_used_).
+      std::optional<cf::desc> dw;
       std::optional<cf::primitive_desc> wino;
       if (winograd_) {
         try {
-          wino = cf::primitive_desc(conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_,
-                                              false, dnnl::algorithm::convolution_winograd),
-                                    post_ops_attr(act_), cpu_engine());
+          dw = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_, false,
+                         dnnl::algorithm::convolution_winograd);
+          wino = cf::primitive_desc(*dw, post_ops_attr(act_), cpu_engine());
+          if (!winograd_pays(*wino, ys)) wino.reset();
         } catch (const dnnl::error&) {
+          wino.reset();
         }
       }
+      winograd_used_ = wino.has_value();
       cf::primitive_desc pd = wino ? *wino : cf::primitive_desc(d, post_ops_attr(act_), cpu_engine());
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
-        pd = cf::primitive_desc(d, post_ops_attr({}), cpu_engine());
+        pd = cf::primitive_desc(winograd_used_ ? *dw : d, post_ops_attr({}), cpu_engine());
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
       blocked_ = false;
@@ -827,6 +848,7 @@ class ConvKernel final : public Kernel {
   bool residual_;
   std::string act_impl_ = "auto";                 // where the activation runs: auto, post_op, kernel
   bool winograd_ = false;                         // the winograd variant (conv_variant_choice)
+  bool winograd_used_ = false;                    //   and oneDNN's Winograd kernel runs (build)
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool blocked_ = false;                          // plain X and Y, the primitive in its own layout (run_blocked)
