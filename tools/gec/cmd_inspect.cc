@@ -47,7 +47,7 @@ void print_steps(const model::LoadedModel& m) {
       for (const schedule::Step& st : gs.steps) count += st.stream == stream;
       std::printf("stream %d (%zu steps):\n", stream, count);
     }
-    std::printf("  %5s  %-36s %-26s %-22s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads",
+    std::printf("  %5s  %-36s %-26s %-28s %-7s %-24s %s\n", "step", "node", "op", "kernel", "threads",
                 "layouts in -> out", "outputs");
     int i = -1;
     for (const schedule::Step& st : gs.steps) {
@@ -68,7 +68,7 @@ void print_steps(const model::LoadedModel& m) {
       const std::string lay = st.input_layouts.empty() && st.output_layouts.empty()
                                   ? "plain"
                                   : layouts(st.input_layouts) + " -> " + layouts(st.output_layouts);
-      std::printf("  %5d  %-36s %-26s %-22s %-7s %-24s %s\n", i, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
+      std::printf("  %5d  %-36s %-26s %-28s %-7s %-24s %s\n", i, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
                   st.threads == 1 ? "1" : "all", lay.c_str(), outs.c_str());
     }
   }

@@ -22,7 +22,9 @@ void CompileFlags::add_to(CLI::App* app) {
   compile_only.push_back(
       app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
   compile_only.push_back(
-      app->add_option("--disable-pass", disable_passes, "skip a pass or a single rewrite rule by name (repeatable)")
+      app->add_option("--disable-pass", disable_passes,
+                      "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd) by "
+                      "name (one per flag, repeatable)")
           ->expected(1)
           ->allow_extra_args(false)
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
