@@ -31,35 +31,42 @@ void register_kernel(const std::string& domain, const std::string& op_type, Kern
 }
 
 namespace {
-std::map<std::pair<std::string, std::string>, LayoutQuery>& layout_queries() {
-  static std::map<std::pair<std::string, std::string>, LayoutQuery> m;
+/// The target's answers per op that the compiler asks (LayoutQuery,
+/// VariantChoice), one table per function type, keyed by (canonical domain,
+/// op type); a later registration replaces an earlier one.
+template <class F>
+std::map<std::pair<std::string, std::string>, F>& op_table() {
+  static std::map<std::pair<std::string, std::string>, F> m;
   return m;
+}
+template <class F>
+void register_in_op_table(const std::string& domain, const std::string& op_type, F f) {
+  op_table<F>()[{ops::canonical_domain(domain), op_type}] = std::move(f);
+}
+/// The entry registered for `n`'s op, or null.
+template <class F>
+const F* find_in_op_table(const ir::Node& n) {
+  auto it = op_table<F>().find({ops::canonical_domain(n.domain), n.op_type});
+  return it == op_table<F>().end() ? nullptr : &it->second;
 }
 }  // namespace
 
 void register_layout_query(const std::string& domain, const std::string& op_type, LayoutQuery q) {
-  layout_queries()[{ops::canonical_domain(domain), op_type}] = std::move(q);
+  register_in_op_table(domain, op_type, std::move(q));
 }
 
 std::string implementation_for_layout(const ir::Node& n, ops::Layout src, ops::Layout dst) {
-  auto it = layout_queries().find({ops::canonical_domain(n.domain), n.op_type});
-  return it == layout_queries().end() ? std::string() : it->second(n, src, dst);
+  const LayoutQuery* q = find_in_op_table<LayoutQuery>(n);
+  return q ? (*q)(n, src, dst) : std::string();
 }
-
-namespace {
-std::map<std::pair<std::string, std::string>, VariantChoice>& variant_choices() {
-  static std::map<std::pair<std::string, std::string>, VariantChoice> m;
-  return m;
-}
-}  // namespace
 
 void register_variant_choice(const std::string& domain, const std::string& op_type, VariantChoice c) {
-  variant_choices()[{ops::canonical_domain(domain), op_type}] = std::move(c);
+  register_in_op_table(domain, op_type, std::move(c));
 }
 
 std::string choose_variant(const ir::Node& n, const KernelConfig& config) {
-  auto it = variant_choices().find({ops::canonical_domain(n.domain), n.op_type});
-  return it == variant_choices().end() ? std::string() : it->second(n, config);
+  const VariantChoice* c = find_in_op_table<VariantChoice>(n);
+  return c ? (*c)(n, config) : std::string();
 }
 
 const KernelFactory* find_kernel(const std::string& domain, const std::string& op_type) {

@@ -272,6 +272,41 @@ constexpr int kWinograd2x3MaxOcBlocks = 4;
 /// tiles (20x20) 0.64-0.77x, 49 tiles (28x28) 0.44-0.67x).
 constexpr int64_t kWinograd4x3MinTiles = 25;
 
+/// True when `pd` (a convolution_winograd primitive descriptor for output Y
+/// [N, M, OH, OW] `ys`) is one of oneDNN's Winograd kernels in a form that
+/// pays (conv_variant_choice).
+bool winograd_pays(const dnnl::convolution_forward::primitive_desc& pd, const Shape& ys) {
+  const std::string impl = pd.impl_info_str();
+  const dnnl_memory_desc_t& w = pd.weights_desc().data;
+  if (w.format_kind != dnnl_format_kind_wino || ys.size() != 4) return false;
+  const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
+  if (impl.rfind("jit_wino_4x3", 0) == 0) return tiles >= kWinograd4x3MinTiles;
+  return impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcBlocks;
+}
+
+/// oneDNN's Winograd primitive for this convolution (the arguments of
+/// conv_desc, `attr` its post-ops) when it offers one that pays
+/// (winograd_pays), with the descriptor it was made from (to make it again
+/// with other post-ops); nullopt otherwise, also when oneDNN has none for
+/// these shapes, layouts, post-ops or this CPU.
+struct WinogradPrimitive {
+  dnnl::convolution_forward::desc desc;
+  dnnl::convolution_forward::primitive_desc pd;
+};
+std::optional<WinogradPrimitive> paying_winograd(const ops::WindowAttrs& raw, int64_t group, const Shape& xs,
+                                                 const Shape& ws, bool has_bias, const Shape& ys,
+                                                 ops::Layout src_layout, ops::Layout dst_layout,
+                                                 const std::string& who, const dnnl::primitive_attr& attr) {
+  try {
+    const auto d = conv_desc(raw, group, xs, ws, has_bias, ys, src_layout, dst_layout, who, false,
+                             dnnl::algorithm::convolution_winograd);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
+    if (winograd_pays(pd, ys)) return WinogradPrimitive{d, pd};
+  } catch (const dnnl::error&) {
+  }
+  return std::nullopt;
+}
+
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
 /// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
 /// convolution planned nChw16c -> nChw16c with at least
@@ -292,18 +327,6 @@ constexpr int64_t kWinograd4x3MinTiles = 25;
 /// convolution by float32 rounding (measured on 64-512 channels: max error
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
 /// "" otherwise, and when the shapes are not static.
-/// True when `pd` (a convolution_winograd primitive descriptor for output Y
-/// [N, M, OH, OW] `ys`) is one of oneDNN's Winograd kernels in a form that
-/// pays (conv_variant_choice).
-bool winograd_pays(const dnnl::convolution_forward::primitive_desc& pd, const Shape& ys) {
-  const std::string impl = pd.impl_info_str();
-  const dnnl_memory_desc_t& w = pd.weights_desc().data;
-  if (w.format_kind != dnnl_format_kind_wino || ys.size() != 4) return false;
-  const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
-  if (impl.rfind("jit_wino_4x3", 0) == 0) return tiles >= kWinograd4x3MinTiles;
-  return impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcBlocks;
-}
-
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return "";
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
@@ -321,14 +344,11 @@ std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
     const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, n.describe());
     for (size_t i = 0; i < 2; ++i)
       if (a.strides[i] != 1 || a.dilations[i] != 1) return "";
-    const auto d = conv_desc(raw, 1, xs, ws, n.has_input(2), ys, ops::Layout::kNChw16c, ops::Layout::kNChw16c,
-                             n.describe(), false, dnnl::algorithm::convolution_winograd);
     const ops::FusedActivation act = fused ? ops::read_fused_activation(n) : ops::FusedActivation{};
-    const dnnl::convolution_forward::primitive_desc pd(d, conv_post_ops_attr(act, fused && n.has_input(3)),
-                                                       cpu_engine());
-    if (winograd_pays(pd, ys)) return "winograd";
-  } catch (const dnnl::error&) {  // no Winograd kernel for this CPU, shape or post-op
-  } catch (const Error&) {
+    if (paying_winograd(raw, 1, xs, ws, n.has_input(2), ys, ops::Layout::kNChw16c, ops::Layout::kNChw16c,
+                        n.describe(), conv_post_ops_attr(act, fused && n.has_input(3))))
+      return "winograd";
+  } catch (const Error&) {  // attributes the kernel would refuse
   }
   return "";
 }
@@ -762,24 +782,15 @@ class ConvKernel final : public Kernel {
       const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_);
       // The winograd variant where oneDNN offers a Winograd kernel that pays
       // for these shapes and this thread count (else, e.g. a .gom run on a
-      // CPU without them, the direct one: winograd_used_).
-      std::optional<cf::desc> dw;
-      std::optional<cf::primitive_desc> wino;
-      if (winograd_) {
-        try {
-          dw = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_, false,
-                         dnnl::algorithm::convolution_winograd);
-          wino = cf::primitive_desc(*dw, post_ops_attr(act_), cpu_engine());
-          if (!winograd_pays(*wino, ys)) wino.reset();
-        } catch (const dnnl::error&) {
-          wino.reset();
-        }
-      }
-      winograd_used_ = wino.has_value();
-      cf::primitive_desc pd = wino ? *wino : cf::primitive_desc(d, post_ops_attr(act_), cpu_engine());
+      // CPU without them, the direct one).
+      const std::optional<WinogradPrimitive> wino =
+          winograd_ ? paying_winograd(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_,
+                                      post_ops_attr(act_))
+                    : std::nullopt;
+      cf::primitive_desc pd = wino ? wino->pd : cf::primitive_desc(d, post_ops_attr(act_), cpu_engine());
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
-        pd = cf::primitive_desc(winograd_used_ ? *dw : d, post_ops_attr({}), cpu_engine());
+        pd = cf::primitive_desc(wino ? wino->desc : d, post_ops_attr({}), cpu_engine());
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
       blocked_ = false;
@@ -848,7 +859,6 @@ class ConvKernel final : public Kernel {
   bool residual_;
   std::string act_impl_ = "auto";                 // where the activation runs: auto, post_op, kernel
   bool winograd_ = false;                         // the winograd variant (conv_variant_choice)
-  bool winograd_used_ = false;                    //   and oneDNN's Winograd kernel runs (build)
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
   bool blocked_ = false;                          // plain X and Y, the primitive in its own layout (run_blocked)
