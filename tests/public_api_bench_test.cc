@@ -108,6 +108,16 @@ TEST(PublicApi, BenchAndProfile) {
   EXPECT_EQ(pj["op_types"].size(), 2u);
   auto tj = nlohmann::json::parse(p.trace_json());
   EXPECT_EQ(tj["traceEvents"].size(), 2u * static_cast<size_t>(p.iterations)) << "one event per node call";
+
+  // warmup 0: the table of the first run (kernels made, pages first touched)
+  auto fresh = Session::load_from_bytes(compile_onnx_bytes(bytes.data(), bytes.size(), o1).gom, so);
+  po.warmup = 0;
+  po.iterations = 1;
+  ProfileResult first = profile(*fresh, {in[0].view()}, po);
+  ASSERT_EQ(first.nodes.size(), 2u);
+  for (const auto& n : first.nodes) EXPECT_EQ(n.node.calls, 1);
+  po.warmup = -1;
+  EXPECT_THROW(profile(*fresh, {in[0].view()}, po), Error);
 }
 
 /// y = If(c) then <then branch> else <else branch>, x float32 [1,4], c a

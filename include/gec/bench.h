@@ -101,7 +101,10 @@ struct BenchResult {
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts = {});
 
 struct ProfileOptions {
-  /// Untimed runs first (kernel set-up, caches); at least 1.
+  /// Untimed runs first (kernel set-up, caches); at least 0. With 0 and
+  /// iterations 1 the profile is the first run's: each node's time
+  /// includes what its step does only once (primitive creation the load
+  /// did not do ahead, first touches of its memory).
   int warmup = 1;
   /// Profiled runs; at least 1.
   int iterations = 20;
@@ -161,7 +164,8 @@ struct ProfileResult {
 /// Runs `s` opts.warmup times, resets its profile, runs opts.iterations times
 /// and collects per-node times. `s` must have been loaded with
 /// SessionOptions::profile, else gec::Error(kInvalidArgument); also
-/// kInvalidArgument for iterations < 1, and whatever Session::run throws.
+/// kInvalidArgument for iterations < 1 or warmup < 0, and whatever
+/// Session::run throws.
 ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const ProfileOptions& opts = {});
 
 }  // namespace gec

@@ -17,6 +17,7 @@
 #include "model/reader.h"
 #include "runtime/cpu_monitor.h"
 #include "runtime/executor.h"
+#include "support/page_block.h"
 
 namespace gec {
 
@@ -39,9 +40,8 @@ std::string IoInfo::str() const {
 // One run in flight: its arena and the executor (kernels, value slots)
 // that works in it.
 struct RunContext {
-  uint8_t* arena = nullptr;
+  PageBlock arena;  // pages present before the first run writes them
   std::unique_ptr<runtime::Executor> exec;
-  ~RunContext() { aligned_free(arena); }
 };
 
 struct Session::Impl {
@@ -63,8 +63,8 @@ struct Session::Impl {
 
   RunContext* make_context() {
     auto c = std::make_unique<RunContext>();
-    c->arena = static_cast<uint8_t*>(aligned_alloc64(static_cast<size_t>(model.arena_bytes)));
-    c->exec = std::make_unique<runtime::Executor>(model, c->arena, opts.num_threads, opts.profile, max_arena,
+    c->arena = PageBlock(static_cast<size_t>(model.arena_bytes));
+    c->exec = std::make_unique<runtime::Executor>(model, c->arena.data(), opts.num_threads, opts.profile, max_arena,
                                                    &shared_weights);
     contexts.push_back(std::move(c));
     return contexts.back().get();

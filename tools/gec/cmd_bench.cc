@@ -148,7 +148,9 @@ Command add_profile(CLI::App& root) {
   add_common(app, *a);
   a->warmup = 1;
   app->add_option("--top", a->top, "rows to show (0 = all)")->capture_default_str();
-  app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--warmup", a->warmup, "untimed runs first (0 with --iterations 1: profile the first run)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app->add_flag("--wide", a->wide, "full node, op and kernel names (default: cut to the column)");
   app->add_option("--trace", a->trace,
                   "write Chrome trace-event JSON: one event per node call (open in Perfetto)");

@@ -1,0 +1,72 @@
+// Populated anonymous mappings; see page_block.h.
+#include "support/page_block.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "gec/error.h"
+
+namespace gec {
+
+// Makes the pages of [p, p + size) present, writable: MADV_POPULATE_WRITE
+// (Linux 5.14) where the kernel has it, else a write to each page.
+static void populate(uint8_t* p, size_t size) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (::madvise(p, size, MADV_POPULATE_WRITE) == 0) return;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (size_t i = 0; i < size; i += page) static_cast<volatile uint8_t*>(p)[i] = 0;
+}
+
+PageBlock::PageBlock(size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kHuge = size_t{2} << 20;
+  if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
+  const size_t size = bytes == 0 ? page : (bytes + page - 1) / page * page;
+  const bool huge = size >= kHuge;
+  const size_t span = huge ? size + kHuge : size;
+  void* p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    fail(ErrorCode::kInternal, "out of memory mapping " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+  uint8_t* base = static_cast<uint8_t*>(p);
+  if (huge) {
+    uint8_t* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1));
+    if (aligned > base) ::munmap(base, static_cast<size_t>(aligned - base));
+    const size_t tail = static_cast<size_t>(base + span - (aligned + size));
+    if (tail > 0) ::munmap(aligned + size, tail);
+    base = aligned;
+    ::madvise(base, size, MADV_HUGEPAGE);  // a hint: refused (e.g. THP off) is fine
+  }
+  populate(base, size);
+  data_ = base;
+  size_ = size;
+}
+
+PageBlock::PageBlock(PageBlock&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+
+PageBlock& PageBlock::operator=(PageBlock&& o) noexcept {
+  if (this != &o) {
+    release();
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+PageBlock::~PageBlock() { release(); }
+
+void PageBlock::release() {
+  if (data_) ::munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+}  // namespace gec

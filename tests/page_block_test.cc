@@ -1,0 +1,77 @@
+// PageBlock (support/page_block.h): the arena's memory is mapped with every
+// page already present, zero-filled, and huge-page aligned from 2 MiB up.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "gec/error.h"
+#include "support/page_block.h"
+
+namespace gec {
+namespace {
+
+// Pages of [p, p + n) that mincore(2) reports resident.
+size_t resident_pages(const uint8_t* p, size_t n) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((n + page - 1) / page);
+  EXPECT_EQ(::mincore(const_cast<uint8_t*>(p), n, vec.data()), 0);
+  size_t k = 0;
+  for (unsigned char v : vec) k += v & 1;
+  return k;
+}
+
+TEST(PageBlock, PagesArePresentZeroedAndAlignedBeforeAnyWrite) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t bytes = (size_t{3} << 20) + 5;
+  PageBlock b(bytes);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_EQ(b.size() % page, 0u);
+  EXPECT_GE(b.size(), bytes);
+  EXPECT_LT(b.size(), bytes + page);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (size_t{2} << 20), 0u) << "huge-page aligned from 2 MiB up";
+  EXPECT_EQ(resident_pages(b.data(), b.size()), b.size() / page) << "populated at allocation, not on first touch";
+  size_t nonzero = 0;
+  for (size_t i = 0; i < b.size(); ++i) nonzero += b.data()[i] != 0;
+  EXPECT_EQ(nonzero, 0u);
+  b.data()[b.size() - 1] = 7;  // writable to its last byte
+  EXPECT_EQ(b.data()[b.size() - 1], 7);
+}
+
+TEST(PageBlock, SmallAndEmptyRequestsMapWholePages) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  PageBlock none(0);
+  ASSERT_NE(none.data(), nullptr) << "a zero-byte arena still has an address";
+  EXPECT_EQ(none.size(), page);
+  PageBlock small(100);
+  EXPECT_EQ(small.size(), page);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % page, 0u);
+  EXPECT_EQ(resident_pages(small.data(), small.size()), 1u);
+}
+
+TEST(PageBlock, MovingHandsOverTheMapping) {
+  PageBlock a(size_t{1} << 16);
+  uint8_t* p = a.data();
+  p[10] = 42;
+  PageBlock b(std::move(a));
+  EXPECT_EQ(a.data(), nullptr);
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.data()[10], 42);
+  PageBlock c;
+  c = std::move(b);
+  EXPECT_EQ(b.data(), nullptr);
+  EXPECT_EQ(c.data(), p);
+  EXPECT_EQ(c.size(), size_t{1} << 16);
+}
+
+TEST(PageBlock, AnImpossibleSizeIsAnErrorNotACrash) {
+  EXPECT_THROW(PageBlock(SIZE_MAX - 10), Error);
+  EXPECT_THROW(PageBlock(size_t{1} << 60), Error);
+}
+
+}  // namespace
+}  // namespace gec
