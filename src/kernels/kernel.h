@@ -27,6 +27,7 @@
 #include "gec/tensor.h"
 #include "ir/graph.h"
 #include "ops/layout.h"
+#include "support/page_block.h"
 
 namespace gec::kernels {
 
@@ -57,14 +58,14 @@ class ScratchBuffer {
   ScratchBuffer() = default;
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  ~ScratchBuffer();
   /// At least `bytes` of 64-byte aligned memory, valid until the next get()
   /// with a larger size (which may move it).
   void* get(size_t bytes);
 
  private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
+  // Pages present when mapped (support/page_block.h): a deconvolution's
+  // columns or a Winograd conv's transforms are megabytes written whole.
+  PageBlock block_;
 };
 
 /// What kernels prepare once from constant data and share between every run

@@ -274,17 +274,12 @@ std::vector<std::pair<const void*, SharedWeights::Packed>> SharedWeights::packed
   return out;
 }
 
-ScratchBuffer::~ScratchBuffer() { aligned_free(data_); }
-
 void* ScratchBuffer::get(size_t bytes) {
-  if (bytes > size_) {
-    aligned_free(data_);
-    data_ = nullptr;
-    size_ = 0;
-    data_ = aligned_alloc64(bytes);
-    size_ = bytes;
+  if (bytes > block_.size()) {
+    block_ = PageBlock();  // the old pages go before the new ones are mapped
+    block_ = PageBlock(bytes);
   }
-  return data_;
+  return block_.data();
 }
 
 }  // namespace gec::kernels

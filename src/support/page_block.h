@@ -1,9 +1,10 @@
-// Anonymous memory whose pages are present from the start: the activation
-// arena, which a run writes whole. A fresh page costs a fault on its first
-// write; under a hypervisor each takes microseconds (about 9 us per 4 KiB
-// page on the Firecracker VM the benchmarks run on: 70 ms for 30 MiB, most
-// of ppocr_v4_det's first run), while huge pages populated at allocation
-// cost a few milliseconds. Measured in bench/results.md, "First run: fresh
+// Anonymous memory whose pages are present from the start, for the large
+// buffers a run writes: the activation arena and the run's scratch buffer
+// (kernels::ScratchBuffer). A fresh page costs a fault on its first write;
+// under a hypervisor each takes microseconds (about 9 us per 4 KiB page on
+// the Firecracker VM the benchmarks run on: 70 ms for 30 MiB, most of
+// ppocr_v4_det's first run), while huge pages populated at allocation cost
+// a few milliseconds. Measured in bench/results.md, "First run: fresh
 // pages".
 #pragma once
 
