@@ -701,6 +701,15 @@ TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
                              "node 'conv' (com.graphengine::FusedConv): the winograd variant needs nChw16c");
   EXPECT_EQ(kernels::create_kernel(*n, blocked_config(*n, "winograd+post_op"))->impl_name(),
             "onednn.conv.winograd+fused");
+  // An op without variants refuses one rather than ignoring it.
+  ir::Node* relu = g.add_node("Relu", {n->output(0)}, {"r"}, "relu");
+  relu->output(0)->type = n->output(0)->type;
+  kernels::KernelConfig rc = kernels::KernelConfig::for_node(*relu);
+  rc.variant = "winograd";
+  gec::testing::expect_error([&] { kernels::create_kernel(*relu, rc); }, ErrorCode::kInvalidModel,
+                             "node 'relu' (Relu): kernel variant 'winograd' given to an op that has none");
+  rc.variant = "";
+  EXPECT_NE(kernels::create_kernel(*relu, rc), nullptr);
 }
 
 }  // namespace

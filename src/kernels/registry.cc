@@ -91,6 +91,11 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node, KernelConfig config)
     for (size_t i = 0; i < dts.size(); ++i) m << (i ? ", " : "") << dtype_name(dts[i]);
     fail(ErrorCode::kUnsupported, m.str());
   }
+  // Only ops with a variant choice read KernelConfig::variant: on any other
+  // op a variant (from a crafted .gom) would be ignored, not honoured.
+  if (!config.variant.empty() && !find_in_op_table<VariantChoice>(node))
+    fail(ErrorCode::kInvalidModel, node.describe() + ": kernel variant '" + config.variant +
+                                       "' given to an op that has none (only Conv and FusedConv have variants)");
   auto k = (*f)(node, config);
   GEC_CHECK(k != nullptr, "kernel factory returned null for " + node.describe());
   return k;
