@@ -1,7 +1,9 @@
 #!/bin/bash
 # Load + first run of two compiles of each model, in alternating processes:
 # A = `gec compile -O 3`, B = the same plus the flags in $B_FLAGS (default
-# `--disable-pass pack_weights`). Prints the medians of N (default 7) runs
+# `--disable-pass pack_weights`), or, with $B_GEC set, B = another gec
+# binary (e.g. a build of an older commit) compiling and running without
+# extra flags. Prints the medians of N (default 7) runs
 # of `gec bench --iterations 1 --warmup 0` per variant: load ms, first run
 # ms, their sum, peak RSS MiB, and the .gom sizes.
 #   bench/first_run_ab.sh [MODEL_DIR...]   (default: ../shared/models/*/)
@@ -9,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GEC=${GEC:-build/gec}
 N=${N:-7}
-B_FLAGS=${B_FLAGS:---disable-pass pack_weights}
+B_GEC=${B_GEC:-}
+if [ -n "$B_GEC" ]; then B_FLAGS=${B_FLAGS:-}; else B_FLAGS=${B_FLAGS:---disable-pass pack_weights}; fi
+B_BIN=${B_GEC:-$GEC}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dirs=("$@")
@@ -19,10 +23,11 @@ for d in "${dirs[@]}"; do
   shapes=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, 'bench'); import side_by_side as s; print(' '.join(s.input_shapes('$d')))")
   f=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, 'bench'); import side_by_side as s; print(s.model_file('$d'))")
   $GEC compile "$f" -O 3 -o "$tmp/$m.A.gom" $shapes > /dev/null
-  $GEC compile "$f" -O 3 $B_FLAGS -o "$tmp/$m.B.gom" $shapes > /dev/null
+  $B_BIN compile "$f" -O 3 $B_FLAGS -o "$tmp/$m.B.gom" $shapes > /dev/null
   for _ in $(seq "$N"); do
     for v in A B; do
-      $GEC bench "$tmp/$m.$v.gom" --input-dir "$d/test_data_set_0" --iterations 1 --warmup 0 --json |
+      bin=$GEC; [ "$v" = B ] && bin=$B_BIN
+      $bin bench "$tmp/$m.$v.gom" --input-dir "$d/test_data_set_0" --iterations 1 --warmup 0 --json |
         /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print('$m', '$v', r['load_ms'], r['first_run_ms'], r['peak_rss_bytes'])"
     done
   done > "$tmp/$m.txt"
