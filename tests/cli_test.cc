@@ -128,8 +128,21 @@ TEST_F(Cli, CompileAtEveryLevelWithReport) {
 TEST_F(Cli, BadOptionsExitWithTwo) {
   EXPECT_EQ(gec("compile " + p("case/model.onnx") + " -O7").status, 2);
   EXPECT_EQ(gec("compile").status, 2);
-  EXPECT_EQ(gec("frobnicate").status, 2);
-  Result r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
+  Result r = gec("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("gec: error: unknown command 'frobnicate'"), std::string::npos) << r.out;
+  // The parser's own errors say they are errors, as every other usage error does.
+  r = gec("compile " + p("case/model.onnx") + " --bogus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out.rfind("gec: error: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("--bogus"), std::string::npos) << r.out;
+  r = gec("bench " + p("case/model.onnx") + " --iterations 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not in range 1 to"), std::string::npos) << r.out;
+  r = gec("test --threads -1 " + p("case"));
+  EXPECT_EQ(r.status, 2) << "a usage error, not a failing test: " << r.out;
+  EXPECT_EQ(gec("--version").status, 0);
+  r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("no_such_pass"), std::string::npos);
   // One name per --disable-pass: the model path after them stays the model.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <random>
@@ -1049,6 +1050,39 @@ TEST(HostileGom, LayoutsTheShapesCannotHoldAreRefused) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << msg;
   }
   EXPECT_NE(msg.find("nChw16c"), std::string::npos) << "accepted, or another error: " << msg;
+}
+
+// Resident bytes of this process (/proc/self/statm); -1 when unreadable.
+int64_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  int64_t pages = 0, resident = -1;
+  if (!(f >> pages >> resident)) return -1;
+  return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// An arena size far beyond where the plan's slots end (a forged
+// memory_plan.arena_bytes) is mapped but not made resident: the session
+// populates only the bytes its slots use, and runs as compiled.
+TEST(HostileGom, ForgedArenaSizeCommitsNoMemory) {
+  const std::vector<uint8_t> good = compiled_small_cnn(2);
+  gom::Model m = model_def_of(good);
+  const int64_t planned = m.memory_plan().arena_bytes();
+  m.mutable_memory_plan()->set_arena_bytes(int64_t{1} << 30);
+  Tensor x(DType::kFloat32, {1, 3, 8, 8});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = 0.1f * static_cast<float>(i % 9);
+  auto ref = Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(good));
+  const std::vector<Tensor> want = ref->run({x.view()});
+  const int64_t before = resident_bytes();
+  ASSERT_GT(before, 0);
+  auto s = Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(with_model_def(good, m)));
+  const std::vector<Tensor> got = s->run({x.view()});
+  const int64_t after = resident_bytes();
+  EXPECT_LT(after - before, int64_t{256} << 20) << "planned arena " << planned << " bytes, forged 1 GiB";
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].bytes(), want[i].bytes());
+    EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), got[i].bytes()), 0) << "output " << i;
+  }
 }
 
 TEST(HostileGom, CraftedModelDefsAreRefusedAtLoad) {

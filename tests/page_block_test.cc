@@ -1,5 +1,6 @@
-// PageBlock (support/page_block.h): the arena's memory is mapped with every
-// page already present, zero-filled, and huge-page aligned from 2 MiB up.
+// PageBlock (support/page_block.h): the arena's and the scratch buffer's
+// memory is mapped with its pages already present, zero-filled, and
+// huge-page aligned from 2 MiB up; ScratchBuffer grows over it.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "gec/error.h"
+#include "kernels/kernel.h"
 #include "support/page_block.h"
 
 namespace gec {
@@ -39,6 +41,34 @@ TEST(PageBlock, PagesArePresentZeroedAndAlignedBeforeAnyWrite) {
   EXPECT_EQ(nonzero, 0u);
   b.data()[b.size() - 1] = 7;  // writable to its last byte
   EXPECT_EQ(b.data()[b.size() - 1], 7);
+}
+
+TEST(PageBlock, OnlyThePresentPrefixIsPopulated) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  PageBlock b(size_t{8} << 20, 3 * page + 1);  // 4 pages asked present
+  EXPECT_EQ(b.size(), size_t{8} << 20);
+  EXPECT_GE(resident_pages(b.data(), 4 * page), 4u);
+  // Beyond the prefix nothing was touched; THP may back the first 2 MiB
+  // whole, so look past it.
+  EXPECT_EQ(resident_pages(b.data() + (size_t{4} << 20), size_t{4} << 20), 0u);
+  b.data()[b.size() - 1] = 1;  // still mapped and writable
+  EXPECT_EQ(b.data()[b.size() - 1], 1);
+}
+
+TEST(ScratchBuffer, GrowsToTheLargestRequestAndKeepsItsBytes) {
+  kernels::ScratchBuffer s;
+  EXPECT_EQ(s.get(0), nullptr) << "nothing asked, nothing mapped";
+  auto* a = static_cast<uint8_t*>(s.get(100));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  a[99] = 5;
+  EXPECT_EQ(s.get(50), a) << "a smaller request reuses the buffer";
+  EXPECT_EQ(a[99], 5);
+  auto* big = static_cast<uint8_t*>(s.get(size_t{3} << 20));
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(resident_pages(big, size_t{3} << 20), (size_t{3} << 20) / static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
+  big[(size_t{3} << 20) - 1] = 9;
+  EXPECT_EQ(s.get(size_t{1} << 20), big);
 }
 
 TEST(PageBlock, SmallAndEmptyRequestsMapWholePages) {

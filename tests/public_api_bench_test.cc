@@ -116,6 +116,8 @@ TEST(PublicApi, BenchAndProfile) {
   ProfileResult first = profile(*fresh, {in[0].view()}, po);
   ASSERT_EQ(first.nodes.size(), 2u);
   for (const auto& n : first.nodes) EXPECT_EQ(n.node.calls, 1);
+  EXPECT_EQ(first.warmup, 0);
+  EXPECT_EQ(nlohmann::json::parse(first.json())["warmup"], 0);
   po.warmup = -1;
   EXPECT_THROW(profile(*fresh, {in[0].view()}, po), Error);
 }

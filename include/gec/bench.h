@@ -46,10 +46,13 @@ inline constexpr int kMaxBenchRuns = 1000000;
 /// around each Session::run call).
 struct BenchResult {
   double min_ms = 0, median_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
-  /// The first run: kernel primitive creation, first touch of the arena.
+  /// The first run: kernel primitive creation, first writes to the
+  /// scratch and output memory.
   double first_run_ms = 0;
-  /// Model load (and in-memory compile) time; bench() does not measure it:
-  /// the caller that loaded the Session sets it (0 when unknown).
+  /// Model load (and in-memory compile) time, including the arena's pages
+  /// (made present at load: support/page_block.h); bench() does not
+  /// measure it: the caller that loaded the Session sets it (0 when
+  /// unknown).
   double load_ms = 0;
   /// Session::packed_weights() after the runs: weight copies stored packed
   /// in the .gom, adopted from it, and packed in memory instead.
@@ -103,8 +106,8 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
 struct ProfileOptions {
   /// Untimed runs first (kernel set-up, caches); at least 0. With 0 and
   /// iterations 1 the profile is the first run's: each node's time
-  /// includes what its step does only once (primitive creation the load
-  /// did not do ahead, first touches of its memory).
+  /// includes what its step does only once (primitive creation, packing
+  /// weights the .gom does not store, growing the scratch buffer).
   int warmup = 1;
   /// Profiled runs; at least 1.
   int iterations = 20;
@@ -143,13 +146,15 @@ struct ProfiledOpType {
 /// What `gec profile --json` prints.
 struct ProfileResult {
   int iterations = 0;
+  /// Untimed runs before the profiled ones (0: the first run is profiled).
+  int warmup = 0;
   int threads = 0;
   /// Sum of the node means: ms per run spent in kernels.
   double total_ms = 0;
   std::vector<ProfiledNode> nodes;
   /// Sorted by time, largest first.
   std::vector<ProfiledOpType> op_types;
-  /// {"iterations", "threads", "total_ms", "nodes": [{"name", "op_type",
+  /// {"iterations", "warmup", "threads", "total_ms", "nodes": [{"name", "op_type",
   /// "kernel", "fused_from", "input_shapes", "mean_ms", "median_ms",
   /// "p90_ms", "share", "bytes_accessed", "calls"}], "op_types":
   /// [{"op_type", "nodes", "mean_ms", "share"}]} (docs/reports.md).

@@ -301,7 +301,7 @@ def profile(model, inputs=None, *, iterations=20, threads=0, trace=None, **compi
             JSON there (open in Perfetto).
 
     Returns:
-        dict: "iterations", "threads", "total_ms" (ms per run spent in
+        dict: "iterations", "warmup" (1), "threads", "total_ms" (ms per run spent in
         kernels), "nodes" (graph order, each If / Loop / Scan followed by
         its bodies' nodes: "name", "inside" ("" in the main graph, else the
         holder, e.g. "If_0.then_branch"; a body node's time is inside its

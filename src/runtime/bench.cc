@@ -241,6 +241,7 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   for (int i = 0; i < opts.iterations; ++i) s.run(inputs);
   ProfileResult r;
   r.iterations = opts.iterations;
+  r.warmup = opts.warmup;
   r.threads = s.num_threads();
   const double n = opts.iterations;
   double sum = 0;
@@ -317,7 +318,7 @@ std::string ProfileResult::json() const {
   nlohmann::json ops = nlohmann::json::array();
   for (const ProfiledOpType& o : op_types)
     ops.push_back({{"op_type", o.op_type}, {"nodes", o.nodes}, {"mean_ms", o.mean_ms}, {"share", o.share}});
-  return nlohmann::json{{"iterations", iterations}, {"threads", threads}, {"total_ms", total_ms},
+  return nlohmann::json{{"iterations", iterations}, {"warmup", warmup}, {"threads", threads}, {"total_ms", total_ms},
                         {"nodes", ns},            {"op_types", ops}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

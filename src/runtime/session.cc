@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -48,6 +49,9 @@ struct Session::Impl {
   model::LoadedModel model;
   SessionOptions opts;
   int64_t max_arena = 0;
+  // Where the memory plan's last arena slot ends: the bytes a run writes
+  // (the reader checked every slot lies inside the arena).
+  size_t arena_in_use = 0;
   std::vector<IoInfo> inputs, outputs;
   // Weights the kernels pack once for every run context (oneDNN layouts).
   kernels::SharedWeights shared_weights;
@@ -63,7 +67,7 @@ struct Session::Impl {
 
   RunContext* make_context() {
     auto c = std::make_unique<RunContext>();
-    c->arena = PageBlock(static_cast<size_t>(model.arena_bytes));
+    c->arena = PageBlock(static_cast<size_t>(model.arena_bytes), arena_in_use);
     c->exec = std::make_unique<runtime::Executor>(model, c->arena.data(), opts.num_threads, opts.profile, max_arena,
                                                    &shared_weights);
     contexts.push_back(std::move(c));
@@ -173,6 +177,13 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   if (opts.num_threads == 0 && opts.max_concurrent_requests > 1)
     impl->opts.num_threads = std::max(1, available_cores() / opts.max_concurrent_requests);
   impl->max_arena = max_arena;
+  for (int32_t id = 0; id < impl->model.ids.size(); ++id) {
+    const ir::Value* v = impl->model.ids.value(id);
+    if (!impl->model.memory_plan.in_arena(id) || !v->type.is_static()) continue;
+    const size_t end = static_cast<size_t>(impl->model.memory_plan.at(id).offset) +
+                       static_cast<size_t>(shape_numel(v->type.static_shape())) * dtype_size(v->type.dtype);
+    impl->arena_in_use = std::max(impl->arena_in_use, end);
+  }
   const ir::Graph& g = *impl->model.graph;
   for (const ir::Value* v : g.inputs()) impl->inputs.push_back(io_info(v));
   for (const ir::Value* v : g.outputs()) impl->outputs.push_back(io_info(v));

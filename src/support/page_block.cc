@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -15,17 +16,21 @@
 namespace gec {
 
 // Makes the pages of [p, p + size) present, writable: MADV_POPULATE_WRITE
-// (Linux 5.14) where the kernel has it, else a write to each page.
-static void populate(uint8_t* p, size_t size) {
+// (Linux 5.14); where the kernel lacks it (EINVAL), a write to each page.
+// Returns the errno of a failure to populate (ENOMEM: the memory is not
+// there), 0 on success.
+static int populate(uint8_t* p, size_t size) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-  if (::madvise(p, size, MADV_POPULATE_WRITE) == 0) return;
+  if (::madvise(p, size, MADV_POPULATE_WRITE) == 0) return 0;
+  if (errno != EINVAL) return errno;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   for (size_t i = 0; i < size; i += page) static_cast<volatile uint8_t*>(p)[i] = 0;
+  return 0;
 }
 
-PageBlock::PageBlock(size_t bytes) {
+PageBlock::PageBlock(size_t bytes, size_t present) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   constexpr size_t kHuge = size_t{2} << 20;
   if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
@@ -44,7 +49,12 @@ PageBlock::PageBlock(size_t bytes) {
     base = aligned;
     ::madvise(base, size, MADV_HUGEPAGE);  // a hint: refused (e.g. THP off) is fine
   }
-  populate(base, size);
+  present = std::min(size, (std::min(present, size) + page - 1) / page * page);
+  if (const int err = present > 0 ? populate(base, present) : 0) {
+    ::munmap(base, size);
+    fail(ErrorCode::kInternal,
+         "out of memory populating " + std::to_string(bytes) + " bytes: " + std::strerror(err));
+  }
   data_ = base;
   size_ = size;
 }

@@ -3,8 +3,9 @@
 // (kernels::ScratchBuffer). A fresh page costs a fault on its first write;
 // under a hypervisor each takes microseconds (about 9 us per 4 KiB page on
 // the Firecracker VM the benchmarks run on: 70 ms for 30 MiB, most of
-// ppocr_v4_det's first run), while huge pages populated at allocation cost
-// a few milliseconds. Measured in bench/results.md, "First run: fresh
+// ppocr_v4_det's first run), while huge pages populated at allocation took
+// 2-40 ms there (fast when the kernel has free huge pages) and the first
+// writes after it 2 ms. Measured in bench/results.md, "First run: fresh
 // pages".
 #pragma once
 
@@ -22,8 +23,14 @@ class PageBlock {
   /// (MADV_POPULATE_WRITE, Linux 5.14+, else one write per page). From
   /// 2 MiB up the block is 2 MiB-aligned and advised for transparent huge
   /// pages (madvise(MADV_HUGEPAGE): a hint the kernel may ignore). Throws
-  /// gec::Error(kInternal) naming the size when the mapping fails.
-  explicit PageBlock(size_t bytes);
+  /// gec::Error(kInternal) naming the size when the mapping or populating
+  /// fails (e.g. ENOMEM: the memory is committed here, not at first use).
+  explicit PageBlock(size_t bytes) : PageBlock(bytes, bytes) {}
+  /// As above, but only the pages holding the first `present` bytes are
+  /// made present; the rest are faulted in if ever touched (the session
+  /// passes where the memory plan's last arena slot ends, so an arena size
+  /// larger than the plan uses, e.g. a forged one, commits nothing).
+  PageBlock(size_t bytes, size_t present);
   PageBlock(PageBlock&& o) noexcept;
   PageBlock& operator=(PageBlock&& o) noexcept;
   PageBlock(const PageBlock&) = delete;

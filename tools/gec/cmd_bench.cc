@@ -5,6 +5,7 @@
 #include "gec/bench.h"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -82,7 +83,9 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--input", a.inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--shape", a.shapes,
                   "shape of a generated input, e.g. x:4,3,224,224 (repeatable; dynamic dims not given are 1)");
-  app->add_option("--iterations", a.iterations, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--iterations", a.iterations, "timed runs")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
   add_spin_option(app);
   app->add_option("--adapt-threads", a.adapt_threads,
@@ -217,7 +220,8 @@ Command add_profile(CLI::App& root) {
               flops += pn.flops * static_cast<double>(pn.node.calls) / std::max(1, a->iterations);
             size_t main_nodes = 0;
             for (const ProfiledNode& pn : r.nodes) main_nodes += pn.node.inside.empty();
-            std::printf("total %.3f ms per run over %zu nodes (%d runs)", r.total_ms, main_nodes, a->iterations);
+            std::printf("total %.3f ms per run over %zu nodes (%d runs after %d warm-up%s)", r.total_ms, main_nodes,
+                        a->iterations, r.warmup, r.warmup == 0 ? ": the first run included" : "");
             if (main_nodes < r.nodes.size()) std::printf(" and %zu in bodies (\">\")", r.nodes.size() - main_nodes);
             if (flops > 0) std::printf("; dense ops %.2f GFLOP per run, %.0f GFLOP/s over the whole run", flops / 1e9,
                                        r.total_ms > 0 ? flops / (r.total_ms * 1e6) : 0.0);

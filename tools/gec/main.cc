@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string>
 
 #include "gec/threading.h"
 #include "tools/gec/cli.h"
@@ -36,10 +37,27 @@ int main(int argc, char** argv) {
                                          gec::cli::add_inspect(app), gec::cli::add_test(app),
                                          gec::cli::add_bench(app), gec::cli::add_profile(app),
                                          gec::cli::add_compare(app), gec::cli::add_ops(app)};
+  // A first word that is neither an option nor a command: name it (CLI11
+  // would only say that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& c : cmds) {
+      known = known || c.app->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + c.app->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "gec: error: unknown command '%s' (commands: %s; gec --help)\n", argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "gec: error: %s (gec %s--help lists the options)\n", e.what(),
+                 argc > 1 && argv[1][0] != '-' ? (std::string(argv[1]) + " ").c_str() : "");
+    return 2;
   }
   try {
     for (auto& c : cmds)
