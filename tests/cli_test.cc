@@ -141,6 +141,7 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   EXPECT_NE(r.out.find("not in range 1 to"), std::string::npos) << r.out;
   r = gec("test --threads -1 " + p("case"));
   EXPECT_EQ(r.status, 2) << "a usage error, not a failing test: " << r.out;
+  EXPECT_NE(r.out.find("not in range 0 to 2147483647"), std::string::npos) << r.out;
   EXPECT_EQ(gec("--version").status, 0);
   r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2);

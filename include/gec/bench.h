@@ -146,7 +146,8 @@ struct ProfiledOpType {
 /// What `gec profile --json` prints.
 struct ProfileResult {
   int iterations = 0;
-  /// Untimed runs before the profiled ones (0: the first run is profiled).
+  /// Untimed runs before the profiled ones (0 on a session that has not
+  /// run yet: its first run is among the profiled).
   int warmup = 0;
   int threads = 0;
   /// Sum of the node means: ms per run spent in kernels.

@@ -16,18 +16,18 @@
 namespace gec {
 
 // Makes the pages of [p, p + size) present, writable: MADV_POPULATE_WRITE
-// (Linux 5.14); where the kernel lacks it (EINVAL), a write to each page.
-// Returns the errno of a failure to populate (ENOMEM: the memory is not
-// there), 0 on success.
-static int populate(uint8_t* p, size_t size) {
+// (Linux 5.14); where that fails for another reason than memory (EINVAL on
+// older kernels, EPERM or ENOSYS from a sandbox's filter, EINTR), a write
+// to each page. Returns false when the memory is not there (ENOMEM).
+static bool populate(uint8_t* p, size_t size) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-  if (::madvise(p, size, MADV_POPULATE_WRITE) == 0) return 0;
-  if (errno != EINVAL) return errno;
+  if (::madvise(p, size, MADV_POPULATE_WRITE) == 0) return true;
+  if (errno == ENOMEM) return false;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   for (size_t i = 0; i < size; i += page) static_cast<volatile uint8_t*>(p)[i] = 0;
-  return 0;
+  return true;
 }
 
 PageBlock::PageBlock(size_t bytes, size_t present) {
@@ -50,10 +50,10 @@ PageBlock::PageBlock(size_t bytes, size_t present) {
     ::madvise(base, size, MADV_HUGEPAGE);  // a hint: refused (e.g. THP off) is fine
   }
   present = std::min(size, (std::min(present, size) + page - 1) / page * page);
-  if (const int err = present > 0 ? populate(base, present) : 0) {
+  if (present > 0 && !populate(base, present)) {
     ::munmap(base, size);
-    fail(ErrorCode::kInternal,
-         "out of memory populating " + std::to_string(bytes) + " bytes: " + std::strerror(err));
+    fail(ErrorCode::kInternal, "out of memory making " + std::to_string(present) + " bytes of a " +
+                                   std::to_string(bytes) + "-byte block present");
   }
   data_ = base;
   size_ = size;

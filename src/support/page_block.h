@@ -23,8 +23,9 @@ class PageBlock {
   /// (MADV_POPULATE_WRITE, Linux 5.14+, else one write per page). From
   /// 2 MiB up the block is 2 MiB-aligned and advised for transparent huge
   /// pages (madvise(MADV_HUGEPAGE): a hint the kernel may ignore). Throws
-  /// gec::Error(kInternal) naming the size when the mapping or populating
-  /// fails (e.g. ENOMEM: the memory is committed here, not at first use).
+  /// gec::Error(kInternal) naming the size when the mapping fails or the
+  /// memory to populate is not there (ENOMEM: it is taken here, not at
+  /// first use).
   explicit PageBlock(size_t bytes) : PageBlock(bytes, bytes) {}
   /// As above, but only the pages holding the first `present` bytes are
   /// made present; the rest are faulted in if ever touched (the session

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +15,11 @@
 #include "gec/runtime.h"
 
 namespace gec::cli {
+
+/// Checks of non-negative integer options whose error names the integer
+/// range (CLI11 2.1's NonNegativeNumber prints the whole double range).
+inline CLI::Range non_negative_int() { return CLI::Range(0, std::numeric_limits<int>::max()); }
+inline CLI::Range non_negative_int64() { return CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()); }
 
 /// A subcommand: adds its options to `app` and returns the action to run.
 using Action = std::function<int()>;

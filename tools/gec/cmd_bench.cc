@@ -86,7 +86,7 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--iterations", a.iterations, "timed runs")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
-  app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(CLI::NonNegativeNumber);
+  app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(non_negative_int());
   add_spin_option(app);
   app->add_option("--adapt-threads", a.adapt_threads,
                   "use fewer threads while other processes keep the cores busy (on, the default) or always --threads")
@@ -100,7 +100,7 @@ Command add_bench(CLI::App& root) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* app = root.add_subcommand("bench", "measure latency, throughput, load time and peak memory");
   add_common(app, *a);
-  app->add_option("--warmup", a->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--warmup", a->warmup, "untimed runs first")->check(non_negative_int())->capture_default_str();
   app->add_option("--duration", a->duration_s,
                   "go on with timed runs for at least this many seconds (and at least --iterations runs)")
       ->check(CLI::Range(0.0, 86400.0));
@@ -152,7 +152,7 @@ Command add_profile(CLI::App& root) {
   a->warmup = 1;
   app->add_option("--top", a->top, "rows to show (0 = all)")->capture_default_str();
   app->add_option("--warmup", a->warmup, "untimed runs first (0 with --iterations 1: profile the first run)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_int())
       ->capture_default_str();
   app->add_flag("--wide", a->wide, "full node, op and kernel names (default: cut to the column)");
   app->add_option("--trace", a->trace,

@@ -84,7 +84,7 @@ Command add_compare(CLI::App& root) {
   app->add_option("--atol", a->atol, "absolute tolerance")->capture_default_str();
   app->add_option("--rtol", a->rtol, "relative tolerance")->capture_default_str();
   app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_int());
   a->flags.add_to(app);
   return {app, [a]() {
             if (!ends_with(a->model, ".onnx"))

@@ -77,7 +77,7 @@ Command add_test(CLI::App& root) {
   app->add_option("--rtol", a->rtol, "relative tolerance for floats (default 1e-3)");
   app->add_option("--atol", a->atol, "absolute tolerance for floats (default 1e-4)");
   app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_int());
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");

@@ -40,10 +40,10 @@ void CompileFlags::add_to(CLI::App* app) {
                                          "1 (one sequential step list) .. 64; a run uses at most one worker per thread")
                              ->capture_default_str());
   app->add_option("--max-weights-bytes", max_weights_bytes, "refuse a model with more bytes of weights (0 = no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_int64());
   app->add_option("--max-arena-bytes", max_arena_bytes,
                   "refuse a model whose activation arena is larger (0 = none at compile, this machine's memory at load)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_int64());
 }
 
 std::pair<std::string, Shape> parse_shape_spec(const std::string& spec, const std::string& flag) {
