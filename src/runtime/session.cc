@@ -14,6 +14,7 @@
 
 #include "gec/runtime.h"
 #include "gec/threading.h"
+#include "memory/lifetimes.h"
 #include "model/format.h"
 #include "model/reader.h"
 #include "runtime/cpu_monitor.h"
@@ -180,8 +181,7 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   for (int32_t id = 0; id < impl->model.ids.size(); ++id) {
     const ir::Value* v = impl->model.ids.value(id);
     if (!impl->model.memory_plan.in_arena(id) || !v->type.is_static()) continue;
-    const size_t end = static_cast<size_t>(impl->model.memory_plan.at(id).offset) +
-                       static_cast<size_t>(shape_numel(v->type.static_shape())) * dtype_size(v->type.dtype);
+    const size_t end = static_cast<size_t>(impl->model.memory_plan.at(id).offset + memory::value_bytes(v));
     impl->arena_in_use = std::max(impl->arena_in_use, end);
   }
   const ir::Graph& g = *impl->model.graph;
