@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <sstream>
+#include <tuple>
 
 #include "kernels_nn_util.h"
 #include "ops/fused_conv.h"
@@ -710,6 +711,197 @@ TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
                              "node 'relu' (Relu): kernel variant 'winograd' given to an op that has none");
   rc.variant = "";
   EXPECT_NE(kernels::create_kernel(*relu, rc), nullptr);
+}
+
+/// `t` [N, C, H, W] (plain) as the bytes of `l`: nhwc [N][H][W][C] or
+/// nChw16c (C % 16 == 0); plain as it is.
+Tensor to_layout(const Tensor& t, ops::Layout l) {
+  if (l == ops::Layout::kNChw16c) return to_nchw16c(t);
+  if (l == ops::Layout::kPlain) return t;
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
+  Tensor b(DType::kFloat32, s);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) b.as<float>()[(n * HW + p) * C + c] = t.as<float>()[(n * C + c) * HW + p];
+  return b;
+}
+
+/// One direct-variant case: X [xs] * W [m, xs[1], kh, kw] with the window
+/// attributes, in layout `in` -> `out`, bias or not, residual Z or not, a
+/// fused activation ("" = none) with its alpha and beta.
+struct DirectCase {
+  Shape xs;
+  int64_t m, kh, kw;
+  std::vector<int64_t> strides, pads, dilations;
+  ops::Layout in, out;
+  bool bias = true, residual = false;
+  std::string act;
+  float alpha = 0.f, beta = 0.f;
+};
+
+ir::Node* direct_case_node(ir::Graph& g, const DirectCase& k) {
+  const int64_t oh = (k.xs[2] + k.pads[0] + k.pads[2] - k.dilations[0] * (k.kh - 1) - 1) / k.strides[0] + 1;
+  const int64_t ow = (k.xs[3] + k.pads[1] + k.pads[3] - k.dilations[1] * (k.kw - 1) - 1) / k.strides[1] + 1;
+  std::vector<ir::Value*> ins = {g.add_value("x", ir::TensorType::of(DType::kFloat32, k.xs)),
+                                 g.add_constant("w", Tensor(DType::kFloat32, {k.m, k.xs[1], k.kh, k.kw}))};
+  const bool fused = !k.act.empty() || k.residual;
+  if (k.bias || k.residual) ins.push_back(k.bias ? g.add_constant("b", Tensor(DType::kFloat32, {k.m})) : nullptr);
+  if (k.residual) ins.push_back(g.add_value("z", ir::TensorType::of(DType::kFloat32, {k.xs[0], k.m, oh, ow})));
+  ir::Node* n = g.add_node(fused ? ops::kFusedConvOp : "Conv", ins, {"y"}, "conv", fused ? ops::kGecDomain : "");
+  n->attrs = {ir::Attribute::Ints("pads", k.pads), ir::Attribute::Ints("strides", k.strides),
+              ir::Attribute::Ints("dilations", k.dilations)};
+  if (!k.act.empty()) {
+    n->attrs.push_back(ir::Attribute::String("activation", k.act));
+    n->attrs.push_back(ir::Attribute::Float("activation_alpha", k.alpha));
+    n->attrs.push_back(ir::Attribute::Float("activation_beta", k.beta));
+  }
+  n->output(0)->type = ir::TensorType::of(DType::kFloat32, {k.xs[0], k.m, oh, ow});
+  return n;
+}
+
+kernels::KernelConfig direct_config(const ir::Node& n, ops::Layout in, ops::Layout out, const std::string& variant) {
+  kernels::KernelConfig c = kernels::KernelConfig::for_node(n);
+  c.input_layouts.assign(n.inputs().size(), ops::Layout::kPlain);
+  c.input_layouts[0] = in;
+  if (n.inputs().size() > 3) c.input_layouts[3] = out;
+  c.output_layouts = {out};
+  c.variant = variant;
+  return c;
+}
+
+// The direct variant (our own loops, conv.cc) against a double-precision
+// loop of ONNX Conv-11 plus FusedConv's residual and activation: every
+// layout pair it takes, output channels that fill no whole vector (24, 40
+// in nhwc), strides, dilations, asymmetric pads, 1x3 / 3x1 / 1x1 / 5x5
+// windows, batch 2, no bias, each activation the loops apply (Relu, Clip,
+// LeakyRelu, HardSigmoid, HardSwish) and one they leave to the epilogue
+// (Sigmoid), on 1 and 2 threads. Tolerance 1e-5 of the largest |y|
+// (float32 sums of up to 600 products, in another order than the loop).
+TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
+  using L = ops::Layout;
+  const std::vector<DirectCase> cases = {
+      {{1, 24, 20, 9}, 24, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "LeakyRelu", 0.2f},
+      {{1, 1, 19, 8}, 24, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kPlain, L::kNhwc},
+      {{2, 40, 7, 5}, 40, 3, 1, {2, 1}, {2, 0, 1, 0}, {1, 1}, L::kNhwc, L::kNhwc, false, true, "Relu"},
+      {{1, 32, 9, 9}, 48, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, L::kNChw16c, L::kNChw16c, true, true, "Clip", -0.5f, 1.f},
+      {{1, 16, 12, 12}, 64, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c, true, false, "HardSigmoid",
+       0.2f, 0.5f},
+      {{1, 3, 17, 15}, 16, 5, 5, {2, 2}, {2, 1, 2, 3}, {1, 1}, L::kPlain, L::kNChw16c, true, false, "HardSwish"},
+      {{1, 96, 3, 2}, 96, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Sigmoid"},
+      {{1, 16, 6, 6}, 80, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNhwc},
+  };
+  for (const DirectCase& k : cases) {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, k);
+    const Shape ys = n->output(0)->type.static_shape();
+    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3];
+    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
+        z(DType::kFloat32, ys);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
+    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
+    float largest = 0;
+    for (int64_t nn = 0; nn < N; ++nn)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t oy = 0; oy < OH; ++oy)
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            double acc = k.bias ? b.as<float>()[m] : 0.0;
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t ky = 0; ky < k.kh; ++ky)
+                for (int64_t kx = 0; kx < k.kw; ++kx) {
+                  const int64_t iy = oy * k.strides[0] - k.pads[0] + ky * k.dilations[0];
+                  const int64_t ix = ox * k.strides[1] - k.pads[1] + kx * k.dilations[1];
+                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                  acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
+                         w.as<float>()[((m * C + c) * k.kh + ky) * k.kw + kx];
+                }
+            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
+            if (k.residual) acc += z.as<float>()[at];
+            const auto clamp01 = [](double v) { return std::min(1.0, std::max(0.0, v)); };
+            if (k.act == "Relu") acc = acc < 0 ? 0 : acc;
+            if (k.act == "Clip") acc = std::min<double>(std::max<double>(acc, k.alpha), k.beta);
+            if (k.act == "LeakyRelu") acc = acc < 0 ? k.alpha * acc : acc;
+            if (k.act == "HardSigmoid") acc = clamp01(k.alpha * acc + k.beta);
+            if (k.act == "HardSwish") acc = acc * clamp01(acc / 6 + 0.5);
+            if (k.act == "Sigmoid") acc = 1 / (1 + std::exp(-acc));
+            want[at] = static_cast<float>(acc);
+            largest = std::max(largest, std::fabs(want[at]));
+          }
+    const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
+    const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
+    std::vector<const TensorView*> views = {&xv, &wv};
+    if (k.bias || k.residual) views.push_back(k.bias ? &bv : nullptr);
+    if (k.residual) views.push_back(&zv);
+    const std::vector<float> expected = values<float>(to_layout(testing::make<float>(ys, want), k.out));
+    const kernels::KernelConfig config = direct_config(*n, k.in, k.out, "direct");
+    EXPECT_EQ(kernels::create_kernel(*n, config)->impl_name(),
+              k.act.empty() && !k.residual ? "native.direct" : "native.direct+fused");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " " + std::to_string(k.kh) + "x" +
+                   std::to_string(k.kw) + " " + ops::layout_name(k.in) + " -> " + ops::layout_name(k.out) + " " +
+                   k.act + " threads " + std::to_string(threads));
+      const std::vector<Tensor> got = kernels::evaluate_node(*n, views, threads, nullptr, config);
+      expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
+    }
+  }
+}
+
+// The compile-time choice takes the direct variant for a small 2-D,
+// ungrouped convolution of constant weights into an nhwc or nChw16c Y, and
+// never for a plain Y, a grouped or fed W, or more than 4 Mi multiply-adds.
+TEST(NnConv, DirectIsChosenForSmallConvolutions) {
+  using L = ops::Layout;
+  const auto choice = [](const DirectCase& k, const std::function<void(ir::Graph&, ir::Node*)>& edit = {}) {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, k);
+    if (edit) edit(g, n);
+    return kernels::choose_variant(*n, direct_config(*n, k.in, k.out, ""));
+  };
+  const DirectCase small{{1, 48, 16, 8}, 48, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  EXPECT_EQ(choice(small), "direct");  // 48 * 48 * 3 * 128 = 0.9 Mi multiply-adds
+  DirectCase blocked = small;
+  blocked.in = blocked.out = L::kNChw16c;
+  EXPECT_EQ(choice(blocked), "direct");
+  DirectCase plain_out = small;
+  plain_out.out = L::kPlain;
+  EXPECT_EQ(choice(plain_out), "");
+  DirectCase large = small;
+  large.xs = {1, 48, 128, 64};  // 57 Mi
+  EXPECT_EQ(choice(large), "");
+  EXPECT_EQ(choice(small, [](ir::Graph& g, ir::Node* n) { n->set_input(1, g.add_value("w_fed", n->input(1)->type)); }),
+            "");
+  EXPECT_EQ(choice(small, [](ir::Graph&, ir::Node* n) { n->attrs.push_back(ir::Attribute::Int("group", 2)); }), "");
+}
+
+// The direct variant where it cannot run is a clear error naming the node:
+// with winograd, with oneDNN's post-op activation, a plain Y, a grouped W,
+// and (at reshape) an nChw16c layout for channels not divisible by 16.
+TEST(NnConv, DirectVariantWhereItCannotRunIsRefused) {
+  using L = ops::Layout;
+  const DirectCase k{{1, 24, 8, 8}, 24, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Relu"};
+  ir::Graph g;
+  ir::Node* n = direct_case_node(g, k);
+  for (const std::string& v : {std::string("direct+winograd"), std::string("direct+direct")})
+    expect_error([&] { kernels::create_kernel(*n, direct_config(*n, L::kNhwc, L::kNhwc, v)); },
+                 ErrorCode::kInvalidModel, "node 'conv' (com.graphengine::FusedConv): kernel variant");
+  for (const auto& [in, out, v] : {std::tuple{L::kNhwc, L::kNhwc, std::string("direct+post_op")},
+                                   std::tuple{L::kNhwc, L::kPlain, std::string("direct")}})
+    expect_error([&] { kernels::create_kernel(*n, direct_config(*n, in, out, v)); }, ErrorCode::kInvalidModel,
+                 "node 'conv' (com.graphengine::FusedConv): the direct variant needs group 1, an nhwc or nChw16c output");
+  EXPECT_EQ(kernels::create_kernel(*n, direct_config(*n, L::kNhwc, L::kNhwc, "direct+kernel"))->impl_name(),
+            "native.direct+fused");
+  ir::Graph g2;
+  ir::Node* grouped = direct_case_node(g2, {{1, 24, 8, 8}, 24, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc});
+  grouped->attrs.push_back(ir::Attribute::Int("group", 2));
+  expect_error([&] { kernels::create_kernel(*grouped, direct_config(*grouped, L::kNhwc, L::kNhwc, "direct")); },
+               ErrorCode::kInvalidModel, "the direct variant needs group 1");
+  const Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {24, 24, 3, 3}), b(DType::kFloat32, {24});
+  const TensorView xv = x.view(), wv = w.view(), bv = b.view();
+  expect_error([&] { kernels::evaluate_node(*n, {&xv, &wv, &bv}, 1, nullptr, direct_config(*n, L::kNChw16c, L::kNhwc, "direct")); },
+               ErrorCode::kInvalidModel, "layout nChw16c for [1,24,8,8]");
 }
 
 }  // namespace

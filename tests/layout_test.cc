@@ -224,7 +224,7 @@ TEST(LayoutPropagation, WinogradGainsKeepAGroupBlockedDespiteOddChannels) {
   EXPECT_EQ(out_layouts(ad, node(direct, "conv2")), std::vector<std::string>{L});
   const bool avx512 = gec::testing::cpu_has_avx512();
   EXPECT_EQ(out_layouts(aw, node(wino, "conv2")), std::vector<std::string>{avx512 ? B : L});
-  const schedule::ExecutionPlan plan = schedule::make_execution_plan(wino, aw, nullptr, true);
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(wino, aw, nullptr, kernels::choose_variant);
   int winograd_steps = 0;
   for (const schedule::Step& st : plan.graphs[0].steps) winograd_steps += st.variant == "winograd";
   EXPECT_EQ(winograd_steps, avx512 ? 2 : 0);  // conv1 (its input reordered in) and conv2

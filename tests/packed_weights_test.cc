@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -95,7 +96,7 @@ TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
 // (NnConv.WinogradIsChosenOnlyWhereItPays), whose transformed weights the
 // .gom stores ("onednn-wino/..." layouts) and a session reads in place,
 // packing nothing; the outputs match the direct kernels' compile
-// (--disable-pass winograd) and a -O0 compile (plain, no packing) within
+// (--disable-pass winograd, and direct_conv: no variant at all) and a -O0 compile (plain, no packing) within
 // float32 rounding of sums over 576 products. Without Winograd kernels (no
 // AVX-512) no step gets the variant and the rest still holds.
 TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
@@ -113,7 +114,7 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   }
   const std::string bytes = m.SerializeAsString();
   CompileOptions direct_opts, o0;
-  direct_opts.disabled_passes = {"winograd"};
+  direct_opts.disabled_passes = {"winograd", "direct_conv"};
   o0.opt_level = 0;
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
   const CompiledModel direct = compile_onnx_bytes(bytes.data(), bytes.size(), direct_opts);
@@ -153,6 +154,69 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   if (testing::cpu_has_avx512()) {
     EXPECT_GE(winograd_steps, 2);
   }
+}
+
+// x [1,32,16,8] -> four 1x3 / 3x1 Conv + Relu (32 channels, pads 1) -> y:
+// small convolutions get the direct variant (our own loops), whose
+// packed weights the .gom stores ("gec.direct/16/[OC,IC,KH,KW]") and a
+// session reads in place; two run contexts share them. The outputs match
+// a compile with --disable-pass direct_conv (oneDNN's convolutions) within
+// float32 rounding of sums over 96 products, and that compile has no
+// direct step.
+TEST(PackedWeights, DirectConvolutionWeightsAreStoredAndReadInPlace) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,32,16,8");
+  ob::add_output(g, "y", ob::kFloat, "1,32,16,8");
+  std::string in = "x";
+  for (int i = 0; i < 4; ++i) {
+    const std::string w = "w" + std::to_string(i), c = "c" + std::to_string(i), r = "r" + std::to_string(i);
+    const int64_t kh = i % 2 == 0 ? 1 : 3, kw = i % 2 == 0 ? 3 : 1;
+    ob::add_float_init(g, w, {32, 32, kh, kw}, pattern(32 * 32 * 3, 7 + 2 * i, 31, 1.f / 16));
+    ob::attr_ints(ob::add_node(g, "Conv", {in, w}, {c}), "pads", {kh / 2, kw / 2, kh / 2, kw / 2});
+    ob::add_node(g, "Relu", {c}, {i == 3 ? std::string("y") : r});
+    in = r;
+  }
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions off;
+  off.disabled_passes = {"direct_conv"};
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  int direct_steps = 0, direct_copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "direct") {
+      ++direct_steps;
+      EXPECT_EQ(st.kernel.rfind("native.direct", 0), 0u) << st.kernel;
+    }
+  for (const auto& p : lm.packed_weights) direct_copies += p.layout.rfind("gec.direct/16/", 0) == 0;
+  EXPECT_GE(direct_steps, 2);  // those between blocked values (the last one writes plain y)
+  EXPECT_EQ(direct_copies, direct_steps);
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["direct"].get<int>(), direct_steps);
+  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
+  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps) EXPECT_NE(st.variant, "direct") << st.kernel;
+
+  const Tensor x = testing::make<float>({1, 32, 16, 8}, pattern(32 * 16 * 8, 13, 29, 1.f / 8));
+  SessionOptions two;
+  two.max_concurrent_requests = 2;
+  auto s = Session::load_from_bytes(cm.gom, two);
+  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+  const Session::PackedWeightCounts pw = s->packed_weights();
+  EXPECT_EQ(pw.adopted, pw.stored);
+  EXPECT_EQ(pw.packed, 0);
+  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(onednn.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.f);
+  testing::expect_close(got, want, 0.f, 1e-5f * largest);
+  // A second run context (two runs at once) reads the same stored copies.
+  std::vector<float> a, b;
+  std::thread t([&] { a = testing::values<float>(s->run({x.view()})[0]); });
+  b = testing::values<float>(s->run({x.view()})[0]);
+  t.join();
+  EXPECT_EQ(a, got);
+  EXPECT_EQ(b, got);
+  EXPECT_EQ(s->packed_weights().packed, 0);
 }
 
 // x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w, fed as a graph input) -> Relu

@@ -64,7 +64,7 @@ void check_options(const CompileOptions& opts) {
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
       fail(ErrorCode::kInvalidArgument,
            "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation, "
-           "pack_weights and winograd: " + known + ")");
+           "pack_weights, winograd and direct_conv: " + known + ")");
     }
   }
 }
@@ -310,12 +310,22 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
   // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
   // assignment weighs them too.
-  const bool winograd_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
-                                                            "winograd") == opts.disabled_passes.end();
+  const auto enabled = [&](const char* stage) {
+    return opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(), stage) ==
+                                      opts.disabled_passes.end();
+  };
+  const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv");
+  // ... and small convolutions on our own loops instead of a oneDNN
+  // primitive made at load (the "direct" variant, conv.cc's direct_pays).
+  kernels::VariantChoice choose_variant;
+  if (winograd_on || direct_on)
+    choose_variant = [winograd_on, direct_on](const ir::Node& n, const kernels::KernelConfig& c) {
+      const std::string v = kernels::choose_variant(n, c);
+      return (v == "winograd" && !winograd_on) || (v == "direct" && !direct_on) ? std::string() : v;
+    };
   if (layouts_on) {
     const size_t before = g.count_nodes_recursive();
-    layouts = schedule::assign_layouts(g, {}, winograd_on ? kernels::VariantChoice(kernels::choose_variant)
-                                                          : kernels::VariantChoice());
+    layouts = schedule::assign_layouts(g, {}, choose_variant);
     report["layout"] = {{"blocked_values", layouts.blocked_values},
                         {"channels_last_values", layouts.channels_last_values},
                         {"reorders", layouts.reorders},
@@ -382,14 +392,15 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // attributes, dtypes and layouts are supported), recorded per step.
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("lower", 4, 7);
-  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, winograd_on);
+  const schedule::ExecutionPlan exec_plan = schedule::make_execution_plan(g, layouts, &streams.schedule, choose_variant);
   stages["lower"] = ms_since(t);
-  if (winograd_on) {
+  if (choose_variant) {
     nlohmann::json variants = nlohmann::json::object();
     for (const schedule::GraphSchedule& gs : exec_plan.graphs)
       for (const schedule::Step& st : gs.steps)
         if (!st.variant.empty()) variants[st.variant] = variants.value(st.variant, 0) + 1;
     variants["winograd"] = variants.value("winograd", 0);
+    variants["direct"] = variants.value("direct", 0);
     report["kernel_variants"] = variants;
   }
 

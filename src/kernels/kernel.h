@@ -94,6 +94,7 @@ class SharedWeights {
   struct Entry {
     std::shared_ptr<const void> object;
     Packed packed;
+    const void* kind = nullptr;  // the find_or_make `kind` it was made under
   };
 
   /// Sets what release_plain() does; call before any kernel runs. `release`
@@ -108,13 +109,16 @@ class SharedWeights {
   /// stores (read-only bytes that outlive this object). Call before any
   /// kernel runs.
   void add_stored(const void* plain, Packed p);
-  /// The entry for constant data at `data` that `matches` accepts (one data
-  /// pointer may be packed in several layouts); else a stored copy that
-  /// `adopt` turns into an entry (it returns null for a copy in another
-  /// layout); else the one `make` returns, stored. Each entry is made once:
-  /// make() and adopt() for one `data` run one at a time, while other data
-  /// pointers are packed on other threads at once.
-  std::shared_ptr<const void> find_or_make(const void* data, const std::function<bool(const void*)>& matches,
+  /// The entry for constant data at `data` of this `kind` (an address
+  /// naming the kind of object, one per packing kernel family: entries of
+  /// other kinds for the same data are never shown to `matches`) that
+  /// `matches` accepts (one data pointer may be packed in several layouts);
+  /// else a stored copy that `adopt` turns into an entry (it returns null
+  /// for a copy in another layout); else the one `make` returns, stored.
+  /// Each entry is made once: make() and adopt() for one `data` run one at a
+  /// time, while other data pointers are packed on other threads at once.
+  std::shared_ptr<const void> find_or_make(const void* data, const void* kind,
+                                           const std::function<bool(const void*)>& matches,
                                            const std::function<std::shared_ptr<const void>(const Packed&)>& adopt,
                                            const std::function<Entry()>& make);
   /// Entries held.

@@ -221,12 +221,12 @@ void SharedWeights::add_stored(const void* plain, Packed p) {
 }
 
 std::shared_ptr<const void> SharedWeights::find_or_make(
-    const void* data, const std::function<bool(const void*)>& matches,
+    const void* data, const void* kind, const std::function<bool(const void*)>& matches,
     const std::function<std::shared_ptr<const void>(const Packed&)>& adopt, const std::function<Entry()>& make) {
   std::shared_ptr<Slot> slot;
   const auto find = [&]() -> std::shared_ptr<const void> {
     for (const Entry& e : slot->entries)
-      if (matches(e.object.get())) return e.object;
+      if (e.kind == kind && matches(e.object.get())) return e.object;
     return nullptr;
   };
   {
@@ -252,6 +252,7 @@ std::shared_ptr<const void> SharedWeights::find_or_make(
     }
   const bool was_stored = e.object != nullptr;
   if (!was_stored) e = make();
+  e.kind = kind;
   std::lock_guard<std::mutex> lock(mutex_);
   adopted_ += was_stored ? 1 : 0;
   slot->entries.push_back(e);

@@ -335,7 +335,11 @@ struct RestoreOmpThreads {
 size_t Executor::prepare_ahead(int threads, bool even_alone) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
-    if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || s.kernel->impl_name().rfind("onednn.", 0) != 0)
+    // oneDNN's kernels (primitives made, weights packed) and the direct
+    // convolution (weights packed); the other kernels' reshape is cheap.
+    const std::string impl = s.kernel->impl_name();
+    if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run ||
+        (impl.rfind("onednn.", 0) != 0 && impl.rfind("native.direct", 0) != 0))
       continue;
     bool known = true;
     for (int32_t id : s.in_ids)

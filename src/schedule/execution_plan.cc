@@ -31,7 +31,7 @@ int32_t threads_for(const ir::Node& n) {
 }  // namespace
 
 ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
-                                  const GraphSchedule* streams, bool choose_variants) {
+                                  const GraphSchedule* streams, const kernels::VariantChoice& choose_variant) {
   ExecutionPlan plan;
   if (streams) GEC_CHECK(streams->steps.size() == g.nodes().size(), "stream plan does not fit the graph");
   ir::for_each_graph(g, [&](const ir::Graph& sg) {
@@ -50,7 +50,7 @@ ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& la
         s.input_layouts = it->second.in;
         s.output_layouts = it->second.out;
       }
-      if (choose_variants) s.variant = kernels::choose_variant(*n, kernel_config(*n, s));
+      if (choose_variant) s.variant = choose_variant(*n, kernel_config(*n, s));
       s.kernel = kernels::create_kernel(*n, kernel_config(*n, s))->impl_name();
       s.threads = threads_for(*n);
       if (main) {

@@ -89,10 +89,12 @@ GraphSchedule place_events(const ir::Graph& g, const std::vector<int32_t>& strea
 /// an unsupported op, attribute, dtype or layout throws gec::Error
 /// (kUnsupported / kInvalidModel) naming the node. `streams` (null = one
 /// stream) gives the main graph's streams and events, made by
-/// assign_streams for this node order. With `choose_variants`, each step's
-/// kernel variant is the target's choice for its layouts
-/// (kernels::choose_variant: e.g. "winograd" convolutions), else "".
+/// assign_streams for this node order. Each step's kernel variant is what
+/// `choose_variant` returns for its node and layouts (e.g.
+/// kernels::choose_variant: "winograd" or "direct" convolutions); "" for
+/// every step without one.
 ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
-                                  const GraphSchedule* streams = nullptr, bool choose_variants = false);
+                                  const GraphSchedule* streams = nullptr,
+                                  const kernels::VariantChoice& choose_variant = {});
 
 }  // namespace gec::schedule

@@ -48,9 +48,12 @@ void print_table(const nlohmann::json& r) {
                 pw.contains("failure") ? "; not packed: " : "",
                 pw.contains("failure") ? pw["failure"].get<std::string>().c_str() : "");
   }
-  if (r.contains("kernel_variants"))
+  if (r.contains("kernel_variants")) {
     std::printf("winograd: %lld convolutions on oneDNN's Winograd kernel\n",
                 r["kernel_variants"].value("winograd", 0LL));
+    std::printf("direct: %lld small convolutions on the native direct loops\n",
+                r["kernel_variants"].value("direct", 0LL));
+  }
   if (r.contains("streams")) {
     const auto& st = r["streams"];
     std::printf("streams: %lld (%s), %lld events of %lld cross-stream edges after pruning; estimated %.3f ms "

@@ -146,8 +146,9 @@ dnnl::memory& PackedWeights::get_or_pack(const void* data, const KernelContext& 
   if (data != packed_from_ && shared) {
     const dnnl::memory::desc wanted = packed_.get_desc(), from = user_.get_desc();
     const std::string layout = packed_layout(from, wanted);
+    static const char kKind = 0;  // SharedPacked entries
     shared_entry_ = shared->find_or_make(
-        data,
+        data, &kKind,
         [&](const void* e) {
           const auto* p = static_cast<const SharedPacked*>(e);
           return p->desc == wanted && p->user == from;

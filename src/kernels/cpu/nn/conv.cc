@@ -38,6 +38,7 @@
 #include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
+#include "kernels/cpu/nn/direct_conv_simd.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/kernel.h"
 #include "ops/fused_conv.h"
@@ -307,6 +308,35 @@ std::optional<WinogradPrimitive> paying_winograd(const ops::WindowAttrs& raw, in
   return std::nullopt;
 }
 
+/// Up to this many multiply-adds per run a convolution takes the "direct"
+/// variant (direct_pays): our own Highway loops, nothing generated when the
+/// model loads. oneDNN makes a primitive per convolution at load: 0.5-2.8 ms
+/// each here (brgconv: a JIT kernel per tail and batch size, each in fresh
+/// executable pages), which was most of oww_embedding's first run (22
+/// convolutions, 13-17 ms; 21 -> 11 ms with this variant). At this size the
+/// loops run within 0.8-1.1x of oneDNN's time on oww_embedding's and
+/// squeezenet's 1x1/1x3/3x1 convolutions on one thread (0.13-0.55x on the
+/// 1x1-pixel convolutions of squeeze-excite blocks, where oneDNN's call
+/// costs more than the work); larger ones, with fewer channels than a
+/// vector or more output pixels, fell to 1.2-2.9x of oneDNN.
+constexpr double kDirectMaxMacs = 4.0 * 1024 * 1024;
+
+/// Whether a Conv / FusedConv takes the "direct" variant: 2-D, group 1, a
+/// constant W, static shapes, Y in nhwc or nChw16c (X in any layout), at
+/// most kDirectMaxMacs multiply-adds.
+bool direct_pays(const ir::Node& n, const KernelConfig& config) {
+  if (config.output_layout(0) == ops::Layout::kPlain || n.get_int("group", 1) != 1 || !constant_input(n, 1))
+    return false;
+  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
+      !n.output(0)->type.is_static())
+    return false;
+  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
+              ys = n.output(0)->type.static_shape();
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1]) return false;
+  const double macs = static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
+  return macs <= kDirectMaxMacs;
+}
+
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
 /// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
 /// convolution planned nChw16c -> nChw16c with at least
@@ -328,6 +358,7 @@ std::optional<WinogradPrimitive> paying_winograd(const ops::WindowAttrs& raw, in
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
 /// "" otherwise, and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
+  if (direct_pays(n, config)) return "direct";
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return "";
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
       !n.output(0)->type.is_static() || n.get_int("group", 1) != 1 || !constant_input(n, 1))
@@ -373,17 +404,25 @@ class ConvKernel final : public Kernel {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
       const std::string token = config.variant.substr(b, e - b);
-      if (token == "winograd" && !winograd_)
+      if (token == "winograd" && !winograd_ && !direct_)
         winograd_ = true;
+      else if (token == "direct" && !direct_ && !winograd_)
+        direct_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
         fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
-                                           "' is not winograd, post_op or kernel (joined by +, each once)");
+                                           "' is not winograd, direct, post_op or kernel (joined by +, each once; "
+                                           "winograd and direct exclude each other)");
       b = e + 1;
     }
     if (winograd_ && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
       fail(ErrorCode::kInvalidModel, desc_ + ": the winograd variant needs nChw16c input and output");
+    w_constant_ = constant_input(n, 1);
+    b_constant_ = constant_input(n, 2);
+    if (direct_ && (group_ != 1 || dst_layout_ == ops::Layout::kPlain || act_impl_ == "post_op"))
+      fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs group 1, an nhwc or nChw16c output and "
+                                             "the activation outside oneDNN");
     // A depthwise convolution (one filter per channel) in plain NCHW runs
     // our own loop: oneDNN has only its gemm path for that layout, 10-30x
     // slower than its blocked depthwise kernels (measured here: 546 us vs
@@ -421,6 +460,7 @@ class ConvKernel final : public Kernel {
     require_f32(desc_, x.dtype);
     require_f32(desc_, w.dtype);
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
+    if (direct_) return plan_direct(x.shape, w.shape, y.shape);
     if (native_dw_) {
       if (x.shape.size() != 4 || x.shape[1] != group_ || y.shape.size() != 4)
         fail(ErrorCode::kInvalidArgument, desc_ + ": depthwise input " + shape_str(x.shape) + " does not have " +
@@ -457,6 +497,7 @@ class ConvKernel final : public Kernel {
       return fill_bias(y, b, z);
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
+    if (direct_) return run_direct(ctx, x, w, b, z, y);
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
     if (blocked_) return run_blocked(x, w, b, z, y, ctx);
@@ -472,6 +513,10 @@ class ConvKernel final : public Kernel {
   }
 
   void pack_constants(const KernelContext& ctx) override {
+    if (direct_) {
+      if (!empty_) direct_weights(ctx, ctx.in(1));
+      return;
+    }
     if (!empty_ && !native_dw_ && (matmul_ == MatmulForm::kNone || conv_at_run_)) weights_.pack_constant(ctx, 1);
   }
 
@@ -517,12 +562,197 @@ class ConvKernel final : public Kernel {
   std::string impl_name() const override {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
+    if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
     const std::string base = winograd_ ? "onednn.conv.winograd" : "onednn.conv";
     return residual_ || !act_.op.empty() ? base + "+fused" : base;
   }
 
  private:
+  /// The direct variant's geometry for these shapes (direct_conv_simd.h):
+  /// the window resolved as ONNX Conv-11 says, each layout's strides.
+  void plan_direct(const Shape& xs, const Shape& ws, const Shape& ys) {
+    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1])
+      fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs 2-D X, W and Y of matching channels, got " +
+                                            shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
+    // The layouts must hold the shapes (nChw16c: channels divisible by 16).
+    activation_md(xs, src_layout_, desc_);
+    activation_md(ys, dst_layout_, desc_);
+    std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, 2, &wk, desc_);
+    const ops::WindowGeom geo = ops::window_geometry(desc_, a, Shape(xs.begin() + 2, xs.end()));
+    direct_conv_simd::Geometry g;
+    g.IC = xs[1], g.H = xs[2], g.W = xs[3], g.OC = ys[1], g.OH = ys[2], g.OW = ys[3], g.KH = ws[2], g.KW = ws[3];
+    g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
+    g.OCp = (g.OC + direct_conv_simd::kOcGroup - 1) / direct_conv_simd::kOcGroup * direct_conv_simd::kOcGroup;
+    const auto strides = [](ops::Layout l, int64_t C, int64_t H, int64_t W, int64_t* cblk, int64_t* cstride,
+                            int64_t* row, int64_t* pix) {
+      if (l == ops::Layout::kNhwc) {
+        *cblk = C, *cstride = 0, *row = W * C, *pix = C;
+      } else if (l == ops::Layout::kNChw16c) {
+        *cblk = ops::kBlockedChannels, *cstride = H * W * ops::kBlockedChannels, *row = W * ops::kBlockedChannels,
+        *pix = ops::kBlockedChannels;
+      } else {
+        *cblk = 1, *cstride = H * W, *row = W, *pix = 1;
+      }
+    };
+    strides(dst_layout_, g.OC, g.OH, g.OW, &g.y_cblk, &g.y_cstride, &g.y_row, &g.y_pix);
+    // Windows crossing an edge: X is copied with a zero border (top and
+    // left the pads, bottom and right what the last window reaches), so
+    // that the loops read every tap without a bounds test.
+    const int64_t ph = geo.pad_begin[0], pw = geo.pad_begin[1];
+    const int64_t bottom = std::max<int64_t>(0, (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1 - ph - g.H);
+    const int64_t right = std::max<int64_t>(0, (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1 - pw - g.W);
+    direct_pad_ = {};
+    int64_t src_row = 0, pix = 0, cblk = 0, cstride = 0;
+    strides(src_layout_, g.IC, g.H, g.W, &cblk, &cstride, &src_row, &pix);
+    if (ph || pw || bottom || right) {
+      direct_pad_.planes = xs[0] * (g.IC / cblk);
+      direct_pad_.H = g.H, direct_pad_.src_row = src_row, direct_pad_.pix = pix;
+      direct_pad_.top = ph, direct_pad_.left = pw;
+      g.H += ph + bottom, g.W += pw + right;
+      direct_pad_.Hp = g.H, direct_pad_.Wp = g.W;
+    }
+    strides(src_layout_, g.IC, g.H, g.W, &g.x_cblk, &g.x_cstride, &g.x_row, &g.x_pix);
+    if (direct_geo_.OC != g.OC || direct_geo_.IC != g.IC || direct_geo_.KH != g.KH || direct_geo_.KW != g.KW)
+      direct_w_ = nullptr;  // W of another shape: packed again
+    using direct_conv_simd::Activation;
+    const std::string& op = act_.op;
+    g.act = op.empty()              ? Activation::kNone
+            : op == "Relu"          ? Activation::kRelu
+            : op == "Clip"          ? Activation::kClip
+            : op == "LeakyRelu"     ? Activation::kLeakyRelu
+            : op == "HardSigmoid"   ? Activation::kHardSigmoid
+            : op == "HardSwish"     ? Activation::kHardSwish
+                                    : Activation::kNone;
+    g.act_alpha = op == "HardSwish" ? 1.f / 6.f : act_.alpha;
+    g.act_beta = op == "HardSwish" ? 0.5f : act_.beta;
+    direct_geo_ = g;
+    // The other activations run after the loops, in place.
+    if (!op.empty() && g.act == Activation::kNone && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+  }
+
+  /// W's packed copy for the direct loops: [KH][KW][IC][OCp] floats, zero
+  /// past OC (direct_conv_simd.h). A constant W is packed once for every
+  /// run context of the model (ctx.shared_weights), or read in place from
+  /// the offline model where the compiler stored it (layout
+  /// "gec.direct/<kOcGroup>/[OC,IC,KH,KW]"); its plain copy is then
+  /// released. W fed or computed in the graph is packed into this kernel's
+  /// own buffer at each run.
+  const float* direct_weights(const KernelContext& ctx, const TensorView& w) {
+    if (direct_w_ && direct_w_from_ == w.data && w_constant_) return direct_w_;
+    const direct_conv_simd::Geometry& g = direct_geo_;
+    const int64_t taps = g.KH * g.KW;
+    const size_t floats = static_cast<size_t>(taps * g.IC * g.OCp), bytes = floats * sizeof(float);
+    const auto pack = [&](float* out) {
+      std::fill(out, out + floats, 0.f);
+      const float* ws = w.as<const float>();
+      for (int64_t oc = 0; oc < g.OC; ++oc)
+        for (int64_t ic = 0; ic < g.IC; ++ic)
+          for (int64_t t = 0; t < taps; ++t) out[(t * g.IC + ic) * g.OCp + oc] = ws[(oc * g.IC + ic) * taps + t];
+    };
+    SharedWeights* shared = w_constant_ ? shared_weights_for(ctx, 1) : nullptr;
+    if (!shared) {
+      own_w_.resize(floats);
+      pack(own_w_.data());
+      direct_w_ = own_w_.data();
+    } else {
+      struct DirectPacked {
+        std::string layout;
+        std::vector<float> own;       // packed here, or
+        const float* data = nullptr;  // the offline model's stored copy
+      };
+      static const char kKind = 0;  // DirectPacked entries
+      const std::string layout = "gec.direct/" + std::to_string(direct_conv_simd::kOcGroup) + "/" + shape_str(w.shape);
+      shared_w_ = shared->find_or_make(
+          w.data, &kKind, [&](const void* e) { return static_cast<const DirectPacked*>(e)->layout == layout; },
+          [&](const SharedWeights::Packed& stored) -> std::shared_ptr<const void> {
+            if (stored.layout != layout || stored.bytes != bytes ||
+                reinterpret_cast<uintptr_t>(stored.data) % alignof(float) != 0)
+              return nullptr;
+            auto p = std::make_shared<DirectPacked>();
+            p->layout = layout;
+            p->data = static_cast<const float*>(stored.data);
+            return p;
+          },
+          [&]() {
+            auto p = std::make_shared<DirectPacked>();
+            p->layout = layout;
+            p->own.resize(floats);
+            pack(p->own.data());
+            p->data = p->own.data();
+            shared->release_plain(w.data, w.bytes());
+            return SharedWeights::Entry{p, {layout, p->data, bytes}};
+          });
+      direct_w_ = static_cast<const DirectPacked*>(shared_w_.get())->data;
+    }
+    direct_w_from_ = w.data;
+    return direct_w_;
+  }
+
+  /// B as OCp floats, zero past OC (and all zero without B).
+  const float* direct_bias(const TensorView* b) {
+    const direct_conv_simd::Geometry& g = direct_geo_;
+    const void* from = b ? b->data : nullptr;
+    if (static_cast<int64_t>(direct_b_.size()) == g.OCp && direct_b_from_ == from && from && b_constant_)
+      return direct_b_.data();
+    direct_b_.assign(static_cast<size_t>(g.OCp), 0.f);
+    if (b) std::copy(b->as<const float>(), b->as<const float>() + g.OC, direct_b_.begin());
+    direct_b_from_ = from;
+    return direct_b_.data();
+  }
+
+  /// The direct variant: the output rows in parallel, then the activation in place.
+  void run_direct(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
+                  const TensorView* z, TensorView& y) {
+    const int threads = ctx.num_threads;
+    ScratchBuffer* scratch = ctx.scratch;
+    const direct_conv_simd::Geometry& g = direct_geo_;
+    const float* wp = direct_weights(ctx, w);
+    const float* bp = direct_bias(b);
+    const int64_t pixels = x.shape[0] * g.OH * g.OW;
+    const int64_t macs = y.numel() * g.IC * g.KH * g.KW;
+    const float* xs = x.as<const float>();
+    if (direct_pad_.planes) {
+      // In every layout here X is a run of planes (one channel block of one
+      // image each) of H rows src_row floats long.
+      const DirectPad& p = direct_pad_;
+      const int64_t out_row = p.Wp * p.pix, lead = p.left * p.pix, out_plane = p.Hp * out_row;
+      const size_t bytes = static_cast<size_t>(p.planes * out_plane) * sizeof(float);
+      if (!scratch) {
+        if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
+        scratch = own_scratch_.get();
+      }
+      float* buf = static_cast<float*>(scratch->get(bytes));
+      parallel_ranges(
+          p.planes * p.Hp, threads,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const int64_t plane = r / p.Hp, ih = r % p.Hp - p.top;
+              float* d = buf + r * out_row;
+              if (ih < 0 || ih >= p.H) {
+                std::fill(d, d + out_row, 0.f);
+                continue;
+              }
+              const float* src = xs + (plane * p.H + ih) * p.src_row;
+              std::fill(d, d + lead, 0.f);
+              std::copy(src, src + p.src_row, d + lead);
+              std::fill(d + lead + p.src_row, d + out_row, 0.f);
+            }
+          },
+          p.planes * out_plane);
+      xs = buf;
+    }
+    parallel_ranges(
+        pixels, threads,
+        [&](int64_t begin, int64_t end) {
+          direct_conv_simd::direct_conv_pixels(g, xs, wp, bp, z ? z->as<const float>() : nullptr, y.as<float>(),
+                                               begin, end);
+        },
+        macs / 8);
+    if (epilogue_) epilogue_->run(y, threads);
+  }
+
   /// The native depthwise path: every (n, c) plane on its own, in parallel,
   /// then the activation in place.
   void run_depthwise(const TensorView& x, const TensorView& w, const TensorView* b, TensorView& y, int threads) {
@@ -866,6 +1096,20 @@ class ConvKernel final : public Kernel {
   dnnl::reorder to_blocked_src_, to_blocked_dst_, to_plain_dst_;
   size_t src_bytes_ = 0, blocked_bytes_ = 0;      //   X's copy, both copies: in the run's scratch
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
+  bool direct_ = false;                           // the direct variant: our own loop (run_direct)
+  direct_conv_simd::Geometry direct_geo_;         //   for these shapes
+  const float* direct_w_ = nullptr;               //   W packed (direct_weights): shared_w_'s or own_w_
+  const void* direct_w_from_ = nullptr;           //   the W it was packed from
+  std::shared_ptr<const void> shared_w_;
+  std::vector<float> own_w_;
+  std::vector<float> direct_b_;                   //   B padded (direct_bias)
+  const void* direct_b_from_ = nullptr;
+  bool b_constant_ = false;                       //   B is a constant of the model
+  struct DirectPad {                              //   X copied with a zero border (planes 0: not)
+    int64_t planes = 0, H = 0, src_row = 0, pix = 1, top = 0, left = 0, Hp = 0, Wp = 0;
+  } direct_pad_;
+  std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
+  bool w_constant_ = false;                       //   W is a constant of the model
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
   bool matmul_at_run_ = false;                    //   shapes known at run only: checked at reshape
   bool conv_at_run_ = false;                      //   and these shapes did not fit: oneDNN's convolution
