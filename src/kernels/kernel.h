@@ -50,22 +50,37 @@ class SubgraphRunner {
   std::vector<Tensor> run(const ir::Graph& g, const std::vector<const TensorView*>& inputs);
 };
 
-/// Scratch memory one run lends its kernels: the steps of a run execute one
-/// at a time, so one buffer (as large as the largest request) serves them
-/// all. Each Executor (one per run in flight) owns one.
+/// Scratch memory one run lends its kernels: the steps of a stream execute
+/// one at a time, so one buffer (as large as the largest request) serves
+/// them all. Each Executor (one per run in flight) owns one per stream.
+/// A step may instead get a buffer over bytes of the arena that no live
+/// value holds while it runs (Executor: arena gaps), which serves the
+/// requests that fit and passes larger ones on to the stream's buffer.
 class ScratchBuffer {
  public:
   ScratchBuffer() = default;
+  /// Requests of up to `bytes` get `region` (64-byte aligned, not owned);
+  /// larger ones go to `fallback`.
+  ScratchBuffer(void* region, size_t bytes, ScratchBuffer* fallback)
+      : region_(region), region_bytes_(bytes), fallback_(fallback) {}
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
   /// At least `bytes` of 64-byte aligned memory, valid until the next get()
   /// with a larger size (which may move it).
   void* get(size_t bytes);
+  /// The bytes a region buffer serves without its fallback (0 for a
+  /// buffer of its own).
+  size_t region_bytes() const { return region_bytes_; }
+  /// The bytes this buffer has mapped of its own (0 for a region buffer).
+  size_t own_bytes() const { return block_.size(); }
 
  private:
   // Pages present when mapped (support/page_block.h): a deconvolution's
   // columns or a Winograd conv's transforms are megabytes written whole.
   PageBlock block_;
+  void* region_ = nullptr;
+  size_t region_bytes_ = 0;
+  ScratchBuffer* fallback_ = nullptr;
 };
 
 /// What kernels prepare once from constant data and share between every run

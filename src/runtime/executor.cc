@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <system_error>
 #include <thread>
 
 #include "gec/bench.h"
 #include "gec/error.h"
+#include "memory/lifetimes.h"
 
 namespace gec::runtime {
 
@@ -68,7 +70,60 @@ Executor::Executor(const model::LoadedModel& model, uint8_t* arena, int num_thre
           it == graph_stream.end() ? 0 : it->second);
   }
   find_bindable_outputs();
-  if (streams_ == 1) plan_dynamic_release();
+  if (streams_ == 1) {
+    plan_dynamic_release();
+    lend_arena_gaps();
+  }
+}
+
+void Executor::lend_arena_gaps() {
+  if (!arena_) return;
+  const memory::Lifetimes lt = memory::compute_lifetimes(main_);
+  std::unordered_map<const ir::Node*, int64_t> step_of;
+  for (size_t k = 0; k < lt.order.size(); ++k) step_of[lt.order[k]] = static_cast<int64_t>(k);
+  // Every arena value's bytes and the steps that may touch them; a value
+  // the main graph's lifetimes do not know (a body's) holds its bytes for
+  // the whole run.
+  struct Held {
+    int64_t first, last, lo, hi;
+  };
+  std::vector<Held> held;
+  for (int32_t id = 0; id < ids_.size(); ++id) {
+    const ir::Value* v = ids_.value(id);
+    if (!in_arena(id) || !v->type.is_static()) continue;
+    const int64_t lo = plan_.at(id).offset, hi = lo + memory::value_bytes(v);
+    const auto f = lt.first.find(v), l = lt.last.find(v);
+    if (f == lt.first.end() || l == lt.last.end())
+      held.push_back({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), lo, hi});
+    else
+      held.push_back({f->second, l->second, lo, hi});
+  }
+  int64_t end = 0;
+  for (const Held& h : held) end = std::max(end, h.hi);
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (Step& s : plans_.at(&main_).steps) {
+    const auto at = step_of.find(s.node);
+    if (at == step_of.end()) continue;
+    busy.clear();
+    for (const Held& h : held)
+      if (h.first <= at->second && at->second <= h.last) busy.emplace_back(h.lo, h.hi);
+    std::sort(busy.begin(), busy.end());
+    int64_t best_lo = 0, best = 0, from = 0;
+    const auto gap = [&](int64_t lo, int64_t hi) {
+      lo = memory::align_up(lo);
+      if (hi - lo > best) best = hi - lo, best_lo = lo;
+    };
+    for (const auto& [lo, hi] : busy) {
+      gap(from, lo);
+      from = std::max(from, hi);
+    }
+    gap(from, end);
+    if (best >= kMinArenaScratch) {
+      arena_scratch_.push_back(std::make_unique<kernels::ScratchBuffer>(arena_ + best_lo, static_cast<size_t>(best),
+                                                                        s.ctx.scratch));
+      s.ctx.scratch = arena_scratch_.back().get();
+    }
+  }
 }
 
 void Executor::plan_dynamic_release() {
@@ -94,6 +149,12 @@ void Executor::plan_dynamic_release() {
       continue;
     steps[static_cast<size_t>(last[i])].release.push_back(id);
   }
+}
+
+size_t Executor::scratch_bytes() const {
+  size_t n = 0;
+  for (const auto& b : scratch_) n += b->own_bytes();
+  return n;
 }
 
 size_t Executor::dynamic_bytes() const {
