@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -578,8 +579,11 @@ TEST(ModelFormat, RefusesEveryTruncation) {
   EXPECT_NE(msg.find("expected " + std::to_string(b.size()) + " bytes, found 100"), std::string::npos) << msg;
 }
 
+// Also read from a file (read_gom_file hashes it with pread(), not through
+// its mapping: MappedFile::read).
 TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
   const std::vector<uint8_t> b = write_test_model();
+  const std::string path = temp_gom("bad_checksum");
   for (const char* kind : {"MODEL_DEF", "WEIGHTS", "METADATA", "WEIGHTS_XXH64"}) {
     const std::string k = kind;
     const uint32_t code = k == "MODEL_DEF" ? 1 : k == "WEIGHTS" ? 2 : k == "METADATA" ? 3 : 4;
@@ -590,8 +594,20 @@ TEST(ModelFormat, NamesThePartitionWithABadChecksum) {
       bad[at] ^= 0x40;
       const std::string msg = load_error(bad);
       EXPECT_NE(msg.find(std::string("corrupted: checksum mismatch in ") + kind), std::string::npos) << msg;
+      write_file(path, bad);
+      std::string file_msg = "accepted";
+      try {
+        read_gom_file(path);
+      } catch (const Error& err) {
+        EXPECT_EQ(err.code(), ErrorCode::kCorruptFile) << err.what();
+        file_msg = err.what();
+      }
+      EXPECT_NE(file_msg.find(std::string("corrupted: checksum mismatch in ") + kind), std::string::npos) << file_msg;
     }
   }
+  write_file(path, b);
+  EXPECT_TRUE(read_gom_file(path).graph);
+  std::remove(path.c_str());
   std::vector<uint8_t> bad = b;
   bad[40 + 4] ^= 1;  // partition table, reserved field
   EXPECT_NE(load_error(bad).find("checksum mismatch in partition table"), std::string::npos);

@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 
@@ -103,12 +104,41 @@ std::string locate_checksum_damage(const uint8_t* d, size_t n, const Layout& l, 
   return "partition table or padding";
 }
 
-// XXH64 of [d, d + n). When the bytes are `mapped`, hashes them a few MiB at
-// a time and drops each piece's pages after it, so checksumming a large
-// file never holds all of it resident (weights are faulted back in by the
+// Bytes read per pread() when hashing a mapped file: small enough to stay
+// in cache between the copy and the hash.
+constexpr size_t kReadChunk = size_t{128} << 10;
+
+// XXH64 of [d, d + n) of a `mapped` file read with pread() through `buf`
+// (MappedFile::read: the mapping's pages are never touched, so verifying
+// makes nothing resident and costs no page faults); nullopt when the file
+// cannot be read that way.
+std::optional<uint64_t> hash_read(const uint8_t* d, size_t n, const MappedFile& mapped, std::vector<uint8_t>& buf) {
+  buf.resize(kReadChunk);
+  XXH64_state_t* st = XXH64_createState();
+  if (!st) fail(ErrorCode::kInternal, "out of memory hashing the offline model");
+  XXH64_reset(st, 0);
+  for (size_t at = 0; at < n; at += kReadChunk) {
+    const size_t len = std::min(kReadChunk, n - at);
+    if (!mapped.read(d + at, buf.data(), len)) {
+      XXH64_freeState(st);
+      return std::nullopt;
+    }
+    XXH64_update(st, buf.data(), len);
+  }
+  const uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
+// XXH64 of [d, d + n). When the bytes are `mapped`, reads them with
+// pread() (hash_read); where that fails, hashes the mapping a few MiB at a
+// time and drops each piece's pages after it, so checksumming a large file
+// never holds all of it resident (weights are faulted back in by the
 // kernels that read them, and only those).
 uint64_t hash_bytes(const uint8_t* d, size_t n, const MappedFile* mapped) {
   if (!mapped) return XXH64(d, n, 0);
+  std::vector<uint8_t> buf;
+  if (const std::optional<uint64_t> h = hash_read(d, n, *mapped, buf)) return *h;
   XXH64_state_t* st = XXH64_createState();
   if (!st) fail(ErrorCode::kInternal, "out of memory hashing the offline model");
   XXH64_reset(st, 0);
@@ -130,7 +160,8 @@ uint64_t hash_bytes(const uint8_t* d, size_t n, const MappedFile* mapped) {
 // Index of the first block of the `n` bytes of WEIGHTS at `w` whose XXH64
 // differs from its entry in `hashes` (block_bytes each, the last one
 // shorter), or -1 when none does. Blocks are taken in turn by `threads`
-// threads; with a `mapped` file each block's pages are dropped after it is
+// threads; a `mapped` file is read with pread() (hash_read), or where that
+// fails through the mapping with each block's pages dropped after it is
 // hashed (as hash_bytes does), so verifying never holds WEIGHTS resident.
 int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uint64_t block_bytes, int threads,
                         const MappedFile* mapped) {
@@ -138,14 +169,24 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> bad{blocks};
   const auto work = [&]() noexcept {
+    std::vector<uint8_t> buf;  // this thread's pread() buffer (hash_read)
     for (uint64_t k; (k = next.fetch_add(1)) < blocks && k < bad.load(std::memory_order_relaxed);) {
       const uint64_t at = k * block_bytes, len = std::min(block_bytes, n - at);
       uint64_t want;
       std::memcpy(&want, hashes + k * sizeof(uint64_t), sizeof(want));
-      if (XXH64(w + at, len, 0) != want)
+      std::optional<uint64_t> got;
+      try {
+        if (mapped) got = hash_read(w + at, len, *mapped, buf);
+      } catch (...) {
+        // No memory for the buffer: hash through the mapping.
+      }
+      if (!got) {
+        got = XXH64(w + at, len, 0);
+        if (mapped) mapped->drop_resident(w + at, len);
+      }
+      if (*got != want)
         for (uint64_t b = bad.load(); k < b && !bad.compare_exchange_weak(b, k);) {
         }
-      if (mapped) mapped->drop_resident(w + at, len);
     }
   };
   const uint64_t helpers = std::min<uint64_t>(static_cast<uint64_t>(std::max(threads, 1)), blocks);

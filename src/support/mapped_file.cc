@@ -42,8 +42,21 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     }
     m->data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);  // the mapping stays valid without the descriptor
+  m->fd_ = fd;  // the mapping does not need it; read() does
   return m;
+}
+
+bool MappedFile::read(const void* p, void* dst, size_t n) const {
+  if (fd_ < 0 || !contains(p, n)) return false;
+  size_t done = 0;
+  const off_t at = static_cast<off_t>(static_cast<const uint8_t*>(p) - data_);
+  while (done < n) {
+    const ssize_t r = ::pread(fd_, static_cast<uint8_t*>(dst) + done, n - done, at + static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    done += static_cast<size_t>(r);
+  }
+  return true;
 }
 
 bool MappedFile::contains(const void* p, size_t n) const {
@@ -66,6 +79,7 @@ void MappedFile::drop_resident(const void* p, size_t n) const {
 
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace gec
