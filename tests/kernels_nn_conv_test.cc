@@ -8,7 +8,6 @@
 
 #include <functional>
 #include <sstream>
-#include <tuple>
 
 #include "kernels_nn_util.h"
 #include "ops/fused_conv.h"
@@ -773,8 +772,9 @@ kernels::KernelConfig direct_config(const ir::Node& n, ops::Layout in, ops::Layo
 // The direct variant (our own loops, conv.cc) against a double-precision
 // loop of ONNX Conv-11 plus FusedConv's residual and activation: every
 // layout pair it takes, output channels that fill no whole vector (24, 40
-// in nhwc), strides, dilations, asymmetric pads, 1x3 / 3x1 / 1x1 / 5x5
-// windows, batch 2, no bias, each activation the loops apply (Relu, Clip,
+// and 12 and 3 in nhwc: a last vector of channels that is partial on every
+// vector width), strides, dilations, asymmetric pads, 1x3 / 3x1 / 1x1 / 5x5
+// windows, batch 2 (nhwc and nChw16c), no bias, each activation the loops apply (Relu, Clip,
 // LeakyRelu, HardSigmoid, HardSwish) and one they leave to the epilogue
 // (Sigmoid), on 1 and 2 threads. Tolerance 1e-5 of the largest |y|
 // (float32 sums of up to 600 products, in another order than the loop).
@@ -790,6 +790,9 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
       {{1, 3, 17, 15}, 16, 5, 5, {2, 2}, {2, 1, 2, 3}, {1, 1}, L::kPlain, L::kNChw16c, true, false, "HardSwish"},
       {{1, 96, 3, 2}, 96, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Sigmoid"},
       {{1, 16, 6, 6}, 80, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNhwc},
+      {{2, 8, 5, 7}, 12, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      {{1, 5, 4, 9}, 3, 1, 3, {1, 1}, {0, 2, 0, 0}, {1, 2}, L::kPlain, L::kNhwc},
+      {{2, 32, 5, 5}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, false, true, "LeakyRelu", 0.1f},
   };
   for (const DirectCase& k : cases) {
     ir::Graph g;
@@ -874,6 +877,28 @@ TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   EXPECT_EQ(choice(small, [](ir::Graph& g, ir::Node* n) { n->set_input(1, g.add_value("w_fed", n->input(1)->type)); }),
             "");
   EXPECT_EQ(choice(small, [](ir::Graph&, ir::Node* n) { n->attrs.push_back(ir::Attribute::Int("group", 2)); }), "");
+  // Pads and strides far beyond X: the zero border would be most of what
+  // the loops read (plan_direct_conv refuses it), so oneDNN keeps it.
+  DirectCase padded = small;
+  padded.xs = {1, 16, 1, 1};
+  padded.m = 16;
+  padded.kh = padded.kw = 1;
+  padded.strides = {1000, 1000};
+  padded.pads = {1000, 1000, 1000, 1000};
+  EXPECT_EQ(choice(padded), "");
+}
+
+// The direct variant forced (a crafted .gom) onto a convolution whose zero
+// border would dwarf X and Y is refused at reshape, not allocated.
+TEST(NnConv, DirectVariantRefusesAHugeZeroBorder) {
+  using L = ops::Layout;
+  const DirectCase k{{1, 16, 1, 1}, 16, 1, 1, {20000, 20000}, {20000, 20000, 20000, 20000}, {1, 1}, L::kNhwc, L::kNhwc};
+  ir::Graph g;
+  ir::Node* n = direct_case_node(g, k);
+  const Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {16, 16, 1, 1}), b(DType::kFloat32, {16});
+  const TensorView xv = x.view(), wv = w.view(), bv = b.view();
+  expect_error([&] { kernels::evaluate_node(*n, {&xv, &wv, &bv}, 1, nullptr, direct_config(*n, L::kNhwc, L::kNhwc, "direct")); },
+               ErrorCode::kUnsupported, "the direct variant would copy X [1,16,1,1] with a zero border");
 }
 
 // The direct variant where it cannot run is a clear error naming the node:
@@ -887,9 +912,9 @@ TEST(NnConv, DirectVariantWhereItCannotRunIsRefused) {
   for (const std::string& v : {std::string("direct+winograd"), std::string("direct+direct")})
     expect_error([&] { kernels::create_kernel(*n, direct_config(*n, L::kNhwc, L::kNhwc, v)); },
                  ErrorCode::kInvalidModel, "node 'conv' (com.graphengine::FusedConv): kernel variant");
-  for (const auto& [in, out, v] : {std::tuple{L::kNhwc, L::kNhwc, std::string("direct+post_op")},
-                                   std::tuple{L::kNhwc, L::kPlain, std::string("direct")}})
-    expect_error([&] { kernels::create_kernel(*n, direct_config(*n, in, out, v)); }, ErrorCode::kInvalidModel,
+  for (const kernels::KernelConfig& c :
+       {direct_config(*n, L::kNhwc, L::kNhwc, "direct+post_op"), direct_config(*n, L::kNhwc, L::kPlain, "direct")})
+    expect_error([&] { kernels::create_kernel(*n, c); }, ErrorCode::kInvalidModel,
                  "node 'conv' (com.graphengine::FusedConv): the direct variant needs group 1, an nhwc or nChw16c output");
   EXPECT_EQ(kernels::create_kernel(*n, direct_config(*n, L::kNhwc, L::kNhwc, "direct+kernel"))->impl_name(),
             "native.direct+fused");

@@ -75,6 +75,36 @@ TEST(MappedFile, DroppedPagesReadBackUnchanged) {
   std::remove(path.c_str());
 }
 
+// MappedFile::read copies the file's bytes without touching the mapping
+// (nothing of it becomes resident), refuses a range outside the mapping,
+// and names the file when it has shrunk since it was mapped (reading the
+// mapping there would raise SIGBUS).
+TEST(MappedFile, ReadCopiesTheFileWithoutTheMapping) {
+  const std::string path = temp_path("read.bin");
+  std::vector<uint8_t> bytes(size_t{2} << 20);
+  std::mt19937 rng(11);
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size()); }
+  auto f = MappedFile::open(path);
+  std::vector<uint8_t> got(bytes.size() - 100);
+  ASSERT_TRUE(f->read(f->data() + 100, got.data(), got.size()));
+  EXPECT_EQ(std::memcmp(got.data(), bytes.data() + 100, got.size()), 0);
+  EXPECT_GE(resident_kib_of(path), 0);
+  EXPECT_LT(resident_kib_of(path), 64);
+  EXPECT_FALSE(f->read(f->data() + 100, got.data(), bytes.size()));  // past the end of the mapping
+  EXPECT_FALSE(f->read(bytes.data(), got.data(), 16));               // not in the mapping
+  ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+  try {
+    f->read(f->data() + 8192, got.data(), 16);
+    ADD_FAILURE() << "read past the end of the shrunk file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("is shorter than when it was mapped"), std::string::npos) << e.what();
+  }
+  f.reset();
+  std::remove(path.c_str());
+}
+
 // x[1,16,16,16] -> Conv W1[C,16,1,1] -> Conv W[C,C,3,3] + B, pads 1 ->
 // Conv W3[16,C,1,1] -> y: between two convolutions the middle one runs in
 // the blocked layout with W packed (9.4 MB at C = 512).

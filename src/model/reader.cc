@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_set>
@@ -168,6 +169,9 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   const uint64_t blocks = (n + block_bytes - 1) / block_bytes;
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> bad{blocks};
+  std::atomic<bool> shrank{false};  // the file ended early (MappedFile::read)
+  std::string shrank_why;
+  std::mutex why_mu;
   const auto work = [&]() noexcept {
     std::vector<uint8_t> buf;  // this thread's pread() buffer (hash_read)
     for (uint64_t k; (k = next.fetch_add(1)) < blocks && k < bad.load(std::memory_order_relaxed);) {
@@ -177,9 +181,16 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
       std::optional<uint64_t> got;
       try {
         if (mapped) got = hash_read(w + at, len, *mapped, buf);
+      } catch (const Error& e) {
+        // The file shrank: its mapping must not be read past the end.
+        std::lock_guard<std::mutex> lock(why_mu);
+        shrank_why = e.what();
+        shrank = true;
+        return;
       } catch (...) {
         // No memory for the buffer: hash through the mapping.
       }
+      if (shrank.load()) return;
       if (!got) {
         got = XXH64(w + at, len, 0);
         if (mapped) mapped->drop_resident(w + at, len);
@@ -198,6 +209,7 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   }
   work();
   for (auto& t : pool) t.join();
+  if (shrank) fail(ErrorCode::kIo, shrank_why);
   return bad.load() < blocks ? static_cast<int64_t>(bad.load()) : -1;
 }
 

@@ -53,7 +53,8 @@ bool MappedFile::read(const void* p, void* dst, size_t n) const {
   while (done < n) {
     const ssize_t r = ::pread(fd_, static_cast<uint8_t*>(dst) + done, n - done, at + static_cast<off_t>(done));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
+    if (r == 0) fail(ErrorCode::kIo, "'" + path_ + "' is shorter than when it was mapped (changed while loading)");
+    if (r < 0) return false;
     done += static_cast<size_t>(r);
   }
   return true;

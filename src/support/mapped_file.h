@@ -40,6 +40,9 @@ class MappedFile {
   /// this way is 2-4x faster than through the mapping (9.5 MB .gom hashed:
   /// 3 ms instead of 6-11). False when the range is not inside the mapping
   /// or the file cannot be read (the caller then reads the mapping).
+  /// Throws gec::Error(kIo) naming the file when it ends before the range:
+  /// it shrank since it was mapped, and reading the mapping there would
+  /// raise SIGBUS. The descriptor stays open as long as the mapping.
   bool read(const void* p, void* dst, size_t n) const;
 
  private:

@@ -308,12 +308,92 @@ std::optional<WinogradPrimitive> paying_winograd(const ops::WindowAttrs& raw, in
   return std::nullopt;
 }
 
+/// X copied with a zero border for the direct loops (planes 0: not copied):
+/// in every layout X is a run of `planes` planes (one channel block of one
+/// image each) of H rows `src_row` floats long, copied into planes of Hp
+/// rows of Wp pixels of `pix` floats, `top` rows and `left` pixels of zeros
+/// first.
+struct DirectPad {
+  int64_t planes = 0, H = 0, src_row = 0, pix = 1, top = 0, left = 0, Hp = 0, Wp = 0;
+};
+struct DirectPlan {
+  direct_conv_simd::Geometry geometry;
+  DirectPad pad;
+};
+
+/// The direct loops' geometry for X `xs` [N, IC, H, W], W `ws` [OC, IC, KH,
+/// KW], Y `ys` [N, OC, OH, OW] in layouts `src` and `dst` (the window
+/// resolved as ONNX Conv-11 says; each layout's element strides,
+/// direct_conv_simd.h), and the zero border X is copied with when a window
+/// crosses an edge (top and left the pads, bottom and right what the last
+/// window reaches). Errors, naming `who`: kInvalidModel for shapes that are
+/// not a 2-D convolution of matching channels or that the layouts cannot
+/// hold (nChw16c: channels divisible by 16); kUnsupported when the copy
+/// would take more than 4x the bytes of X and Y together plus 1 MiB (huge
+/// pads or strides: the loops would read mostly zeros).
+DirectPlan plan_direct_conv(const ops::WindowAttrs& raw, const Shape& xs, const Shape& ws, const Shape& ys,
+                            ops::Layout src, ops::Layout dst, const std::string& who) {
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0] ||
+      xs[1] <= 0)
+    fail(ErrorCode::kInvalidModel, who + ": the direct variant needs 2-D X, W and Y of matching channels, got " +
+                                       shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
+  // The layouts must hold the shapes (nChw16c: channels divisible by 16).
+  activation_md(xs, src, who);
+  activation_md(ys, dst, who);
+  std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+  const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, who);
+  const ops::WindowGeom geo = ops::window_geometry(who, a, Shape(xs.begin() + 2, xs.end()));
+  DirectPlan plan;
+  direct_conv_simd::Geometry& g = plan.geometry;
+  g.IC = xs[1], g.H = xs[2], g.W = xs[3], g.OC = ys[1], g.OH = ys[2], g.OW = ys[3], g.KH = ws[2], g.KW = ws[3];
+  g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
+  g.OCp = (g.OC + direct_conv_simd::kOcGroup - 1) / direct_conv_simd::kOcGroup * direct_conv_simd::kOcGroup;
+  const auto strides = [](ops::Layout l, int64_t C, int64_t H, int64_t W, int64_t* cblk, int64_t* cstride,
+                          int64_t* row, int64_t* pix) {
+    if (l == ops::Layout::kNhwc) {
+      *cblk = C, *cstride = 0, *row = W * C, *pix = C;
+    } else if (l == ops::Layout::kNChw16c) {
+      *cblk = ops::kBlockedChannels, *cstride = H * W * ops::kBlockedChannels, *row = W * ops::kBlockedChannels,
+      *pix = ops::kBlockedChannels;
+    } else {
+      *cblk = 1, *cstride = H * W, *row = W, *pix = 1;
+    }
+  };
+  strides(dst, g.OC, g.OH, g.OW, &g.y_cblk, &g.y_cstride, &g.y_row, &g.y_pix);
+  const int64_t ph = geo.pad_begin[0], pw = geo.pad_begin[1];
+  // Where the last window ends, in doubles first: pads, strides and
+  // dilations are bounded by the window checks only.
+  const double last_h = double(g.OH - 1) * double(g.sh) + double(g.KH - 1) * double(g.dh) + 1,
+               last_w = double(g.OW - 1) * double(g.sw) + double(g.KW - 1) * double(g.dw) + 1;
+  const double hp = std::max(double(ph) + double(g.H), last_h), wp = std::max(double(pw) + double(g.W), last_w);
+  int64_t src_row = 0, pix = 0, cblk = 0, cstride = 0;
+  strides(src, g.IC, g.H, g.W, &cblk, &cstride, &src_row, &pix);
+  if (ph || pw || last_h > double(ph + g.H) || last_w > double(pw + g.W)) {
+    const double planes = double(xs[0]) * double(g.IC / cblk);
+    const double copy = planes * hp * wp * double(pix) * sizeof(float);
+    const double limit = 4.0 * sizeof(float) * (double(shape_numel(xs)) + double(shape_numel(ys))) + (1 << 20);
+    if (copy > limit)
+      fail(ErrorCode::kUnsupported, who + ": the direct variant would copy X " + shape_str(xs) +
+                                        " with a zero border into " + std::to_string(static_cast<int64_t>(copy)) +
+                                        " bytes (pads and strides far beyond its size); compile with "
+                                        "--disable-pass direct_conv");
+    DirectPad& p = plan.pad;
+    p.planes = static_cast<int64_t>(planes);
+    p.H = g.H, p.src_row = src_row, p.pix = pix, p.top = ph, p.left = pw;
+    g.H = p.Hp = static_cast<int64_t>(hp);
+    g.W = p.Wp = static_cast<int64_t>(wp);
+  }
+  strides(src, g.IC, g.H, g.W, &g.x_cblk, &g.x_cstride, &g.x_row, &g.x_pix);
+  return plan;
+}
+
 /// Up to this many multiply-adds per run a convolution takes the "direct"
 /// variant (direct_pays): our own Highway loops, nothing generated when the
 /// model loads. oneDNN makes a primitive per convolution at load: 0.5-2.8 ms
 /// each here (brgconv: a JIT kernel per tail and batch size, each in fresh
 /// executable pages), which was most of oww_embedding's first run (22
-/// convolutions, 13-17 ms; 21 -> 11 ms with this variant). At this size the
+/// convolutions, 13-17 ms; load + first run 36.8 -> 15.6 ms with this
+/// variant, bench/results.md). At this size the
 /// loops run within 0.8-1.1x of oneDNN's time on oww_embedding's and
 /// squeezenet's 1x1/1x3/3x1 convolutions on one thread (0.13-0.55x on the
 /// 1x1-pixel convolutions of squeeze-excite blocks, where oneDNN's call
@@ -322,8 +402,9 @@ std::optional<WinogradPrimitive> paying_winograd(const ops::WindowAttrs& raw, in
 constexpr double kDirectMaxMacs = 4.0 * 1024 * 1024;
 
 /// Whether a Conv / FusedConv takes the "direct" variant: 2-D, group 1, a
-/// constant W, static shapes, Y in nhwc or nChw16c (X in any layout), at
-/// most kDirectMaxMacs multiply-adds.
+/// constant W, static non-empty shapes, Y in nhwc or nChw16c (X in any
+/// layout), at most kDirectMaxMacs multiply-adds, and a zero border the
+/// loops accept (plan_direct_conv).
 bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   if (config.output_layout(0) == ops::Layout::kPlain || n.get_int("group", 1) != 1 || !constant_input(n, 1))
     return false;
@@ -332,9 +413,18 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
     return false;
   const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
               ys = n.output(0)->type.static_shape();
-  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1]) return false;
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || shape_numel(xs) <= 0 || shape_numel(ws) <= 0 ||
+      shape_numel(ys) <= 0)
+    return false;
   const double macs = static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
-  return macs <= kDirectMaxMacs;
+  if (macs > kDirectMaxMacs) return false;
+  try {
+    plan_direct_conv(ops::read_window_attrs(n), xs, ws, ys, config.input_layout(0), config.output_layout(0),
+                     n.describe());
+  } catch (const Error&) {
+    return false;  // shapes or a zero border the loops do not take
+  }
+  return true;
 }
 
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
@@ -356,32 +446,34 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
 /// another order through transformed tiles: results differ from the direct
 /// convolution by float32 rounding (measured on 64-512 channels: max error
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
-/// "" otherwise, and when the shapes are not static.
+/// Otherwise "direct" where direct_pays (a small convolution on our own
+/// loops; Winograd wins where both apply), "" for the rest and when the
+/// shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
-  if (direct_pays(n, config)) return "direct";
-  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return "";
+  const std::string d = direct_pays(n, config) ? "direct" : "";
+  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return d;
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
       !n.output(0)->type.is_static() || n.get_int("group", 1) != 1 || !constant_input(n, 1))
-    return "";
+    return d;
   const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
               ys = n.output(0)->type.static_shape();
   if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 ||
       ws[0] < kWinogradMinChannels || ws[1] < kWinogradMinChannels)
-    return "";
+    return d;
   const bool fused = n.op_type == ops::kFusedConvOp;
   try {
     const ops::WindowAttrs raw = ops::read_window_attrs(n);
     std::vector<int64_t> wk{3, 3};
     const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, n.describe());
     for (size_t i = 0; i < 2; ++i)
-      if (a.strides[i] != 1 || a.dilations[i] != 1) return "";
+      if (a.strides[i] != 1 || a.dilations[i] != 1) return d;
     const ops::FusedActivation act = fused ? ops::read_fused_activation(n) : ops::FusedActivation{};
     if (paying_winograd(raw, 1, xs, ws, n.has_input(2), ys, ops::Layout::kNChw16c, ops::Layout::kNChw16c,
                         n.describe(), conv_post_ops_attr(act, fused && n.has_input(3))))
       return "winograd";
   } catch (const Error&) {  // attributes the kernel would refuse
   }
-  return "";
+  return d;
 }
 
 class ConvKernel final : public Kernel {
@@ -389,10 +481,13 @@ class ConvKernel final : public Kernel {
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
   /// `config.variant`: tokens joined by '+', each at most once: "winograd"
   /// (oneDNN's Winograd kernel where it pays for the run's shapes and
-  /// threads, else the direct one; needs nChw16c X and Y) and where the
-  /// activation runs, "post_op" or "kernel" (default: the faster way for the
-  /// implementation). Errors: gec::Error(kInvalidModel) naming the node for
-  /// another variant, or winograd with other layouts.
+  /// threads, else the direct one; needs nChw16c X and Y) or "direct" (our
+  /// own loops, direct_conv_simd.h; needs group 1 and Y in nhwc or
+  /// nChw16c), and where the activation runs, "post_op" or "kernel"
+  /// (default: the faster way for the implementation; "direct" takes no
+  /// "post_op"). Errors: gec::Error(kInvalidModel) naming the node for
+  /// another variant, winograd with other layouts, or direct where it
+  /// cannot run.
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
         act_(std::move(act)), residual_(residual), src_layout_(config.input_layout(0)),
@@ -514,7 +609,7 @@ class ConvKernel final : public Kernel {
 
   void pack_constants(const KernelContext& ctx) override {
     if (direct_) {
-      if (!empty_) direct_weights(ctx, ctx.in(1));
+      if (!empty_ && w_constant_ && ctx.in(1).data) direct_weights(ctx, ctx.in(1));
       return;
     }
     if (!empty_ && !native_dw_ && (matmul_ == MatmulForm::kNone || conv_at_run_)) weights_.pack_constant(ctx, 1);
@@ -569,51 +664,12 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  /// The direct variant's geometry for these shapes (direct_conv_simd.h):
-  /// the window resolved as ONNX Conv-11 says, each layout's strides.
+  /// The direct variant's geometry for these shapes (plan_direct_conv) and
+  /// the activation its loops apply.
   void plan_direct(const Shape& xs, const Shape& ws, const Shape& ys) {
-    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1])
-      fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs 2-D X, W and Y of matching channels, got " +
-                                            shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
-    // The layouts must hold the shapes (nChw16c: channels divisible by 16).
-    activation_md(xs, src_layout_, desc_);
-    activation_md(ys, dst_layout_, desc_);
-    std::vector<int64_t> wk(ws.begin() + 2, ws.end());
-    const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, 2, &wk, desc_);
-    const ops::WindowGeom geo = ops::window_geometry(desc_, a, Shape(xs.begin() + 2, xs.end()));
-    direct_conv_simd::Geometry g;
-    g.IC = xs[1], g.H = xs[2], g.W = xs[3], g.OC = ys[1], g.OH = ys[2], g.OW = ys[3], g.KH = ws[2], g.KW = ws[3];
-    g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
-    g.OCp = (g.OC + direct_conv_simd::kOcGroup - 1) / direct_conv_simd::kOcGroup * direct_conv_simd::kOcGroup;
-    const auto strides = [](ops::Layout l, int64_t C, int64_t H, int64_t W, int64_t* cblk, int64_t* cstride,
-                            int64_t* row, int64_t* pix) {
-      if (l == ops::Layout::kNhwc) {
-        *cblk = C, *cstride = 0, *row = W * C, *pix = C;
-      } else if (l == ops::Layout::kNChw16c) {
-        *cblk = ops::kBlockedChannels, *cstride = H * W * ops::kBlockedChannels, *row = W * ops::kBlockedChannels,
-        *pix = ops::kBlockedChannels;
-      } else {
-        *cblk = 1, *cstride = H * W, *row = W, *pix = 1;
-      }
-    };
-    strides(dst_layout_, g.OC, g.OH, g.OW, &g.y_cblk, &g.y_cstride, &g.y_row, &g.y_pix);
-    // Windows crossing an edge: X is copied with a zero border (top and
-    // left the pads, bottom and right what the last window reaches), so
-    // that the loops read every tap without a bounds test.
-    const int64_t ph = geo.pad_begin[0], pw = geo.pad_begin[1];
-    const int64_t bottom = std::max<int64_t>(0, (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1 - ph - g.H);
-    const int64_t right = std::max<int64_t>(0, (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1 - pw - g.W);
-    direct_pad_ = {};
-    int64_t src_row = 0, pix = 0, cblk = 0, cstride = 0;
-    strides(src_layout_, g.IC, g.H, g.W, &cblk, &cstride, &src_row, &pix);
-    if (ph || pw || bottom || right) {
-      direct_pad_.planes = xs[0] * (g.IC / cblk);
-      direct_pad_.H = g.H, direct_pad_.src_row = src_row, direct_pad_.pix = pix;
-      direct_pad_.top = ph, direct_pad_.left = pw;
-      g.H += ph + bottom, g.W += pw + right;
-      direct_pad_.Hp = g.H, direct_pad_.Wp = g.W;
-    }
-    strides(src_layout_, g.IC, g.H, g.W, &g.x_cblk, &g.x_cstride, &g.x_row, &g.x_pix);
+    if (empty_) return;  // run() handles it without the loops
+    DirectPlan p = plan_direct_conv(raw_, xs, ws, ys, src_layout_, dst_layout_, desc_);
+    direct_conv_simd::Geometry& g = p.geometry;
     if (direct_geo_.OC != g.OC || direct_geo_.IC != g.IC || direct_geo_.KH != g.KH || direct_geo_.KW != g.KW)
       direct_w_ = nullptr;  // W of another shape: packed again
     using direct_conv_simd::Activation;
@@ -628,6 +684,7 @@ class ConvKernel final : public Kernel {
     g.act_alpha = op == "HardSwish" ? 1.f / 6.f : act_.alpha;
     g.act_beta = op == "HardSwish" ? 0.5f : act_.beta;
     direct_geo_ = g;
+    direct_pad_ = p.pad;
     // The other activations run after the loops, in place.
     if (!op.empty() && g.act == Activation::kNone && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
   }
@@ -1105,9 +1162,7 @@ class ConvKernel final : public Kernel {
   std::vector<float> direct_b_;                   //   B padded (direct_bias)
   const void* direct_b_from_ = nullptr;
   bool b_constant_ = false;                       //   B is a constant of the model
-  struct DirectPad {                              //   X copied with a zero border (planes 0: not)
-    int64_t planes = 0, H = 0, src_row = 0, pix = 1, top = 0, left = 0, Hp = 0, Wp = 0;
-  } direct_pad_;
+  DirectPad direct_pad_;                          //   X copied with a zero border (planes 0: not)
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)

@@ -12,9 +12,11 @@
 // broadcast per pixel, T x V multiply-adds (the blocking of direct
 // convolution kernels such as oneDNN's jit_avx512_common_conv, written here
 // with Highway instead of generated at run time, so nothing is compiled when
-// a model loads). Taps outside X are skipped: whole kernel rows per output
-// row, and, for the pixels whose window crosses the left or right edge, per
-// column on a one-pixel path. Sums run tap by tap in (kh, kw, ic) order;
+// a model loads). The pixels of a tile are consecutive in (n, oh, ow)
+// order, across rows and images, so narrow outputs fill whole tiles too.
+// Every tap is read without a bounds test: where a window crosses an edge,
+// conv.cc first copies X with its zero border. Sums run tap by tap in
+// (kh, kw, ic) order;
 // Z is added and the piecewise-linear activations applied as each sum is
 // stored (others run after, conv.cc).
 #undef HWY_TARGET_INCLUDE
