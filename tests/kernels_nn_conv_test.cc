@@ -854,7 +854,9 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
 
 // The compile-time choice takes the direct variant for a small 2-D,
 // ungrouped convolution of constant weights into an nhwc or nChw16c Y, and
-// never for a plain Y, a grouped or fed W, or more than 4 Mi multiply-adds.
+// never for a plain Y, a grouped or fed W, more than 4 Mi multiply-adds,
+// fewer than 32 products per output over more than 256 pixels, or a huge
+// zero border.
 TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   using L = ops::Layout;
   const auto choice = [](const DirectCase& k, const std::function<void(ir::Graph&, ir::Node*)>& edit = {}) {
@@ -877,6 +879,12 @@ TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   EXPECT_EQ(choice(small, [](ir::Graph& g, ir::Node* n) { n->set_input(1, g.add_value("w_fed", n->input(1)->type)); }),
             "");
   EXPECT_EQ(choice(small, [](ir::Graph&, ir::Node* n) { n->attrs.push_back(ir::Attribute::Int("group", 2)); }), "");
+  // Few products per output over many pixels stay on oneDNN; over a few
+  // pixels (a squeeze-excite block's 1x1 convolution) they take the loops.
+  DirectCase thin{{1, 16, 56, 56}, 48, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc};
+  EXPECT_EQ(choice(thin), "");  // 16 products per output, 3136 pixels
+  thin.xs = {1, 16, 1, 1};
+  EXPECT_EQ(choice(thin), "direct");
   // Pads and strides far beyond X: the zero border would be most of what
   // the loops read (plan_direct_conv refuses it), so oneDNN keeps it.
   DirectCase padded = small;

@@ -400,11 +400,17 @@ DirectPlan plan_direct_conv(const ops::WindowAttrs& raw, const Shape& xs, const 
 /// costs more than the work); larger ones, with fewer channels than a
 /// vector or more output pixels, fell to 1.2-2.9x of oneDNN.
 constexpr double kDirectMaxMacs = 4.0 * 1024 * 1024;
+/// ... and, over more than kDirectFewPixels output pixels, at least this
+/// many products per output (direct_pays).
+constexpr int64_t kDirectMinProducts = 32;
+constexpr int64_t kDirectFewPixels = 256;
 
 /// Whether a Conv / FusedConv takes the "direct" variant: 2-D, group 1, a
 /// constant W, static non-empty shapes, Y in nhwc or nChw16c (X in any
-/// layout), at most kDirectMaxMacs multiply-adds, and a zero border the
-/// loops accept (plan_direct_conv).
+/// layout), at most kDirectMaxMacs multiply-adds, at least
+/// kDirectMinProducts products per output unless Y has at most
+/// kDirectFewPixels pixels, and a zero border the loops accept
+/// (plan_direct_conv).
 bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   if (config.output_layout(0) == ops::Layout::kPlain || n.get_int("group", 1) != 1 || !constant_input(n, 1))
     return false;
@@ -418,6 +424,11 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
     return false;
   const double macs = static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
   if (macs > kDirectMaxMacs) return false;
+  // Few products per output (IC x KH x KW) over many pixels: the loops'
+  // per-tile work is too short for their set-up (mnasnet's 1x1
+  // convolutions of 8-24 input channels at 28x28-112x112 ran 1.4-2.3x
+  // oneDNN's time); at a few pixels (squeeze-excite blocks) they still win.
+  if (ws[1] * ws[2] * ws[3] < kDirectMinProducts && ys[0] * ys[2] * ys[3] > kDirectFewPixels) return false;
   try {
     plan_direct_conv(ops::read_window_attrs(n), xs, ws, ys, config.input_layout(0), config.output_layout(0),
                      n.describe());
