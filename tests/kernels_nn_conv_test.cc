@@ -855,7 +855,7 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
 // The compile-time choice takes the direct variant for a small 2-D,
 // ungrouped convolution of constant weights into an nhwc or nChw16c Y, and
 // never for a plain Y, a grouped or fed W, more than 4 Mi multiply-adds,
-// fewer than 32 products per output over more than 256 pixels, or a huge
+// fewer than 64 products per output over more than 256 pixels, or a huge
 // zero border.
 TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   using L = ops::Layout;

@@ -402,7 +402,7 @@ DirectPlan plan_direct_conv(const ops::WindowAttrs& raw, const Shape& xs, const 
 constexpr double kDirectMaxMacs = 4.0 * 1024 * 1024;
 /// ... and, over more than kDirectFewPixels output pixels, at least this
 /// many products per output (direct_pays).
-constexpr int64_t kDirectMinProducts = 32;
+constexpr int64_t kDirectMinProducts = 64;
 constexpr int64_t kDirectFewPixels = 256;
 
 /// Whether a Conv / FusedConv takes the "direct" variant: 2-D, group 1, a
@@ -425,9 +425,10 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   const double macs = static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
   if (macs > kDirectMaxMacs) return false;
   // Few products per output (IC x KH x KW) over many pixels: the loops'
-  // per-tile work is too short for their set-up (mnasnet's 1x1
-  // convolutions of 8-24 input channels at 28x28-112x112 ran 1.4-2.3x
-  // oneDNN's time); at a few pixels (squeeze-excite blocks) they still win.
+  // per-tile work is too short for their set-up and the channels often
+  // fill no whole vector (mnasnet's 1x1 convolutions of 8-48 input channels
+  // at 28x28-112x112 ran 1.2-2.3x oneDNN's time); at a few pixels
+  // (squeeze-excite blocks) they still win.
   if (ws[1] * ws[2] * ws[3] < kDirectMinProducts && ys[0] * ys[2] * ys[3] > kDirectFewPixels) return false;
   try {
     plan_direct_conv(ops::read_window_attrs(n), xs, ws, ys, config.input_layout(0), config.output_layout(0),
