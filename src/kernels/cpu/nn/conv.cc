@@ -392,8 +392,8 @@ DirectPlan plan_direct_conv(const ops::WindowAttrs& raw, const Shape& xs, const 
 /// model loads. oneDNN makes a primitive per convolution at load: 0.5-2.8 ms
 /// each here (brgconv: a JIT kernel per tail and batch size, each in fresh
 /// executable pages), which was most of oww_embedding's first run (22
-/// convolutions, 13-17 ms; load + first run 36.8 -> 15.6 ms with this
-/// variant, bench/results.md). At this size the
+/// convolutions, 13-17 ms; load + first run 36.8 -> 15.6 ms with all of
+/// them on this variant, bench/results.md). At this size the
 /// loops run within 0.8-1.1x of oneDNN's time on oww_embedding's and
 /// squeezenet's 1x1/1x3/3x1 convolutions on one thread (0.13-0.55x on the
 /// 1x1-pixel convolutions of squeeze-excite blocks, where oneDNN's call
