@@ -12,7 +12,8 @@
 #include <climits>
 #include <cstring>
 #include <limits>
-#include <mutex>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <unordered_set>
@@ -115,20 +116,15 @@ constexpr size_t kReadChunk = size_t{128} << 10;
 // cannot be read that way.
 std::optional<uint64_t> hash_read(const uint8_t* d, size_t n, const MappedFile& mapped, std::vector<uint8_t>& buf) {
   buf.resize(kReadChunk);
-  XXH64_state_t* st = XXH64_createState();
+  const std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(), XXH64_freeState);
   if (!st) fail(ErrorCode::kInternal, "out of memory hashing the offline model");
-  XXH64_reset(st, 0);
+  XXH64_reset(st.get(), 0);
   for (size_t at = 0; at < n; at += kReadChunk) {
     const size_t len = std::min(kReadChunk, n - at);
-    if (!mapped.read(d + at, buf.data(), len)) {
-      XXH64_freeState(st);
-      return std::nullopt;
-    }
-    XXH64_update(st, buf.data(), len);
+    if (!mapped.read(d + at, buf.data(), len)) return std::nullopt;  // throws when the file shrank
+    XXH64_update(st.get(), buf.data(), len);
   }
-  const uint64_t h = XXH64_digest(st);
-  XXH64_freeState(st);
-  return h;
+  return XXH64_digest(st.get());
 }
 
 // XXH64 of [d, d + n). When the bytes are `mapped`, reads them with
@@ -170,11 +166,11 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> bad{blocks};
   std::atomic<bool> shrank{false};  // the file ended early (MappedFile::read)
-  std::string shrank_why;
-  std::mutex why_mu;
+  std::exception_ptr shrank_error;   // set by the one thread that saw it first
   const auto work = [&]() noexcept {
     std::vector<uint8_t> buf;  // this thread's pread() buffer (hash_read)
-    for (uint64_t k; (k = next.fetch_add(1)) < blocks && k < bad.load(std::memory_order_relaxed);) {
+    for (uint64_t k; (k = next.fetch_add(1)) < blocks && k < bad.load(std::memory_order_relaxed) &&
+                     !shrank.load(std::memory_order_relaxed);) {
       const uint64_t at = k * block_bytes, len = std::min(block_bytes, n - at);
       uint64_t want;
       std::memcpy(&want, hashes + k * sizeof(uint64_t), sizeof(want));
@@ -182,11 +178,12 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
       try {
         if (mapped) got = hash_read(w + at, len, *mapped, buf);
       } catch (const Error& e) {
-        // The file shrank: its mapping must not be read past the end.
-        std::lock_guard<std::mutex> lock(why_mu);
-        shrank_why = e.what();
-        shrank = true;
-        return;
+        if (e.code() == ErrorCode::kIo) {
+          // The file shrank: its mapping must not be read past the end.
+          if (!shrank.exchange(true)) shrank_error = std::current_exception();
+          return;
+        }
+        // No memory for the hash state: hash through the mapping.
       } catch (...) {
         // No memory for the buffer: hash through the mapping.
       }
@@ -209,7 +206,7 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   }
   work();
   for (auto& t : pool) t.join();
-  if (shrank) fail(ErrorCode::kIo, shrank_why);
+  if (shrank_error) std::rethrow_exception(shrank_error);
   return bad.load() < blocks ? static_cast<int64_t>(bad.load()) : -1;
 }
 
