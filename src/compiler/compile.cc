@@ -305,15 +305,15 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   t = Clock::now();
   if (opts.on_stage) opts.on_stage("schedule", 2, 7);
   schedule::LayoutAssignment layouts;
-  const bool layouts_on = opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(),
-                                                           "layout_propagation") == opts.disabled_passes.end();
-  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
-  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
-  // assignment weighs them too.
+  // A compile stage runs at -O2 and up unless --disable-pass names it.
   const auto enabled = [&](const char* stage) {
     return opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(), stage) ==
                                       opts.disabled_passes.end();
   };
+  const bool layouts_on = enabled("layout_propagation");
+  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
+  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
+  // assignment weighs them too.
   const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv");
   // ... and small convolutions on our own loops instead of a oneDNN
   // primitive made at load (the "direct" variant, conv.cc's direct_pays).
@@ -408,8 +408,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // .gom stores the packed copies after the plain constants.
   std::vector<model::PackedWeightBytes> packed;
   std::unique_ptr<WeightPacking> packing;  // holds the bytes `packed` points at until the write
-  if (opts.opt_level >= 2 && std::find(opts.disabled_passes.begin(), opts.disabled_passes.end(), "pack_weights") ==
-                                 opts.disabled_passes.end()) {
+  if (enabled("pack_weights")) {
     t = Clock::now();
     if (opts.on_stage) opts.on_stage("pack weights", 5, 7);
     packing = std::make_unique<WeightPacking>(imported.graph, ids, plan, exec_plan);

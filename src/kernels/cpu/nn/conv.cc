@@ -111,6 +111,28 @@ dnnl::post_ops make_post_ops(const ops::FusedActivation& a, bool residual) {
   return po;
 }
 
+/// Which of the piecewise-linear loops (elementwise_simd.h) computes the
+/// fused activation `act`, with its parameters: Clip (min, max), LeakyRelu
+/// (alpha), HardSigmoid (alpha, beta), HardSwish (1/6, 0.5, HardSwish-14);
+/// false for the other activations.
+bool piecewise_activation(const ops::FusedActivation& act, simd::PiecewiseOp* op, float* a, float* b) {
+  *a = act.alpha, *b = act.beta;
+  if (act.op == "Clip") {
+    *op = simd::PiecewiseOp::kClip;
+  } else if (act.op == "LeakyRelu") {
+    *op = simd::PiecewiseOp::kLeakyRelu;
+  } else if (act.op == "HardSigmoid") {
+    *op = simd::PiecewiseOp::kHardSigmoid;
+  } else if (act.op == "HardSwish") {
+    *op = simd::PiecewiseOp::kHardSwish;
+    *a = 1.f / 6.f;
+    *b = 0.5f;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /// The activation run in place on Y right after the convolution, with ONNX's
 /// NaN propagation: Clip/LeakyRelu/HardSigmoid/HardSwish as a loop here, the
 /// others by their unary kernel (ai.onnx, or com.graphengine::Swish;
@@ -145,25 +167,14 @@ class ActivationEpilogue {
   /// False for the other activations.
   bool piecewise_linear(float* y, int64_t n, int num_threads) const {
     simd::PiecewiseOp op;
-    float a = act_.alpha, b = act_.beta;
-    if (act_.op == "Clip") {
-      op = simd::PiecewiseOp::kClip;
-    } else if (act_.op == "LeakyRelu") {
-      op = simd::PiecewiseOp::kLeakyRelu;
-    } else if (act_.op == "HardSigmoid") {
-      op = simd::PiecewiseOp::kHardSigmoid;
-    } else if (act_.op == "HardSwish") {
-      op = simd::PiecewiseOp::kHardSwish;
-      a = 1.f / 6.f;
-      b = 0.5f;
-    } else {
-      return false;
-    }
+    float a = 0.f, b = 0.f;
+    if (!piecewise_activation(act_, &op, &a, &b)) return false;
     parallel_ranges(n, num_threads, [&](int64_t begin, int64_t end) {
       simd::piecewise_f32(op, a, b, y + begin, y + begin, end - begin);
     });
     return true;
   }
+
 
   ops::FusedActivation act_;
   ir::Graph g_;
@@ -685,20 +696,16 @@ class ConvKernel final : public Kernel {
     if (direct_geo_.OC != g.OC || direct_geo_.IC != g.IC || direct_geo_.KH != g.KH || direct_geo_.KW != g.KW)
       direct_w_ = nullptr;  // W of another shape: packed again
     using direct_conv_simd::Activation;
-    const std::string& op = act_.op;
-    g.act = op.empty()              ? Activation::kNone
-            : op == "Relu"          ? Activation::kRelu
-            : op == "Clip"          ? Activation::kClip
-            : op == "LeakyRelu"     ? Activation::kLeakyRelu
-            : op == "HardSigmoid"   ? Activation::kHardSigmoid
-            : op == "HardSwish"     ? Activation::kHardSwish
-                                    : Activation::kNone;
-    g.act_alpha = op == "HardSwish" ? 1.f / 6.f : act_.alpha;
-    g.act_beta = op == "HardSwish" ? 0.5f : act_.beta;
+    simd::PiecewiseOp pw;
+    if (act_.op == "Relu")
+      g.act = Activation::kRelu;
+    else if (piecewise_activation(act_, &pw, &g.act_alpha, &g.act_beta))
+      g.act = direct_conv_simd::piecewise(pw);
     direct_geo_ = g;
     direct_pad_ = p.pad;
     // The other activations run after the loops, in place.
-    if (!op.empty() && g.act == Activation::kNone && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    if (!act_.op.empty() && g.act == Activation::kNone && !epilogue_)
+      epilogue_ = std::make_unique<ActivationEpilogue>(act_);
   }
 
   /// W's packed copy for the direct loops: [KH][KW][IC][OCp] floats, zero

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/elementwise/elementwise_simd.h"
+
 namespace gec::kernels::cpu::direct_conv_simd {
 
 /// Output channels are packed in groups of this many (the widest vector,
@@ -16,6 +18,15 @@ inline constexpr int64_t kOcGroup = 16;
 /// HardSigmoid (clamp(alpha x + beta, 0, 1)), HardSwish (x HardSigmoid(x)
 /// with alpha 1/6, beta 0.5).
 enum class Activation : int { kNone, kRelu, kClip, kLeakyRelu, kHardSigmoid, kHardSwish };
+
+/// The Activation of one of elementwise_simd.h's piecewise-linear loops
+/// (same order, same parameters).
+inline Activation piecewise(simd::PiecewiseOp op) {
+  static_assert(static_cast<int>(simd::PiecewiseOp::kClip) == 0 &&
+                    static_cast<int>(simd::PiecewiseOp::kHardSwish) == 3,
+                "PiecewiseOp's order");
+  return static_cast<Activation>(static_cast<int>(Activation::kClip) + static_cast<int>(op));
+}
 
 /// A 2-D convolution's sizes and the element strides of X, Y (and Z) in
 /// their layouts. A channel c of X lives at
