@@ -95,6 +95,15 @@ std::vector<ir::Node*> reorders(const ir::Graph& g) {
   return r;
 }
 
+/// The Reorders of values computed in `g` (not of a graph input, which a
+/// first convolution into nhwc reads reordered).
+std::vector<ir::Node*> inner_reorders(const ir::Graph& g) {
+  std::vector<ir::Node*> r;
+  for (ir::Node* n : reorders(g))
+    if (n->input(0)->producer()) r.push_back(n);
+  return r;
+}
+
 using schedule::LayoutAssignment;
 using kernels::LayoutQuery;
 
@@ -410,17 +419,17 @@ TEST(LayoutPropagation, GroupsThatSplitABlockOutweighASmallConcat) {
   EXPECT_EQ(in_layouts(a, node(g, "gconv"))[0], L);
 }
 
-// Groups apart (a plain-only Resize between them) get their own layouts:
-// 16/32 channels before it nChw16c, 32/24 channels after it nhwc, and the
-// global pool reads nhwc.
+// Groups apart (a plain-only DepthToSpace between them) get their own
+// layouts: 16/32 channels before it nChw16c, 8/24 channels after it nhwc,
+// and the global pool reads nhwc.
 TEST(LayoutPropagation, EachGroupGetsItsOwnLayout) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 4, 4});
   ir::Value* c2 = conv(g, unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1"), 32, 3, "conv2");
-  ir::Node* rs = g.add_node("Resize", {c2, nullptr, g.add_constant("scales", make<float>({4}, {1, 1, 2, 2}))},
-                            {"up"}, "resize");
-  rs->output(0)->type = f32({1, 32, 8, 8});
-  ir::Value* c4 = conv(g, unary(g, "Relu", conv(g, rs->output(0), 24, 3, "conv3"), "relu3"), 24, 1, "conv4");
+  ir::Node* d2s = g.add_node("DepthToSpace", {c2}, {"up"}, "d2s");
+  d2s->set_attr(ir::Attribute::Int("blocksize", 2));
+  d2s->output(0)->type = f32({1, 8, 8, 8});
+  ir::Value* c4 = conv(g, unary(g, "Relu", conv(g, d2s->output(0), 24, 3, "conv3"), "relu3"), 24, 1, "conv4");
   ir::Node* gap = global_pool(g, "GlobalAveragePool", c4, "gap");
   g.outputs().push_back(gap->output(0));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 4, 4}, 7)}}, like_avx512);
@@ -429,8 +438,99 @@ TEST(LayoutPropagation, EachGroupGetsItsOwnLayout) {
   EXPECT_EQ(in_layouts(a, node(g, "conv3"))[0], L);
   EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{L}));
   EXPECT_EQ(in_layouts(a, gap), (std::vector<std::string>{L}));
+  EXPECT_FALSE(has_layouts(a, d2s));
+  EXPECT_EQ(reorders(g).size(), 2u);  // conv2's output to plain, the DepthToSpace's to nhwc
+}
+
+/// Resize of `x` [N,C,H,W] to [N,C,2H,2W] by constant scales; output `name` + "_y".
+ir::Node* upsample(ir::Graph& g, ir::Value* x, const std::string& mode, const std::string& name) {
+  const Shape s = x->type.static_shape();
+  ir::Node* n = g.add_node("Resize", {x, nullptr, g.add_constant(name + "_scales", make<float>({4}, {1, 1, 2, 2}))},
+                           {name + "_y"}, name);
+  n->set_attr(ir::Attribute::String("mode", mode));
+  n->output(0)->type = f32({s[0], s[1], 2 * s[2], 2 * s[3]});
+  return n;
+}
+
+// A Resize of H and W between convolutions (an FPN neck's upsampling) runs
+// in their group's layout, nChw16c (32 channels) or nhwc (24), nearest and
+// linear, batch 1 and 2: no Reorder but the input's (into nhwc), and the
+// outputs of the plain graph (the real kernels, so the pixel loops of both
+// layouts are run).
+TEST(LayoutPropagation, ResizeBetweenConvolutionsKeepsTheirLayout) {
+  for (int64_t c : {32, 24})
+    for (const char* mode : {"nearest", "linear"})
+      for (int64_t n : {1, 2}) {
+        SCOPED_TRACE(std::to_string(c) + " channels, " + mode + ", batch " + std::to_string(n));
+        ir::Graph g;
+        ir::Value* x = input(g, "x", {n, 3, 5, 6});
+        ir::Node* rs = upsample(g, unary(g, "Relu", conv(g, x, c, 3, "conv1"), "relu1"), mode, "resize");
+        ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, rs->output(0), c, 3, "conv2"), "gap");
+        g.outputs().push_back(gap->output(0));
+        const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({n, 3, 5, 6}, 4)}}, like_avx512);
+        const std::string want = c == 24 ? L : B;
+        EXPECT_EQ(in_layouts(a, rs), (std::vector<std::string>{want, P, P}));
+        EXPECT_EQ(out_layouts(a, rs), (std::vector<std::string>{want}));
+        EXPECT_TRUE(inner_reorders(g).empty());
+      }
+}
+
+// A Resize whose output only plain consumers read (a graph output) runs
+// plain: the one Reorder moves its 5x6 input, not its 10x12 output.
+TEST(LayoutPropagation, ResizeIntoPlainConsumersReordersItsInput) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 5, 6});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  g.outputs().push_back(global_pool(g, "GlobalMaxPool", conv(g, r1, 24, 3, "conv2"), "gap")->output(0));
+  ir::Node* rs = upsample(g, r1, "nearest", "resize");
+  g.outputs().push_back(rs->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 6}, 4)}}, like_avx512);
   EXPECT_FALSE(has_layouts(a, rs));
-  EXPECT_EQ(reorders(g).size(), 2u);  // conv2's output to plain, the Resize's to nhwc
+  const auto r = inner_reorders(g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->input(0), r1);
+  EXPECT_EQ(rs->input(0), r[0]->output(0));
+}
+
+// A Resize the target has no non-plain kernel for (here: scales from a run-
+// time input) stays plain and does not join its input's and output's
+// groups: 32 channels before it nChw16c, 24 after it nhwc (the real query,
+// on a CPU with blocked JIT convolutions).
+TEST(LayoutPropagation, ResizeWithRunTimeScalesStaysPlain) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 5, 6});
+  ir::Value* scales = input(g, "scales", {4});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 32, 3, "conv1"), "relu1");
+  g.outputs().push_back(global_pool(g, "GlobalMaxPool", conv(g, r1, 32, 3, "conv1b"), "gap1")->output(0));
+  ir::Node* rs = g.add_node("Resize", {r1, nullptr, scales}, {"up"}, "resize");
+  rs->output(0)->type = f32({1, 32, 10, 12});
+  ir::Value* c3 = conv(g, unary(g, "Relu", conv(g, rs->output(0), 24, 3, "conv2"), "relu2"), 24, 1, "conv3");
+  g.outputs().push_back(global_pool(g, "GlobalMaxPool", c3, "gap2")->output(0));
+  const LayoutAssignment a = schedule::assign_layouts(g, kernels::implementation_for_layout);
+  EXPECT_FALSE(has_layouts(a, rs));
+  if (!kernels::is_reference_implementation(kernels::implementation_for_layout(
+          *node(g, "conv1b"), ops::Layout::kNChw16c, ops::Layout::kNChw16c))) {
+    EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{B}));
+    EXPECT_EQ(out_layouts(a, node(g, "conv3")), (std::vector<std::string>{L}));
+  }
+}
+
+// A Concat over channels in an nhwc group whose output a convolution reads
+// runs nhwc, copying each pixel's channels (24 + 8 -> 32 -> 24 channels):
+// no Reorder but the input's, and it is listed for the planner as never in
+// place.
+TEST(LayoutPropagation, ConcatInAnNhwcGroupCopiesPixels) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {2, 3, 5, 5});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Node* cat = concat(g, {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, "concat");
+  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 24, 3, "conv4"), "gap");
+  g.outputs().push_back(gap->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({2, 3, 5, 5}, 8)}}, like_avx512);
+  EXPECT_EQ(in_layouts(a, cat), (std::vector<std::string>{L, L}));
+  EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{L}));
+  EXPECT_TRUE(inner_reorders(g).empty());
+  EXPECT_EQ(a.copied_concats.count(cat), 1u);
 }
 
 // A Concat over channels in an nhwc group stays plain: in nhwc one input's
@@ -679,6 +779,56 @@ TEST(LayoutPropagation, BlockedPlanRunsThroughTheOfflineModel) {
   expect_near_all(session->run({x.view()}), run_graph(without, feeds));
 }
 
+// An FPN-style neck: a 24-channel map and a pooled, convolved, upsampled
+// copy of it joined by a channel Concat (nhwc), then a convolution.
+void build_neck(ir::Graph& g) {
+  ir::Value* x = input(g, "x", {1, 3, 8, 8});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Node* mp = g.add_node("MaxPool", {r1}, {"mp_y"}, "maxpool");
+  mp->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  mp->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  mp->output(0)->type = f32({1, 24, 4, 4});
+  ir::Node* up = upsample(g, conv(g, mp->output(0), 24, 3, "conv2"), "nearest", "up");
+  ir::Node* cat = concat(g, {conv(g, r1, 24, 1, "lateral"), up->output(0)}, "concat");
+  g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, cat->output(0), 24, 3, "conv3"), "gap")->output(0));
+}
+
+// The neck with its Resize and Concat nhwc, planned with the assignment's
+// copied Concats, through a .gom and a Session: the plain graph's outputs,
+// and the Concat is not in place. Planned without them (the Concat in
+// place, as a crafted file could say), the loader refuses the file.
+TEST(LayoutPropagation, NhwcConcatRunsThroughTheOfflineModel) {
+  const std::map<std::string, Tensor> feeds{{"x", wave({1, 3, 8, 8}, 12)}};
+  ir::Graph with, without;
+  build_neck(with);
+  build_neck(without);
+  const LayoutAssignment a = schedule::assign_layouts(with, jit_everywhere);
+  ASSERT_EQ(a.copied_concats.size(), 1u);
+  EXPECT_EQ(out_layouts(a, node(with, "up")), (std::vector<std::string>{L}));
+  with.topo_sort();
+  const ir::ValueIndex ids(with);
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(with, a);
+  auto gom = [&](const std::unordered_set<const ir::Node*>* copied) {
+    const memory::MemoryPlan mp = memory::plan_memory(with, ids, nullptr, copied);
+    return std::make_shared<const std::vector<uint8_t>>(model::write_gom(with, ids, mp, plan, 17, "{}"));
+  };
+  SessionOptions so;
+  so.num_threads = 2;
+  const auto bytes = gom(&a.copied_concats);
+  EXPECT_TRUE(model::read_gom_bytes(bytes).memory_plan.concat_in_place.empty());
+  auto session = Session::load_from_bytes(bytes, so);
+  expect_near_all(session->run({feeds.at("x").view()}), run_graph(without, feeds));
+  const auto forged = gom(nullptr);
+  ASSERT_FALSE(model::read_gom_bytes(forged).memory_plan.concat_in_place.empty());
+  try {
+    Session::load_from_bytes(forged, so);
+    ADD_FAILURE() << "an nhwc Concat in place was loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorruptFile);
+    EXPECT_NE(std::string(e.what()).find("nhwc"), std::string::npos) << e.what();
+  }
+}
+
 // ---- kernels ---------------------------------------------------------------
 
 // Reorder nchw -> nChw16c puts element (n,c,h,w) at
@@ -811,6 +961,94 @@ TEST(LayoutReorder, ChannelsLastChannelGroupMatchesPlain) {
       expect_blocked_channel_group_matches_plain(ops::Layout::kNhwc, xs, n);
       expect_blocked_channel_group_matches_plain(ops::Layout::kNhwc, xs, n, false);
     }
+}
+
+// Resize of H and W on a blocked input: Reorder -> Resize (blocked, the
+// pixel loops) -> Reorder equals the plain Resize (the plane loops), for
+// nearest and linear, upsampling and downsampling, by sizes (7x9 from 5x6:
+// uneven taps), align_corners and half_pixel. (Cubic never takes the plane
+// loops: its taps of the kept N and C dims are 4 wide, zero weights
+// included, so it runs plain.)
+void expect_blocked_resize_matches_plain(ops::Layout layout, const Shape& xs) {
+  struct Case {
+    const char* mode;
+    const char* coord;
+    int64_t oh, ow;
+  };
+  for (const Case& c : {Case{"nearest", "asymmetric", 10, 12}, Case{"nearest", "half_pixel", 7, 9},
+                        Case{"linear", "half_pixel", 10, 12}, Case{"linear", "align_corners", 7, 9},
+                        Case{"linear", "pytorch_half_pixel", 3, 2}}) {
+    SCOPED_TRACE(std::string(c.mode) + " " + c.coord + " to " + std::to_string(c.oh) + "x" + std::to_string(c.ow));
+    ir::Graph g;
+    const std::string name = ops::layout_name(layout);
+    ir::Value* x = input(g, "x", xs);
+    const Shape ys{xs[0], xs[1], c.oh, c.ow};
+    ir::Value* sizes = g.add_constant("sizes", make<int64_t>({4}, {ys[0], ys[1], ys[2], ys[3]}));
+    auto resize = [&](ir::Value* in, const std::string& n) {
+      ir::Node* r = g.add_node("Resize", {in, nullptr, nullptr, sizes}, {n + "_y"}, n);
+      r->set_attr(ir::Attribute::String("mode", c.mode));
+      r->set_attr(ir::Attribute::String("coordinate_transformation_mode", c.coord));
+      r->output(0)->type = f32(ys);
+      return r;
+    };
+    auto reorder = [&](ir::Value* in, const std::string& from, const std::string& to, const std::string& n) {
+      ir::Node* r = g.add_node(ops::kReorderOp, {in}, {n + "_y"}, n, ops::kGecDomain);
+      r->set_attr(ir::Attribute::String("from", from));
+      r->set_attr(ir::Attribute::String("to", to));
+      r->output(0)->type = in->type;
+      return r->output(0);
+    };
+    ir::Node* rb = resize(reorder(x, P, name, "to"), "blocked");
+    EXPECT_EQ(kernels::implementation_for_layout(*rb, layout, layout), "native.resize");
+    LayoutAssignment a;
+    a.nodes[rb] = {{layout, ops::Layout::kPlain, ops::Layout::kPlain, ops::Layout::kPlain}, {layout}};
+    g.outputs() = {reorder(rb->output(0), name, P, "back"), resize(x, "plain")->output(0)};
+    auto out = run_graph(g, {{"x", wave(xs, 13)}}, &a);
+    expect_near_all({out[0]}, {out[1]});
+  }
+}
+
+TEST(LayoutReorder, BlockedResizeMatchesPlain) { expect_blocked_resize_matches_plain(ops::Layout::kNChw16c, {2, 32, 5, 6}); }
+TEST(LayoutReorder, ChannelsLastResizeMatchesPlain) {
+  expect_blocked_resize_matches_plain(ops::Layout::kNhwc, {2, 24, 5, 6});
+  expect_blocked_resize_matches_plain(ops::Layout::kNhwc, {1, 3, 5, 6});
+}
+
+// The layout query has no non-plain kernel for a Resize that changes C, takes
+// its scales at run time or crops beyond the input (tf_crop_and_resize with
+// a roi past the edges: extrapolated pixels): the planned layout is refused
+// by the kernel too.
+TEST(LayoutReorder, ResizeLayoutQueryRefusesWhatThePixelLoopsCannotDo) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 32, 4, 4});
+  auto resize = [&](std::vector<ir::Value*> ins, const Shape& ys, const std::string& n) {
+    ir::Node* r = g.add_node("Resize", ins, {n + "_y"}, n);
+    r->output(0)->type = f32(ys);
+    return r;
+  };
+  ir::Node* channels = resize({x, nullptr, g.add_constant("s1", make<float>({4}, {1, 2, 2, 2}))}, {1, 64, 8, 8}, "c");
+  ir::Node* runtime = resize({x, nullptr, input(g, "s", {4})}, {1, 32, 8, 8}, "r");
+  ir::Node* crop = resize({x, g.add_constant("roi", make<float>({8}, {0, 0, -0.5f, -0.5f, 1, 1, 1.5f, 1.5f})),
+                           g.add_constant("s3", make<float>({4}, {1, 1, 2, 2}))},
+                          {1, 32, 8, 8}, "crop");
+  crop->set_attr(ir::Attribute::String("coordinate_transformation_mode", "tf_crop_and_resize"));
+  crop->set_attr(ir::Attribute::Float("extrapolation_value", 0.f));
+  for (ir::Node* n : {channels, runtime, crop})
+    for (ops::Layout l : {ops::Layout::kNChw16c, ops::Layout::kNhwc})
+      EXPECT_EQ(kernels::implementation_for_layout(*n, l, l), "") << n->name << " " << ops::layout_name(l);
+  // The plan says nhwc anyway (a crafted file): the kernel names the node.
+  kernels::KernelConfig config = kernels::KernelConfig::for_node(*channels);
+  config.input_layouts = {ops::Layout::kNhwc};
+  config.output_layouts = {ops::Layout::kNhwc};
+  const Tensor xt = wave({1, 32, 4, 4}, 2);
+  const TensorView xv = xt.view(), sv = channels->input(2)->constant->view();
+  try {
+    kernels::evaluate_node(*channels, {&xv, nullptr, &sv}, 1, nullptr, config);
+    ADD_FAILURE() << "a Resize of C ran in nhwc";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("'c'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {

@@ -87,6 +87,37 @@ TEST(RuntimeMemory, ConcatOutputBoundToCallerMemoryStillCopiesItsSlices) {
   EXPECT_EQ(values<float>(out2), want);
 }
 
+// Session::run's returned tensors: storage the Session recycles. A run
+// reuses the previous run's output storage once the caller has dropped it
+// (the same address, new values), and never while the caller still holds
+// it (the held tensor keeps its values). Dropping the Session first leaves
+// a held output valid.
+TEST(RuntimeMemory, OutputStorageIsReusedOnlyOnceTheCallerDroppedIt) {
+  ir::Graph g;
+  concat_graph(g, true);
+  auto s = testing::plan_and_load(g);
+  Tensor x1 = make<float>({1, 2, 2}, {-1, 2, 3, -4});
+  Tensor x2 = make<float>({1, 1, 2}, {3, -1});
+  Tensor x1b = make<float>({1, 2, 2}, {1, 1, 1, 1});
+  const std::vector<float> want = {0, 2.f / 3, 3.f / 4, 0, -3.f / 4, 1.f / 2};
+  const std::vector<float> want_b = {0.5f, 0.5f, 0.5f, 0.5f, -3.f / 4, 1.f / 2};
+  const void* first = nullptr;
+  {
+    std::vector<Tensor> out = s->run({x1.view(), x2.view()});
+    first = out[0].data();
+    testing::expect_close(values<float>(out[0]), want);
+  }
+  std::vector<Tensor> held = s->run({x1b.view(), x2.view()});
+  EXPECT_EQ(held[0].data(), first);  // dropped: reused
+  testing::expect_close(values<float>(held[0]), want_b);
+  std::vector<Tensor> next = s->run({x1.view(), x2.view()});
+  EXPECT_NE(next[0].data(), held[0].data());  // held: a new block
+  testing::expect_close(values<float>(held[0]), want_b);
+  testing::expect_close(values<float>(next[0]), want);
+  s.reset();
+  testing::expect_close(values<float>(next[0]), want);
+}
+
 // Runs `g` through an Executor over an arena filled with 0xAB.
 // The graph goes through the .gom writer and reader, as a Session's does;
 // `offset(name)` is a value's arena offset in the loaded plan.

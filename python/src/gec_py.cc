@@ -382,19 +382,14 @@ class PySession {
   double load_ms = 0;
   std::vector<py::object> inputs_meta, outputs_meta;
   std::unordered_map<std::string, size_t> in_index, out_index;
-  bool tensor_io = true, static_outputs = true;
+  bool tensor_io = true;
   std::vector<uintptr_t> last_in_ptrs, last_out_ptrs;
   std::mutex mu;
 
   void finish_load() {
     for (const auto* list : {&s->inputs(), &s->outputs()})
-      for (const gec::IoInfo& io : *list) {
+      for (const gec::IoInfo& io : *list)
         if (io.kind != gec::ValueKind::kTensor) tensor_io = false;
-        if (list == &s->outputs() && (!io.has_shape || std::any_of(io.dims.begin(), io.dims.end(), [](int64_t d) {
-                                        return d < 0;
-                                      })))
-          static_outputs = false;
-      }
     for (size_t i = 0; i < s->inputs().size(); ++i) {
       in_index.emplace(s->inputs()[i].name, i);
       inputs_meta.push_back(node_arg(s->inputs()[i]));
@@ -526,20 +521,10 @@ class PySession {
         bound.push_back(bind_tensor(slot[i], ins[i], Where{"input", &ins[i].name}));
         views.push_back(bound.back().view);
       }
+      // Session::run produces outputs of a static shape straight into
+      // storage it recycles once their arrays are gone.
       std::vector<gec::Tensor> results;
-      if (static_outputs) {
-        // Produced straight into these buffers (Session::run with outputs).
-        results.reserve(outs.size());
-        std::vector<gec::TensorView> out_views;
-        out_views.reserve(outs.size());
-        for (const gec::IoInfo& io : outs) {
-          results.push_back(gec::Tensor::uninitialized(io.dtype, io.dims));
-          out_views.push_back(results.back().view());
-        }
-        py::gil_scoped_release nogil;
-        std::lock_guard<std::mutex> lock(mu);
-        s->run(views, out_views);
-      } else {
+      {
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mu);
         results = s->run(views);

@@ -337,7 +337,8 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   schedule::StreamOptions stream_opts;
   stream_opts.streams = opts.streams == 0 && opts.opt_level < 2 ? 1 : opts.streams;
   int64_t one_stream_arena = -1;
-  if (stream_opts.streams != 1) one_stream_arena = memory::plan_memory(g, ir::ValueIndex(g)).arena_bytes;
+  if (stream_opts.streams != 1)
+    one_stream_arena = memory::plan_memory(g, ir::ValueIndex(g), nullptr, &layouts.copied_concats).arena_bytes;
   const schedule::StreamAssignment streams = schedule::assign_streams(g, stream_opts);
   if (opts.verify_each_pass) g.verify();
   // The dump after the passes' (input + one per pass run) shows the Reorders.
@@ -355,7 +356,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
       fail(ErrorCode::kInternal, e.what());
     }
   }();
-  const memory::MemoryPlan plan = memory::plan_memory(g, ids, &order);
+  const memory::MemoryPlan plan = memory::plan_memory(g, ids, &order, &layouts.copied_concats);
   const memory::MemoryStats& ms = plan.stats;
   // Always verified (not only in debug builds or under verify_each_pass): it
   // only visits pairs of values that share bytes, a few ms on large models,

@@ -45,15 +45,17 @@ struct Block {
 
 class Grouper {
  public:
-  Grouper(const Lifetimes& lt, const ir::ValueIndex& ids, MemoryPlan& plan)
-      : lt_(lt), ids_(ids), plan_(plan), st_(plan.stats) {}
+  Grouper(const Lifetimes& lt, const ir::ValueIndex& ids, MemoryPlan& plan,
+          const std::unordered_set<const ir::Node*>* copied_concats)
+      : lt_(lt), ids_(ids), plan_(plan), st_(plan.stats), copied_concats_(copied_concats) {}
 
   void run() {
     int64_t step = 0;
     for (ir::Node* n : lt_.order) {
       for (ir::Value* o : n->outputs())
         if (plan_.in_arena(ids_.id(o)) && !join_alias(*n, o) && !join_in_place(*n, o, step)) new_block(o);
-      if (n->op_type == "Concat" && n->domain.empty()) try_concat(*n, step);
+      if (n->op_type == "Concat" && n->domain.empty() && !(copied_concats_ && copied_concats_->count(n)))
+        try_concat(*n, step);
       ++step;
     }
   }
@@ -152,6 +154,7 @@ class Grouper {
   const ir::ValueIndex& ids_;
   MemoryPlan& plan_;
   MemoryStats& st_;
+  const std::unordered_set<const ir::Node*>* copied_concats_;  // never in place (plan_memory)
   std::vector<Block> blocks_;
   std::unordered_map<const ir::Value*, std::pair<size_t, int64_t>> where_;
 };
@@ -209,12 +212,13 @@ int64_t lower_bound(const std::vector<Block>& blocks, const Lifetimes& lt) {
 
 }  // namespace
 
-MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order) {
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order,
+                       const std::unordered_set<const ir::Node*>* copied_concats) {
   MemoryPlan plan;
   MemoryStats& st = plan.stats;
   classify(g, ids, plan);
   const Lifetimes lt = compute_lifetimes(g, order);
-  Grouper grouper(lt, ids, plan);
+  Grouper grouper(lt, ids, plan, copied_concats);
   grouper.run();
   std::vector<Block>& blocks = grouper.blocks();
 

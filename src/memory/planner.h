@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -42,7 +43,12 @@ namespace gec::memory {
 /// last step not ordered after all its uses (memory/lifetimes.h), and an
 /// in-place write over an input needs every other use of that input to
 /// happen before it.
-MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order = nullptr);
+///
+/// `copied_concats` (may be null): Concat nodes that copy their inputs
+/// rather than have them written in place into the output (a Concat on the
+/// channels of nhwc values: an input's channels are not one byte range).
+MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const schedule::Concurrency* order = nullptr,
+                       const std::unordered_set<const ir::Node*>* copied_concats = nullptr);
 
 /// Checks a plan on its own terms (not trusting the planner's grouping):
 /// every arena value lies inside the arena at an offset aligned to its element

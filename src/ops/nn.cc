@@ -399,7 +399,7 @@ GEC_REGISTER_OP({.domain = "", .op_type = "BatchNormalization", .infer = infer_b
 GEC_REGISTER_OP({.domain = "", .op_type = "Softmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "LogSoftmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Hardmax", .infer = infer_softmax, .traits = traits(PatternKind::kOpaque)});
-GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize, .traits = traits(PatternKind::kOpaque)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Resize", .infer = infer_resize, .traits = traits(PatternKind::kOpaque).with_layout(LayoutRule::kResize)});
 GEC_REGISTER_OP({.domain = "", .op_type = "LSTM", .infer = infer_lstm, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GRU", .infer = infer_gru, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "", .op_type = "RNN", .infer = infer_rnn, .traits = traits(PatternKind::kOpaque)});

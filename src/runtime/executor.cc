@@ -286,6 +286,9 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
         !s.schema->shape_from_kernel)
       s.needs_infer = true;
     s.planned_done = !s.out_ids.empty() && &g == &main_ && plan_.concat_done(s.out_ids[0]);
+    if (s.planned_done && !ps.output_layouts.empty() && ps.output_layouts[0] == ops::Layout::kNhwc)
+      fail(ErrorCode::kCorruptFile, n->describe() + ": a Concat in layout nhwc cannot run in place (its inputs' "
+                                                    "channels are not byte ranges of the output)");
     s.skip = s.planned_done;
     s.prof.name = n->name;
     s.prof.op_type = n->op_type;

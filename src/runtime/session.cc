@@ -39,11 +39,59 @@ std::string IoInfo::str() const {
   return name + ": " + value_type_str(kind, t);
 }
 
-// One run in flight: its arena and the executor (kernels, value slots)
-// that works in it.
+// Storage for the tensors Session::run returns, one slot per output: a
+// run reuses the previous run's block for output i once the caller has
+// dropped every Tensor sharing it, and allocates a new one otherwise. A
+// fresh block costs a page fault per 4 KiB page on its first write (about
+// 400 of them, 6 ms, for ppocr_v4_det's 1.6 MB map on the Firecracker VM
+// of bench/results.md, on every run while each run allocated its own), so
+// blocks of 1 MiB and more are 2 MiB-rounded PageBlocks, where transparent
+// huge pages make the first run's faults a few.
+class OutputBuffers {
+ public:
+  /// 64-byte aligned storage for at least `bytes` bytes for output `i`,
+  /// owned by the returned pointer (and by this slot until a later run
+  /// replaces it). Throws gec::Error(kInternal) when out of memory.
+  std::shared_ptr<void> take(size_t i, size_t bytes) {
+    if (i >= slots_.size()) slots_.resize(i + 1);
+    Slot& s = slots_[i];
+    // Reused while it fits without holding more than twice what is asked.
+    if (s.block && s.block.use_count() == 1 && s.capacity >= bytes && s.capacity / 2 <= std::max(bytes, kMinBytes)) {
+      // Pairs with the release in the last owner's decrement: its reads of
+      // the old contents happen before this run's writes.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return s.block;
+    }
+    s.block.reset();
+    if (bytes >= kHugeFrom) {
+      const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+      auto pb = std::make_shared<PageBlock>(rounded);
+      s.capacity = pb->size();
+      s.block = std::shared_ptr<void>(pb, pb->data());
+    } else {
+      s.capacity = std::max(bytes, kMinBytes);
+      s.block = std::shared_ptr<void>(aligned_alloc64(s.capacity), aligned_free);
+    }
+    return s.block;
+  }
+
+ private:
+  static constexpr size_t kMinBytes = 64;
+  static constexpr size_t kHuge = size_t{2} << 20;
+  static constexpr size_t kHugeFrom = size_t{1} << 20;
+  struct Slot {
+    std::shared_ptr<void> block;
+    size_t capacity = 0;
+  };
+  std::vector<Slot> slots_;
+};
+
+// One run in flight: its arena, the executor (kernels, value slots) that
+// works in it, and the storage of the outputs it hands out.
 struct RunContext {
   PageBlock arena;  // pages present before the first run writes them
   std::unique_ptr<runtime::Executor> exec;
+  OutputBuffers outputs;
 };
 
 struct Session::Impl {
@@ -335,10 +383,40 @@ std::vector<AnyValue> Session::run_values(const std::vector<AnyValue>& inputs) {
 
 std::vector<Tensor> Session::run(const std::vector<TensorView>& inputs) {
   RunLease lease(*impl_);
-  bind_inputs(*impl_, lease.exec(), inputs);
-  impl_->run(lease.ctx());
-  std::vector<Tensor> outs;
-  for (size_t i = 0; i < impl_->outputs.size(); ++i) outs.push_back(Tensor::copy_of(lease.exec().output(i)));
+  runtime::Executor& ex = lease.exec();
+  OutputBuffers& buffers = lease.ctx().outputs;
+  bind_inputs(*impl_, ex, inputs);
+  const size_t n = impl_->outputs.size();
+  std::vector<Tensor> outs(n);
+  // Outputs of a static shape are produced straight into their storage
+  // (Executor::bind_output); the rest are copied out after the run.
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      const IoInfo& io = impl_->outputs[i];
+      if (!io.has_shape || io.dtype == DType::kString || !ex.output_bindable(i)) continue;
+      Shape shape = io.dims;
+      if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) continue;
+      std::shared_ptr<void> b = buffers.take(i, static_cast<size_t>(shape_numel(shape)) * dtype_size(io.dtype));
+      Tensor t(io.dtype, std::move(shape), b.get(), b);
+      if (ex.bind_output(i, t.view())) outs[i] = std::move(t);
+    }
+    impl_->run(lease.ctx());
+    for (size_t i = 0; i < n; ++i) {
+      if (outs[i].defined()) continue;
+      const TensorView& got = ex.output(i);
+      if (got.dtype == DType::kString) {
+        outs[i] = Tensor::copy_of(got);
+        continue;
+      }
+      std::shared_ptr<void> b = buffers.take(i, got.bytes());
+      outs[i] = Tensor(got.dtype, got.shape, b.get(), b);
+      copy_tensor_data(got, outs[i].view());
+    }
+  } catch (...) {
+    ex.unbind_outputs();
+    throw;
+  }
+  ex.unbind_outputs();
   return outs;
 }
 

@@ -43,10 +43,19 @@
 //                     input's channel groups are one contiguous range of
 //                     the output, exactly as its channels are in NCHW (so
 //                     the concat kernel and the planner's in-place concat
-//                     work unchanged).
+//                     work unchanged). In an nhwc group, when its output
+//                     benefits: the kernel copies each pixel's channel
+//                     ranges, and the planner never places it in place
+//                     (LayoutAssignment::copied_concats).
 //   MaxPool, AveragePool  blocked in and out; GlobalAverage/MaxPool read a
 //                     blocked input (the [N,C,1,1] output has the same
 //                     bytes in both layouts).
+//   Resize            blocked in and out when it resamples H and W only and
+//                     the target has a kernel for that (the layout query:
+//                     constant scales / sizes, no crop), and its output
+//                     benefits (below); else plain, between Reorders of its
+//                     (smaller, when upsampling) input. FPN-style necks
+//                     (ppocr_v4_det's: 7 Reorders, 3 ms a run) go blocked.
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
 //
@@ -54,7 +63,8 @@
 // layouts: a convolution is blocked unless ruled out, the others follow
 // their inputs as above. (2) A backward walk marks which blocked values
 // "benefit": some consumer reads them blocked and is a convolution, a global
-// pool, or passes the layout on to a value that benefits. A convolution
+// pool, or passes the layout on to a value that benefits. A Resize whose
+// output does not benefit is ruled out (it runs plain). A convolution
 // whose output does not benefit and whose src would need a reorder to
 // blocked (or is a 1-3 channel first convolution) is ruled out: it would
 // only add reorders, unless it is depthwise (blocked depthwise beats plain
@@ -115,6 +125,12 @@ bool one_element_constant(const ir::Value* v) {
   return v && v->is_constant() && v->constant->numel() == 1 && v->type.dtype == DType::kFloat32;
 }
 
+/// A layout query's answer naming an optimized implementation: not "" (no
+/// kernel), "unsupported" or a reference one.
+bool fast_implementation(const std::string& impl) {
+  return !impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl);
+}
+
 /// An operand [n,c,1,1] (fewer dims count as leading 1s; n in {1,N}, c in
 /// {1,C}) of a broadcast to the 4-D float32 `out` [N,C,H,W]: it has the
 /// same bytes in every layout, and a kernel with a non-plain output reads
@@ -168,8 +184,11 @@ class LayoutGroups {
   static constexpr double kReorderFlopsPerElement = 400.0;
 
   /// `variants`: the target's kernel variant choice (kernels::
-  /// choose_variant), or empty to weigh no Winograd gains.
-  LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes, const kernels::VariantChoice& variants) {
+  /// choose_variant), or empty to weigh no Winograd gains. `query`: the
+  /// target's layout query; a Resize joins its input's and output's groups
+  /// only where it has a non-plain kernel for it.
+  LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes, const kernels::VariantChoice& variants,
+               const LayoutQuery& query) {
     std::vector<const ir::Node*> convs;  // joined to their input's group
     for (const ir::Node* n : nodes) {
       const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
@@ -188,6 +207,11 @@ class LayoutGroups {
         case Kind::kUnaryPassThrough:
         case Kind::kPool:
           unite(n->input(0), out);
+          break;
+        case Kind::kResize:
+          if (layout_shape(n->input(0)) && layout_shape(out) &&
+              fast_implementation(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc)))
+            unite(n->input(0), out);
           break;
         case Kind::kBinaryPassThrough:
         case Kind::kElementwiseGroup:
@@ -404,7 +428,7 @@ class LayoutAssigner {
   LayoutAssignment run(ir::Graph& g) {
     g.topo_sort();
     nodes_ = g.node_list();
-    groups_ = std::make_unique<LayoutGroups>(g, nodes_, variants_);
+    groups_ = std::make_unique<LayoutGroups>(g, nodes_, variants_, query_);
     std::unordered_set<const ir::Node*> ruled_out;
     while (true) {
       forward(g, ruled_out);
@@ -467,16 +491,26 @@ class LayoutAssigner {
       case Kind::kPool:
         if (blocked(n->input(0)) && candidate(g, *groups_, out) && pool_eligible(n)) l.in[0] = l.out[0] = true;
         return;
+      case Kind::kResize: {
+        if (ruled_out || !blocked(n->input(0)) || !candidate(g, *groups_, out)) return;
+        const ops::Layout layout = groups_->of(out);
+        if (groups_->of(n->input(0)) != layout || !fast_implementation(query_(*n, layout, layout))) return;
+        l.in[0] = l.out[0] = true;
+        return;
+      }
       case Kind::kGlobalPool:
         l.in[0] = blocked(n->input(0));  // output: same bytes either way, call it plain
         return;
       case Kind::kConcat: {
         int64_t axis = n->get_int("axis", 0);
         if (axis < 0) axis += 4;
-        // nChw16c only: in nhwc an input's channels are not one range.
-        if (axis != 1 || !candidate(g, *groups_, out) || n->inputs().empty() ||
-            groups_->of(out) != ops::Layout::kNChw16c)
-          return;
+        if (axis != 1 || !candidate(g, *groups_, out) || n->inputs().empty()) return;
+        // nChw16c: each input's channel blocks are one range of the output
+        // (the in-place Concat works unchanged). nhwc: the kernel copies
+        // each pixel's channels, never in place (the planner is told), so
+        // only where its output benefits (prune).
+        const ops::Layout layout = groups_->of(out);
+        if (layout == ops::Layout::kNhwc && ruled_out) return;
         // Blocked when the blocked inputs hold at least as many elements as
         // the plain ones, which are then reordered in: the Concat runs in
         // place and its output needs no Reorder back, where a plain Concat
@@ -485,8 +519,8 @@ class LayoutAssigner {
         // conv among three blocked ones).
         int64_t blocked_elems = 0, plain_elems = 0;
         for (const ir::Value* v : n->inputs()) {
-          if (!v || v->is_constant() || !layout_shape(v) || groups_->of(v) != ops::Layout::kNChw16c ||
-              channels(v) % ops::kBlockedChannels != 0)
+          if (!v || v->is_constant() || !layout_shape(v) || groups_->of(v) != layout ||
+              !ops::layout_fits_channels(layout, channels(v)))
             return;
           if (blocked(v))
             blocked_elems += shape_numel(v->type.static_shape());
@@ -510,10 +544,18 @@ class LayoutAssigner {
     for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
       for (const ir::Value* v : (*it)->outputs())
         if (blocked(v) && gains(v, benefit)) benefit.insert(v);
-    for (ir::Node* n : nodes_)
-      if (kind_of(n) == Kind::kConv && layouts_.at(n).out[0] && !benefit.count(n->output(0)) &&
-          !src_arrives_blocked(n) && !depthwise(n) && !pays_for_its_reorders(n))
+    for (ir::Node* n : nodes_) {
+      const Kind k = kind_of(n);
+      if ((k != Kind::kConv && k != Kind::kResize && k != Kind::kConcat) || !layouts_.at(n).out[0] ||
+          benefit.count(n->output(0)) ||
+          (k == Kind::kConcat && groups_->of(n->output(0)) != ops::Layout::kNhwc))
+        continue;
+      // A Resize or an nhwc Concat whose output no consumer gains from runs
+      // plain: the Resize's Reorder then moves its (smaller, upsampling)
+      // input, and the plain Concat may run in place.
+      if (k != Kind::kConv || (!src_arrives_blocked(n) && !depthwise(n) && !pays_for_its_reorders(n)))
         ruled_out.insert(n);
+    }
   }
 
   /// A convolution with enough arithmetic per byte of its src and dst
@@ -583,6 +625,8 @@ class LayoutAssigner {
         return s;
       };
       r.nodes[n] = NodeLayouts{codes(l.in, n->inputs()), codes(l.out, n->outputs())};
+      if (kind_of(n) == Kind::kConcat && l.out[0] && groups_->of(n->output(0)) == ops::Layout::kNhwc)
+        r.copied_concats.insert(n);
       for (size_t i = 0; i < l.out.size(); ++i)
         if (l.out[i] && groups_->of(n->output(i)) == ops::Layout::kNhwc) ++r.channels_last_values;
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -34,6 +35,10 @@ struct LayoutAssignment {
   int64_t blocked_values = 0;        // values held non-plain (nChw16c or nhwc)
   int64_t channels_last_values = 0;  // of these, values held in nhwc
   int64_t reorders = 0;              // Reorder nodes inserted
+  /// Concats whose output is nhwc: each copies its inputs' channels pixel by
+  /// pixel, so the memory planner must not place their inputs in the output
+  /// (memory::plan_memory's `copied_concats`).
+  std::unordered_set<const ir::Node*> copied_concats;
 };
 
 /// Chooses nChw16c or nhwc for values between convolutions where oneDNN runs

@@ -20,11 +20,21 @@
 // (plane, row). The taps are the same ones the general path uses, built once
 // per (shapes, scales, roi); only the float rounding order differs (float
 // sums, H first, instead of one double sum), and nearest is an exact copy.
+//
+// Layouts (ops/layout.h): a 4-D float32 Resize of H and W only may run
+// nChw16c or nhwc in and out, as the execution plan says (the layout
+// assignment asks resize_layout_query first). The plane loops then move
+// pixels of `vec_` floats: planes [N][C/16] of H x W pixels of 16 channels,
+// or planes [N] of H x W pixels of C channels; plain is planes [N][C] of
+// single elements.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
+#include "ops/layout.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -56,8 +66,9 @@ struct DimTaps {
 
 class ResizeKernel final : public Kernel {
  public:
-  explicit ResizeKernel(const ir::Node& n)
+  ResizeKernel(const ir::Node& n, const KernelConfig& config)
       : desc_(n.describe()),
+        layout_(config.input_layout(0)),
         cubic_a_(n.get_float("cubic_coeff_a", -0.75f)),
         exclude_outside_(n.get_int("exclude_outside", 0) != 0),
         antialias_(n.get_int("antialias", 0) != 0),
@@ -82,6 +93,17 @@ class ResizeKernel final : public Kernel {
     else if (nm == "floor") nearest_ = Nearest::kFloor;
     else if (nm == "ceil") nearest_ = Nearest::kCeil;
     else fail(ErrorCode::kUnsupported, desc_ + ": nearest_mode '" + nm + "' is not supported");
+    if (config.output_layout(0) != layout_)
+      fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+  }
+
+  /// Whether the plane loops (the file comment's fast path) resample input
+  /// `in` to `out` with the constant `roi` and `scales` (null: not given),
+  /// the condition for a non-plain layout. Errors: as run() for bad scales.
+  bool plane_path(const Shape& in, const Shape& out, const TensorView* roi, const TensorView* scales) {
+    build_taps(roi, scales, in, out);
+    plan_fast_path(in, out);
+    return fast_;
   }
 
   void run(KernelContext& ctx) override {
@@ -92,14 +114,22 @@ class ResizeKernel final : public Kernel {
     if (mode_ != Mode::kNearest && x.dtype != DType::kFloat32)
       fail(ErrorCode::kUnsupported, desc_ + ": dtype " + dtype_name(x.dtype) + " is not supported for linear/cubic");
     if (taps_changed(ctx, x.shape, y.shape)) {
-      build_taps(ctx, x.shape, y.shape);
+      build_taps(ctx.has_input(1) ? &ctx.in(1) : nullptr, ctx.has_input(2) ? &ctx.in(2) : nullptr, x.shape, y.shape);
       plan_fast_path(x.shape, y.shape);
     }
+    if (layout_ != ops::Layout::kPlain && (!fast_ || x.dtype != DType::kFloat32))
+      fail(ErrorCode::kInvalidModel, desc_ + ": planned in layout " + ops::layout_name(layout_) +
+                                         ", which needs a float32 resample of H and W only, not " +
+                                         dtype_name(x.dtype) + shape_str(x.shape) + " -> " + shape_str(y.shape));
     dispatch_arith(x.dtype, desc_, [&](auto t) {
       using T = decltype(t);
       if (!fast_) resample<T>(x.as<T>(), x.shape, y.as<T>(), y.shape, ctx.num_threads);
+      else if (vec_ > 1 && mode_ == Mode::kNearest) pixels_nearest(x.as<T>(), y.as<T>(), ctx.num_threads);
       else if (mode_ == Mode::kNearest) plane_nearest<T>(x.as<T>(), y.as<T>(), ctx.num_threads);
-      else if constexpr (std::is_same_v<T, float>) plane_weighted(x.as<float>(), y.as<float>(), ctx.num_threads);
+      else if constexpr (std::is_same_v<T, float>) {
+        if (vec_ > 1) pixels_weighted(x.as<float>(), y.as<float>(), ctx.num_threads);
+        else plane_weighted(x.as<float>(), y.as<float>(), ctx.num_threads);
+      }
     });
   }
 
@@ -135,8 +165,11 @@ class ResizeKernel final : public Kernel {
     for (size_t d = 0; fast_ && d + 2 < r; ++d) fast_ = in[d] == out[d] && is_identity(dims_[d], out[d]);
     for (size_t d = r - 2; fast_ && d < r; ++d)
       for (uint8_t o : dims_[d].outside) fast_ = fast_ && !o;
+    if (fast_ && layout_ != ops::Layout::kPlain)  // N and C kept, the planes of ops/layout.h
+      fast_ = r == 4 && in[0] == out[0] && in[1] == out[1] && ops::layout_fits_channels(layout_, in[1]);
     if (!fast_) return;
-    planes_ = shape_numel(in) / (in[r - 2] * in[r - 1]);
+    vec_ = layout_ == ops::Layout::kNhwc ? in[1] : layout_ == ops::Layout::kNChw16c ? ops::kBlockedChannels : 1;
+    planes_ = shape_numel(in) / (in[r - 2] * in[r - 1] * vec_);
     in_h_ = in[r - 2], in_w_ = in[r - 1], out_h_ = out[r - 2], out_w_ = out[r - 1];
     const DimTaps& w = dims_[r - 1];
     col_single_ = true;
@@ -220,12 +253,60 @@ class ResizeKernel final : public Kernel {
     }
   }
 
-  /// sum_k weight_k * plane[row_k] over output row `oh`'s taps, into `buf`;
-  /// returns the input row itself when that is one row with weight 1.
-  const float* blend_rows(const float* plane, const DimTaps& h, int64_t oh, float* buf) const {
+  /// plane_nearest over pixels of vec_ elements (nhwc, nChw16c): each
+  /// output pixel is a copy of one input pixel.
+  template <typename T>
+  void pixels_nearest(const T* x, T* y, int threads) const {
+    const DimTaps& h = dims_[dims_.size() - 2];
+    const int64_t rows = planes_ * out_h_, ow = out_w_, v = vec_;
+    const int64_t* cols = col_index_.data();
+    const size_t pixel = static_cast<size_t>(v) * sizeof(T);
+#pragma omp parallel for num_threads(threads) if (rows * ow * v > 32768)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t p = row / out_h_, oh = row % out_h_;
+      const T* src = x + (p * in_h_ + h.taps[h.begin[oh]].index) * in_w_ * v;
+      T* dst = y + row * ow * v;
+      for (int64_t o = 0; o < ow; ++o) std::memcpy(dst + o * v, src + cols[o] * v, pixel);
+    }
+  }
+
+  /// plane_weighted over pixels of vec_ floats: the blended input row, then
+  /// each output pixel as its columns' taps over whole pixels.
+  void pixels_weighted(const float* x, float* y, int threads) const {
+    const DimTaps& h = dims_[dims_.size() - 2];
+    const DimTaps& w = dims_.back();
+    const int64_t rows = planes_ * out_h_, v = vec_;
+#pragma omp parallel num_threads(threads) if (rows * out_w_ * v > 32768)
+    {
+      std::vector<float> blend(static_cast<size_t>(in_w_ * v));
+#pragma omp for
+      for (int64_t row = 0; row < rows; ++row) {
+        const int64_t p = row / out_h_, oh = row % out_h_;
+        const float* src = blend_rows(x + p * in_h_ * in_w_ * v, h, oh, blend.data(), v);
+        float* dst = y + row * out_w_ * v;
+        for (int64_t o = 0; o < out_w_; ++o) {
+          float* d = dst + o * v;
+          const int64_t b = w.begin[o], e = w.begin[o + 1];
+          const float w0 = w.taps[b].weight;
+          const float* s0 = src + w.taps[b].index * v;
+          for (int64_t c = 0; c < v; ++c) d[c] = w0 * s0[c];
+          for (int64_t k = b + 1; k < e; ++k) {
+            const float wk = w.taps[k].weight;
+            const float* sk = src + w.taps[k].index * v;
+            for (int64_t c = 0; c < v; ++c) d[c] += wk * sk[c];
+          }
+        }
+      }
+    }
+  }
+
+  /// sum_k weight_k * plane[row_k] over output row `oh`'s taps, into `buf`
+  /// (rows of in_w_ pixels of `vec` elements); returns the input row itself
+  /// when that is one row with weight 1.
+  const float* blend_rows(const float* plane, const DimTaps& h, int64_t oh, float* buf, int64_t vec = 1) const {
     const int64_t b = h.begin[oh], e = h.begin[oh + 1];
-    if (e - b == 1 && h.taps[b].weight == 1.f) return plane + h.taps[b].index * in_w_;
-    const int64_t n = in_w_;
+    if (e - b == 1 && h.taps[b].weight == 1.f) return plane + h.taps[b].index * in_w_ * vec;
+    const int64_t n = in_w_ * vec;
     {
       const float wt = h.taps[b].weight;
       const float* s = plane + h.taps[b].index * n;
@@ -239,19 +320,21 @@ class ResizeKernel final : public Kernel {
     return buf;
   }
 
-  void build_taps(const KernelContext& ctx, const Shape& in, const Shape& out) {
+  void build_taps(const TensorView* roi_in, const TensorView* scales, const Shape& in, const Shape& out) {
     const size_t r = in.size();
-    const bool has_scales = ctx.has_input(2) && ctx.in(2).numel() > 0;
+    const bool has_scales = scales && scales->numel() > 0;
     std::vector<float> roi(2 * r, 0.f);
     for (size_t i = 0; i < r; ++i) roi[r + i] = 1.f;
-    if (coord_ == Coord::kTfCropAndResize && ctx.has_input(1) && ctx.in(1).numel() == static_cast<int64_t>(2 * r)) {
-      const TensorView& rv = ctx.in(1);
+    if (coord_ == Coord::kTfCropAndResize && roi_in && roi_in->numel() == static_cast<int64_t>(2 * r)) {
+      const TensorView& rv = *roi_in;
       for (size_t i = 0; i < 2 * r; ++i)
         roi[i] = static_cast<float>(float_input(rv, static_cast<int64_t>(i), desc_));
     }
     dims_.resize(r);
     for (size_t d = 0; d < r; ++d) {
-      float scale = has_scales ? ctx.in(2).as<float>()[d] : static_cast<float>(out[d]) / static_cast<float>(in[d]);
+      float scale = has_scales && static_cast<int64_t>(d) < scales->numel()
+                        ? static_cast<float>(float_input(*scales, static_cast<int64_t>(d), desc_))
+                        : static_cast<float>(out[d]) / static_cast<float>(in[d]);
       // With sizes and scales both given (the importer's Resize-18
       // keep_aspect_ratio_policy form) nothing upstream checked the scale.
       if (!(scale > 0) || !std::isfinite(scale)) scale = static_cast<float>(out[d]) / static_cast<float>(in[d]);
@@ -443,6 +526,7 @@ class ResizeKernel final : public Kernel {
   }
 
   std::string desc_;
+  ops::Layout layout_;  // of input 0 and output 0 (ops/layout.h)
   Mode mode_ = Mode::kNearest;
   Coord coord_ = Coord::kHalfPixel;
   Nearest nearest_ = Nearest::kRoundPreferFloor;
@@ -455,13 +539,47 @@ class ResizeKernel final : public Kernel {
   bool have_key_ = false;
   bool fast_ = false, col_single_ = false, col_pair_ = false;
   int64_t planes_ = 0, in_h_ = 0, in_w_ = 0, out_h_ = 0, out_w_ = 0;
+  int64_t vec_ = 1;  // elements per pixel in the plane loops: 1 plain, 16 nChw16c, C nhwc
   std::vector<int64_t> col_index_;  // input column of each output column (first tap)
   std::vector<int64_t> col_index2_;  // second tap's column, -1 for none (col_pair_)
   std::vector<float> col_w_;         // the two taps' weights per output column (col_pair_)
 };
 
-GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
-  return std::make_unique<ResizeKernel>(n);
+/// LayoutQuery for Resize (kernels::implementation_for_layout): "native.resize"
+/// when `n` resamples a static 4-D float32 input's H and W only, with
+/// constant scales / sizes, so that the plane loops run it in layout `src`
+/// = `dst`; "" otherwise (and for plain, which needs no asking).
+std::string resize_layout_query(const ir::Node& n, ops::Layout src, ops::Layout dst) {
+  if (src != dst || src == ops::Layout::kPlain || n.outputs().empty() || !n.has_input(0)) return "";
+  const ir::Value *x = n.input(0), *y = n.output(0);
+  if (!x->type.is_static() || !y->type.is_static() || x->type.dtype != DType::kFloat32) return "";
+  const Shape xs = x->type.static_shape(), ys = y->type.static_shape();
+  if (xs.size() != 4 || ys.size() != 4 || shape_numel(xs) == 0 || shape_numel(ys) == 0) return "";
+  std::optional<TensorView> roi, scales;
+  for (size_t i : {size_t{1}, size_t{2}, size_t{3}}) {
+    if (!n.has_input(i)) continue;
+    if (!n.input(i)->is_constant()) return "";  // taps decided at run time
+    if (i == 1) roi = n.input(i)->constant->view();
+    if (i == 2) scales = n.input(i)->constant->view();
+  }
+  try {
+    KernelConfig c = KernelConfig::for_node(n);
+    c.input_layouts = {src};
+    c.output_layouts = {dst};
+    ResizeKernel k(n, c);
+    return k.plane_path(xs, ys, roi ? &*roi : nullptr, scales ? &*scales : nullptr) ? k.impl_name() : "";
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+const bool kResizeLayoutQuery = [] {
+  register_layout_query("", "Resize", resize_layout_query);
+  return true;
+}();
+
+GEC_REGISTER_KERNEL("", "Resize", [](const ir::Node& n, const KernelConfig& config) -> std::unique_ptr<Kernel> {
+  return std::make_unique<ResizeKernel>(n, config);
 });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
+#include "ops/layout.h"
 #include "ops/tensor_ops.h"
 
 namespace gec::kernels::cpu {
@@ -54,14 +55,31 @@ void move_blocks(const Parts& p, std::vector<T*> parts, T* rows, bool to_row, in
   });
 }
 
+/// Concat; in nChw16c (C % 16 == 0: each input's channel blocks are one
+/// range per batch index, as in plain) and in nhwc (ops/layout.h), where the
+/// tensors are seen as [N,H,W,C] and joined on their last axis.
 class ConcatKernel final : public Kernel {
  public:
-  explicit ConcatKernel(const ir::Node& n) : what_(n.describe()), axis_(n.get_int("axis")) {}
+  ConcatKernel(const ir::Node& n, const KernelConfig& config)
+      : what_(n.describe()), axis_(n.get_int("axis")), layout_(config.output_layout(0)) {
+    for (size_t i = 0; i < n.inputs().size(); ++i)
+      if (config.input_layout(i) != layout_)
+        fail(ErrorCode::kInvalidModel, what_ + ": every input must have the output's layout " +
+                                           ops::layout_name(layout_));
+  }
   void run(KernelContext& ctx) override {
     const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
-    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc
     std::vector<const Shape*> shapes;
     for (size_t i = 0; i < ctx.inputs.size(); ++i) shapes.push_back(&ctx.in(i).shape);
+    if (layout_ == ops::Layout::kNhwc) {
+      if (r != 4 || axis != 1)
+        fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs 4-D inputs joined on axis 1");
+      for (const Shape* s : shapes) nhwc.push_back({(*s)[0], (*s)[2], (*s)[3], (*s)[1]});
+      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
+      axis = 3;
+    }
     const Parts p = make_parts(shapes, axis);
     dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
       using T = decltype(tag);
@@ -75,6 +93,7 @@ class ConcatKernel final : public Kernel {
  private:
   std::string what_;
   int64_t axis_;
+  ops::Layout layout_;
 };
 
 class SplitKernel final : public Kernel {
@@ -100,8 +119,8 @@ class SplitKernel final : public Kernel {
   int64_t axis_;
 };
 
-GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const KernelConfig&) {
-  return std::make_unique<ConcatKernel>(n);
+GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const KernelConfig& config) {
+  return std::make_unique<ConcatKernel>(n, config);
 });
 GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SplitKernel>(n);
