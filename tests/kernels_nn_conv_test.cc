@@ -857,6 +857,33 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
 // never for a plain Y, a grouped or fed W, more than 4 Mi multiply-adds,
 // fewer than 64 products per output over more than 256 pixels, or a huge
 // zero border.
+// A spatial nhwc convolution with fewer than 32 output channels takes
+// oneDNN's direct JIT kernel where it would get a brgemm one (as fast
+// there, quicker to create; conv.cc kCheapCreationMaxOutputChannels); 48
+// outputs, a 1x1 kernel or nChw16c keep what oneDNN picks first. Checked
+// where this CPU has the brgemm kernels (AVX-512); elsewhere nothing
+// changes, which the last line checks.
+TEST(NnConv, FewOutputChannelsInNhwcTakeTheCheaperKernel) {
+  using L = ops::Layout;
+  const auto impl = [](const DirectCase& k) {
+    ir::Graph g;
+    return kernels::implementation_for_layout(*direct_case_node(g, k), k.in, k.out);
+  };
+  const DirectCase narrow{{1, 96, 40, 40}, 24, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  DirectCase wide = narrow, pointwise = narrow, blocked = narrow;
+  wide.m = 48;
+  pointwise.kh = pointwise.kw = 1;
+  pointwise.pads = {0, 0, 0, 0};
+  blocked.m = 16;
+  blocked.in = blocked.out = L::kNChw16c;
+  if (impl(wide).rfind("brgconv", 0) == 0) {
+    EXPECT_EQ(impl(narrow).rfind("jit:", 0), 0u) << impl(narrow);
+    EXPECT_EQ(impl(pointwise).rfind("brgconv_1x1", 0), 0u) << impl(pointwise);
+  }
+  EXPECT_FALSE(kernels::is_reference_implementation(impl(narrow))) << impl(narrow);
+  EXPECT_FALSE(kernels::is_reference_implementation(impl(blocked))) << impl(blocked);
+}
+
 TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   using L = ops::Layout;
   const auto choice = [](const DirectCase& k, const std::function<void(ir::Graph&, ir::Node*)>& edit = {}) {
