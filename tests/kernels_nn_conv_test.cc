@@ -431,13 +431,17 @@ TEST(NnConv, PlainGemmConvolutionsRunInABlockedLayout) {
 // 1x2), batch 2, with and without bias: the MatMul-and-scatter kernel
 // against the operator's formula written out, in which each output cell
 // has one source cell: Y[n,oc,i*KH+a,j*KW+b] = B[oc] + sum_ic X[n,ic,i,j]
-// W[ic,oc,a,b]. A stride other than the kernel keeps the deconvolution.
+// W[ic,oc,a,b]. The product is made in bands of input rows of at most
+// 1 MiB: 24 outputs 2x2 over 48x64 take 2 bands of 24 rows; 64 outputs 2x2
+// over 37x128 (37 is prime, a row 128 KiB) 37 bands of one row. A stride
+// other than the kernel keeps the deconvolution.
 TEST(NnConvTranspose, StrideEqualToKernelRunsAsOneMatmul) {
   struct Case {
     int64_t ic, oc, h, w, kh, kw;
     bool bias;
   };
-  for (const Case& k : {Case{5, 3, 4, 6, 2, 2, true}, Case{16, 8, 3, 3, 3, 3, false}, Case{4, 2, 5, 7, 1, 2, true}}) {
+  for (const Case& k : {Case{5, 3, 4, 6, 2, 2, true}, Case{16, 8, 3, 3, 3, 3, false}, Case{4, 2, 5, 7, 1, 2, true},
+                        Case{8, 24, 48, 64, 2, 2, true}, Case{8, 64, 37, 128, 2, 2, false}}) {
     const int64_t N = 2, OH = k.h * k.kh, OW = k.w * k.kw;
     Tensor x(DType::kFloat32, {N, k.ic, k.h, k.w}), w(DType::kFloat32, {k.ic, k.oc, k.kh, k.kw}), b(DType::kFloat32, {k.oc});
     for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;

@@ -14,9 +14,14 @@
 // oneDNN MatMul T[n] = W^T X[n] ([OC*KH*KW, IC] x [IC, H*W], W read in
 // place as the transposed src) scattered with the bias:
 //   Y[n, oc, i*KH + a, j*KW + b] = T[n][(oc*KH + a)*KW + b][i*W + j] + B[oc].
-// oneDNN 2.6 runs such a deconvolution with its gemm kernel at 10-16
-// GFLOP/s here (ppocr_v4_det's [1,24,160,160] 2x2 stride 2: 7.3 ms); the
-// brgemm MatMul takes 1.7 ms and the scatter writes Y once. Kernel name
+// T is made a band of R input rows at a time (R*W columns, the largest R
+// dividing H whose band fits kBandBytes, 1 MiB), so it stays in cache between the
+// MatMul and the scatter and the run's scratch holds one band, not all of T
+// (ppocr_v4_det: 0.9 MiB instead of 9.8 MiB, which had to be mapped fresh
+// at the first run: 1-16 ms under the VM's huge-page allocation). oneDNN
+// 2.6 runs such a deconvolution with its gemm kernel at 10-16 GFLOP/s here
+// (ppocr_v4_det's [1,24,160,160] 2x2 stride 2: 7.3 ms); the brgemm MatMul
+// takes 1.7 ms and the scatter writes Y once. Kernel name
 // `onednn.deconv_as_matmul`, chosen from the node; shapes that do not fit at
 // reshape (or a CPU without the brgemm MatMul) run the deconvolution.
 #include <algorithm>
@@ -89,20 +94,32 @@ class ConvTransposeKernel final : public Kernel {
     return true;
   }
 
-  /// T (as large as Y) in the run's scratch memory at most this many bytes;
-  /// beyond, the deconvolution runs.
-  static constexpr int64_t kMaxProductBytes = 64 << 20;
+  /// A band of T (R input rows) in the run's scratch memory takes at most
+  /// this many bytes, unless one row alone is larger; a row beyond
+  /// kMaxBandBytes runs the deconvolution.
+  static constexpr int64_t kBandBytes = 1 << 20;
+  static constexpr int64_t kMaxBandBytes = 64 << 20;
 
-  /// Makes the MatMul for X `xs` [N, IC, H, W], W `ws` [IC, OC, KH, KW], Y
-  /// `ys`; false when the shapes are not the form's ([N, OC, H*KH, W*KW]),
-  /// T would exceed kMaxProductBytes, or oneDNN has no brgemm MatMul for
-  /// them.
+  /// Makes the MatMul of one band for X `xs` [N, IC, H, W], W `ws` [IC, OC,
+  /// KH, KW], Y `ys`; false when the shapes are not the form's ([N, OC,
+  /// H*KH, W*KW]), a band would exceed kMaxBandBytes, or oneDNN has no
+  /// brgemm MatMul for them.
   bool build_matmul(const Shape& xs, const Shape& ws, const Shape& ys) {
     if (xs.size() != 4 || ws.size() != 4 || xs[1] != ws[0] || ys != Shape{xs[0], ws[1], xs[2] * ws[2], xs[3] * ws[3]})
       return false;
-    if (shape_numel(ys) * static_cast<int64_t>(sizeof(float)) > kMaxProductBytes) return false;
-    const int64_t n = xs[0], ic = xs[1], hw = xs[2] * xs[3], m = ws[1] * ws[2] * ws[3];
-    const memory::desc a = strided_md({1, m, ic}, {m * ic, 1, m}), b = plain_md({n, ic, hw}), c = plain_md({n, m, hw});
+    const int64_t ic = xs[1], h = xs[2], w = xs[3], hw = h * w, m = ws[1] * ws[2] * ws[3];
+    const int64_t row_bytes = m * w * static_cast<int64_t>(sizeof(float));
+    if (row_bytes > kMaxBandBytes) return false;
+    band_rows_ = 1;
+    for (int64_t r = 1; r <= h; ++r)
+      if (h % r == 0 && r * row_bytes <= kBandBytes) band_rows_ = r;
+    const int64_t cols = band_rows_ * w;
+    // One image's band: A = W^T [M, IC], B = X[n]'s rows of the band [IC,
+    // cols] (copied together first: a strided B made oneDNN's brgemm MatMul
+    // repack it at 4x the time), C = T's band [M, cols].
+    const memory::desc a = strided_md({1, m, ic}, {m * ic, 1, m}), b = plain_md({1, ic, cols}),
+                       c = plain_md({1, m, cols});
+    (void)hw;
     try {
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), Scratchpad::attr(), cpu_engine());
       if (!is_brgemm_implementation(pd.impl_info_str())) return false;
@@ -114,34 +131,46 @@ class ConvTransposeKernel final : public Kernel {
     mm_a_ = unbound_memory(a);
     mm_b_ = unbound_memory(b);
     mm_c_ = unbound_memory(c);
-    product_bytes_ = c.get_size();
+    product_bytes_ = (c.get_size() + 63) / 64 * 64;
+    band_x_bytes_ = b.get_size();
     return true;
   }
 
   void run_matmul(const TensorView& x, const TensorView& w, const TensorView* b, TensorView& y, KernelContext& ctx) {
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, mm_a_}, {DNNL_ARG_WEIGHTS, mm_b_}, {DNNL_ARG_DST, mm_c_}};
-    // T lives in the run's scratch memory, after the MatMul's scratchpad.
-    const float* t = static_cast<const float*>(scratch_.bind_with(args, ctx.scratch, product_bytes_));
+    // T's band and X's band live in the run's scratch memory, after the MatMul's scratchpad.
+    float* t = static_cast<float*>(scratch_.bind_with(args, ctx.scratch, product_bytes_ + band_x_bytes_));
+    float* xb = t + product_bytes_ / sizeof(float);
     bind(mm_a_, w.data);
-    bind(mm_b_, x.data);
+    bind(mm_b_, xb);
     bind(mm_c_, t);
-    mm_.execute(cpu_stream(), args);
-    cpu_stream().wait();
-    const int64_t N = x.shape[0], H = x.shape[2], W = x.shape[3], OC = w.shape[1], KH = w.shape[2], KW = w.shape[3];
-    const int64_t OW = W * KW, OH = H * KH, HW = H * W, M = OC * KH * KW;
+    const int64_t N = x.shape[0], IC = x.shape[1], H = x.shape[2], W = x.shape[3], OC = w.shape[1], KH = w.shape[2],
+                  KW = w.shape[3];
+    const int64_t OW = W * KW, OH = H * KH, R = band_rows_, cols = R * W;
     const float* bias = b ? b->as<float>() : nullptr;
     float* out = y.as<float>();
-    const bool par = N * OC * OH * OW > (1 << 15);
-#pragma omp parallel for collapse(2) num_threads(ctx.num_threads) schedule(static) if (par)
-    for (int64_t no = 0; no < N * OC; ++no)
-      for (int64_t r = 0; r < OH; ++r) {  // output row r = i*KH + a
-        const int64_t oc = no % OC, i = r / KH, a = r % KH;
-        const float add = bias ? bias[oc] : 0.f;
-        float* row = out + (no * OH + r) * OW;
-        for (int64_t bk = 0; bk < KW; ++bk) {
-          const float* src = t + ((no / OC) * M + (oc * KH + a) * KW + bk) * HW + i * W;
-          for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j] + add;
+    const bool par = OC * R * KH * OW > (1 << 15);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i0 = 0; i0 < H; i0 += R) {
+        if (R == H) {
+          bind(mm_b_, x.as<float>() + n * IC * H * W);  // the whole image: X[n] itself
+        } else {
+          for (int64_t c = 0; c < IC; ++c)
+            std::copy_n(x.as<float>() + ((n * IC + c) * H + i0) * W, cols, xb + c * cols);
         }
+        mm_.execute(cpu_stream(), args);
+        cpu_stream().wait();
+#pragma omp parallel for collapse(2) num_threads(ctx.num_threads) schedule(static) if (par)
+        for (int64_t oc = 0; oc < OC; ++oc)
+          for (int64_t r = 0; r < R * KH; ++r) {  // output row (i0 + i)*KH + a of the band
+            const int64_t i = r / KH, a = r % KH;
+            const float add = bias ? bias[oc] : 0.f;
+            float* row = out + ((n * OC + oc) * OH + i0 * KH + r) * OW;
+            for (int64_t bk = 0; bk < KW; ++bk) {
+              const float* src = t + ((oc * KH + a) * KW + bk) * cols + i * W;
+              for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j] + add;
+            }
+          }
       }
   }
 
@@ -217,7 +246,9 @@ class ConvTransposeKernel final : public Kernel {
   bool deconv_at_run_ = false;  //   whose shapes did not fit: the deconvolution runs
   dnnl::matmul mm_;
   memory mm_a_, mm_b_, mm_c_;
-  size_t product_bytes_ = 0;     // T [N][OC*KH*KW][H*W], in the run's scratch memory
+  size_t product_bytes_ = 0;     // a band of T [OC*KH*KW][R*W], in the run's scratch memory
+  int64_t band_rows_ = 1;        //   R: input rows per band (divides H)
+  size_t band_x_bytes_ = 0;      // X[n]'s rows of a band [IC][R*W], copied after it
   dnnl::deconvolution_forward deconv_;
   PackedWeights weights_;
   Scratchpad scratch_;
