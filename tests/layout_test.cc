@@ -691,6 +691,42 @@ TEST(LayoutPropagation, AConvBetweenReordersMustPayForThem) {
   }
 }
 
+/// ConvTranspose of `x` with kernel = stride = 2 into `oc` channels
+/// ([N,C,H,W] -> [N,oc,2H,2W]), bias; output `name` + "_y".
+ir::Node* upconv(ir::Graph& g, ir::Value* x, int64_t oc, const std::string& name) {
+  const Shape s = x->type.static_shape();
+  ir::Node* n = g.add_node("ConvTranspose", {x, g.add_constant(name + "_W", wave({s[1], oc, 2, 2}, 6)),
+                                             g.add_constant(name + "_B", wave({oc}, 2))},
+                           {name + "_y"}, name);
+  n->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  n->output(0)->type = f32({s[0], oc, 2 * s[2], 2 * s[3]});
+  return n;
+}
+
+// A ConvTranspose (stride = kernel: the MatMul form) after a convolution
+// that writes nhwc reads X nhwc, in place, where the target has its brgemm
+// MatMul (the real query answers for it): no Reorder but the input's, and
+// the plain graph's outputs (batch 2, two bands of rows).
+TEST(LayoutPropagation, ConvTransposeReadsAnNhwcInput) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {2, 3, 6, 5});
+  ir::Node* up = upconv(g, unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1"), 8, "up");
+  g.outputs().push_back(up->output(0));
+  const LayoutQuery query = [](const ir::Node& n, ops::Layout s, ops::Layout d) {
+    return n.op_type == "ConvTranspose" ? kernels::implementation_for_layout(n, s, d) : like_avx512(n, s, d);
+  };
+  const bool fits = !kernels::implementation_for_layout(*up, ops::Layout::kNhwc, ops::Layout::kPlain).empty();
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({2, 3, 6, 5}, 3)}}, query);
+  if (!fits) {
+    EXPECT_FALSE(has_layouts(a, up));
+    return;
+  }
+  EXPECT_EQ(in_layouts(a, up), (std::vector<std::string>{L, P, P}));
+  EXPECT_EQ(out_layouts(a, up), (std::vector<std::string>{P}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{L}));
+  EXPECT_TRUE(inner_reorders(g).empty());
+}
+
 // ---- the small CNN through -O3 ------------------------------------------------
 
 // x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->
@@ -1048,6 +1084,58 @@ TEST(LayoutReorder, ResizeLayoutQueryRefusesWhatThePixelLoopsCannotDo) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
     EXPECT_NE(std::string(e.what()).find("'c'"), std::string::npos) << e.what();
+  }
+}
+
+// ConvTranspose with stride = kernel on an nhwc X (Reorder -> ConvTranspose
+// reading nhwc, writing plain) equals the plain one: batch 2, one band
+// (16 outputs over 6x5) and several (24 outputs over 48x64: two bands of
+// 24 rows); a 3x3 stride-3 kernel. Planned nChw16c, or nhwc for a form the
+// MatMul does not take (stride 1), the kernel refuses, naming the node.
+TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
+  struct Case {
+    Shape xs;
+    int64_t oc, k;
+  };
+  for (const Case& c : {Case{{2, 24, 6, 5}, 16, 2}, Case{{1, 8, 48, 64}, 24, 2}, Case{{2, 16, 4, 7}, 5, 3}}) {
+    SCOPED_TRACE(shape_str(c.xs) + " -> " + std::to_string(c.oc) + ", kernel " + std::to_string(c.k));
+    ir::Graph g;
+    ir::Value* x = input(g, "x", c.xs);
+    ir::Value* w = g.add_constant("w", wave({c.xs[1], c.oc, c.k, c.k}, 6));
+    ir::Value* b = g.add_constant("b", wave({c.oc}, 2));
+    const Shape ys{c.xs[0], c.oc, c.k * c.xs[2], c.k * c.xs[3]};
+    auto deconv = [&](ir::Value* in, const std::string& n) {
+      ir::Node* d = g.add_node("ConvTranspose", {in, w, b}, {n + "_y"}, n);
+      d->set_attr(ir::Attribute::Ints("strides", {c.k, c.k}));
+      d->output(0)->type = f32(ys);
+      return d;
+    };
+    ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xl"}, "to", ops::kGecDomain);
+    to->set_attr(ir::Attribute::String("from", P));
+    to->set_attr(ir::Attribute::String("to", L));
+    to->output(0)->type = x->type;
+    ir::Node* dl = deconv(to->output(0), "nhwc");
+    if (kernels::implementation_for_layout(*dl, ops::Layout::kNhwc, ops::Layout::kPlain).empty()) continue;  // no brgemm MatMul
+    LayoutAssignment a;
+    a.nodes[dl] = {{ops::Layout::kNhwc, ops::Layout::kPlain, ops::Layout::kPlain}, {ops::Layout::kPlain}};
+    g.outputs() = {dl->output(0), deconv(x, "plain")->output(0)};
+    auto out = run_graph(g, {{"x", wave(c.xs, 9)}}, &a);
+    expect_near_all({out[0]}, {out[1]});
+  }
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 16, 4, 4});
+  ir::Node* up = upconv(g, x, 8, "up");
+  kernels::KernelConfig config = kernels::KernelConfig::for_node(*up);
+  config.input_layouts = {ops::Layout::kNChw16c};
+  EXPECT_THROW(kernels::create_kernel(*up, config), Error);
+  up->set_attr(ir::Attribute::Ints("strides", {1, 1}));
+  config.input_layouts = {ops::Layout::kNhwc};
+  try {
+    kernels::create_kernel(*up, config);
+    ADD_FAILURE() << "a stride-1 ConvTranspose was made to read nhwc";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("'up'"), std::string::npos) << e.what();
   }
 }
 

@@ -386,7 +386,7 @@ std::optional<MatMulActivation> matmul_activation_of(const ir::Node& n) {
 }
 
 GEC_REGISTER_OP({.domain = "", .op_type = "Conv", .infer = infer_conv, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConv).with_precision(PrecisionPolicy::kMayLower)});
-GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
+GEC_REGISTER_OP({.domain = "", .op_type = "ConvTranspose", .infer = infer_conv_transpose, .traits = traits(PatternKind::kOutEwiseFusable).with_layout(LayoutRule::kConvTranspose).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = "", .op_type = "MatMul", .infer = infer_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});
 GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "SkipLayerNormalization", .infer = infer_skip_layernorm, .traits = traits(PatternKind::kOpaque).with_precision(PrecisionPolicy::kAlwaysFp32)});
 GEC_REGISTER_OP({.domain = kGecDomain, .op_type = "FusedMatMul", .infer = infer_fused_matmul, .traits = traits(PatternKind::kOutEwiseFusable).with_precision(PrecisionPolicy::kMayLower)});

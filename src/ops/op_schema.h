@@ -80,6 +80,7 @@ enum class LayoutRule : uint8_t {
   kBinaryPassThrough,  ///< same-shaped inputs of one layout (or per-channel / one-element ones) to output 0; the kernel honours output_layout(0) (kernels/cpu/common/layout_broadcast.h)
   kPool,           ///< MaxPool / AveragePool on oneDNN: blocked in, blocked out
   kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
+  kConvTranspose,  ///< reads input 0 nhwc where the target's layout query has a kernel for it, writes plain
   kConcat,         ///< Concat on axis 1 of blocked inputs with C % 16 == 0
   kResize,         ///< Resize of H and W only: input 0 blocked in, output 0 blocked out, where the target's layout query has a kernel
   kElementwiseGroup,  ///< as kBinaryPassThrough, to every output (FusedElementwise)

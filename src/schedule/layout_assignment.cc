@@ -50,6 +50,9 @@
 //   MaxPool, AveragePool  blocked in and out; GlobalAverage/MaxPool read a
 //                     blocked input (the [N,C,1,1] output has the same
 //                     bytes in both layouts).
+//   ConvTranspose     reads an nhwc input where the target has a kernel for
+//                     it (the MatMul form: X's rows are its row-major src),
+//                     writes plain.
 //   Resize            blocked in and out when it resamples H and W only and
 //                     the target has a kernel for that (the layout query:
 //                     constant scales / sizes, no crop), and its output
@@ -63,7 +66,7 @@
 // layouts: a convolution is blocked unless ruled out, the others follow
 // their inputs as above. (2) A backward walk marks which blocked values
 // "benefit": some consumer reads them blocked and is a convolution, a global
-// pool, or passes the layout on to a value that benefits. A Resize whose
+// pool, a ConvTranspose, or passes the layout on to a value that benefits. A Resize whose
 // output does not benefit is ruled out (it runs plain). A convolution
 // whose output does not benefit and whose src would need a reorder to
 // blocked (or is a 1-3 channel first convolution) is ruled out: it would
@@ -230,6 +233,7 @@ class LayoutGroups {
           break;
         }
         case Kind::kGlobalPool:
+        case Kind::kConvTranspose:
         case Kind::kPlainOnly:
           break;
       }
@@ -501,6 +505,10 @@ class LayoutAssigner {
       case Kind::kGlobalPool:
         l.in[0] = blocked(n->input(0));  // output: same bytes either way, call it plain
         return;
+      case Kind::kConvTranspose:  // an nhwc X is the MatMul's row-major src as it is
+        l.in[0] = blocked(n->input(0)) && groups_->of(n->input(0)) == ops::Layout::kNhwc &&
+                  fast_implementation(query_(*n, ops::Layout::kNhwc, ops::Layout::kPlain));
+        return;
       case Kind::kConcat: {
         int64_t axis = n->get_int("axis", 0);
         if (axis < 0) axis += 4;
@@ -603,7 +611,7 @@ class LayoutAssigner {
       const NodeLayout& l = layouts_.at(user);
       if (!l.in[static_cast<size_t>(idx)]) continue;
       const Kind k = kind_of(user);
-      if (k == Kind::kConv || k == Kind::kGlobalPool) return true;
+      if (k == Kind::kConv || k == Kind::kGlobalPool || k == Kind::kConvTranspose) return true;
       for (size_t j = 0; j < l.out.size(); ++j)
         if (l.out[j] && benefit.count(user->output(j))) return true;
     }

@@ -24,10 +24,18 @@
 // takes 1.7 ms and the scatter writes Y once. Kernel name
 // `onednn.deconv_as_matmul`, chosen from the node; shapes that do not fit at
 // reshape (or a CPU without the brgemm MatMul) run the deconvolution.
+//
+// X in nhwc (the layout assignment plans it where a convolution wrote X
+// nhwc and conv_transpose_layout_query says the MatMul form applies): a
+// band of X is then R*W rows of IC contiguous floats, so the MatMul is
+// T^T = X W ([R*W, IC] x [IC, OC*KH*KW], both read in place, W's ONNX
+// layout [IC][OC][KH][KW] being that row-major matrix) and the scatter
+// reads T^T[i*W + j][(oc*KH + a)*KW + b]. Y stays plain.
 #include <algorithm>
 
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
+#include "ops/layout.h"
 #include "ops/nn_shape.h"
 
 namespace gec::kernels::cpu {
@@ -37,9 +45,22 @@ using dnnl::memory;
 
 class ConvTransposeKernel final : public Kernel {
  public:
-  explicit ConvTransposeKernel(const ir::Node& n)
+  ConvTransposeKernel(const ir::Node& n, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)) {
     matmul_ = matmul_form(n);
+    const ops::Layout in = config.input_layout(0);
+    nhwc_ = in == ops::Layout::kNhwc;
+    if ((in != ops::Layout::kPlain && !nhwc_) || config.output_layout(0) != ops::Layout::kPlain || (nhwc_ && !matmul_))
+      fail(ErrorCode::kInvalidModel, desc_ + ": planned reading X in layout " + ops::layout_name(in) + ", writing " +
+                                         ops::layout_name(config.output_layout(0)) +
+                                         "; only the MatMul form (stride = kernel, 2-D, one group) reads nhwc, "
+                                         "and Y is plain");
+  }
+
+  /// Whether X `xs` (nhwc), W `ws` and Y `ys` run as the MatMul form on this
+  /// CPU (conv_transpose_layout_query).
+  bool nhwc_matmul_fits(const Shape& xs, const Shape& ws, const Shape& ys) {
+    return nhwc_ && build_matmul(xs, ws, ys);
   }
 
   void reshape(const KernelContext& ctx) override {
@@ -49,6 +70,9 @@ class ConvTransposeKernel final : public Kernel {
     require_f32(desc_, w.dtype);
     if (ctx.out(0).numel() == 0 || x.numel() == 0 || w.numel() == 0) return;
     deconv_at_run_ = matmul_ && !build_matmul(x.shape, w.shape, ctx.out(0).shape);
+    if (deconv_at_run_ && nhwc_)
+      fail(ErrorCode::kInvalidModel, desc_ + ": X " + shape_str(x.shape) + " in nhwc needs the MatMul form, which "
+                                         "these shapes or this CPU (no brgemm MatMul) do not allow; recompile");
     if (!matmul_ || deconv_at_run_) build(x.shape, w.shape, ctx.has_input(2), ctx.out(0).shape);
   }
 
@@ -114,12 +138,15 @@ class ConvTransposeKernel final : public Kernel {
     for (int64_t r = 1; r <= h; ++r)
       if (h % r == 0 && r * row_bytes <= kBandBytes) band_rows_ = r;
     const int64_t cols = band_rows_ * w;
-    // One image's band: A = W^T [M, IC], B = X[n]'s rows of the band [IC,
-    // cols] (copied together first: a strided B made oneDNN's brgemm MatMul
-    // repack it at 4x the time), C = T's band [M, cols].
-    const memory::desc a = strided_md({1, m, ic}, {m * ic, 1, m}), b = plain_md({1, ic, cols}),
-                       c = plain_md({1, m, cols});
+    // One image's band, plain X: A = W^T [M, IC], B = X[n]'s rows of the
+    // band [IC, cols] (copied together first: a strided B made oneDNN's
+    // brgemm MatMul repack it at 4x the time), C = T's band [M, cols].
+    // nhwc X: A = the band's rows [cols, IC], B = W [IC, M], C = T^T's band
+    // [cols, M], all read or written in place.
     (void)hw;
+    const memory::desc a = nhwc_ ? plain_md({1, cols, ic}) : strided_md({1, m, ic}, {m * ic, 1, m}),
+                       b = nhwc_ ? plain_md({1, ic, m}) : plain_md({1, ic, cols}),
+                       c = nhwc_ ? plain_md({1, cols, m}) : plain_md({1, m, cols});
     try {
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), Scratchpad::attr(), cpu_engine());
       if (!is_brgemm_implementation(pd.impl_info_str())) return false;
@@ -132,7 +159,7 @@ class ConvTransposeKernel final : public Kernel {
     mm_b_ = unbound_memory(b);
     mm_c_ = unbound_memory(c);
     product_bytes_ = (c.get_size() + 63) / 64 * 64;
-    band_x_bytes_ = b.get_size();
+    band_x_bytes_ = nhwc_ ? 0 : b.get_size();
     return true;
   }
 
@@ -141,18 +168,20 @@ class ConvTransposeKernel final : public Kernel {
     // T's band and X's band live in the run's scratch memory, after the MatMul's scratchpad.
     float* t = static_cast<float*>(scratch_.bind_with(args, ctx.scratch, product_bytes_ + band_x_bytes_));
     float* xb = t + product_bytes_ / sizeof(float);
-    bind(mm_a_, w.data);
-    bind(mm_b_, xb);
+    bind(nhwc_ ? mm_b_ : mm_a_, w.data);
+    if (!nhwc_) bind(mm_b_, xb);
     bind(mm_c_, t);
     const int64_t N = x.shape[0], IC = x.shape[1], H = x.shape[2], W = x.shape[3], OC = w.shape[1], KH = w.shape[2],
                   KW = w.shape[3];
-    const int64_t OW = W * KW, OH = H * KH, R = band_rows_, cols = R * W;
+    const int64_t OW = W * KW, OH = H * KH, R = band_rows_, cols = R * W, M = OC * KH * KW;
     const float* bias = b ? b->as<float>() : nullptr;
     float* out = y.as<float>();
     const bool par = OC * R * KH * OW > (1 << 15);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t i0 = 0; i0 < H; i0 += R) {
-        if (R == H) {
+        if (nhwc_) {
+          bind(mm_a_, x.as<float>() + (n * H + i0) * W * IC);  // the band's rows [cols, IC]
+        } else if (R == H) {
           bind(mm_b_, x.as<float>() + n * IC * H * W);  // the whole image: X[n] itself
         } else {
           for (int64_t c = 0; c < IC; ++c)
@@ -160,6 +189,8 @@ class ConvTransposeKernel final : public Kernel {
         }
         mm_.execute(cpu_stream(), args);
         cpu_stream().wait();
+        // T's element (m, column p) is at t[m * cols + p] (plain X) or t[p * M + m] (nhwc X).
+        const int64_t m_stride = nhwc_ ? 1 : cols, p_stride = nhwc_ ? M : 1;
 #pragma omp parallel for collapse(2) num_threads(ctx.num_threads) schedule(static) if (par)
         for (int64_t oc = 0; oc < OC; ++oc)
           for (int64_t r = 0; r < R * KH; ++r) {  // output row (i0 + i)*KH + a of the band
@@ -167,8 +198,8 @@ class ConvTransposeKernel final : public Kernel {
             const float add = bias ? bias[oc] : 0.f;
             float* row = out + ((n * OC + oc) * OH + i0 * KH + r) * OW;
             for (int64_t bk = 0; bk < KW; ++bk) {
-              const float* src = t + ((oc * KH + a) * KW + bk) * cols + i * W;
-              for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j] + add;
+              const float* src = t + ((oc * KH + a) * KW + bk) * m_stride + i * W * p_stride;
+              for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j * p_stride] + add;
             }
           }
       }
@@ -243,6 +274,7 @@ class ConvTransposeKernel final : public Kernel {
   ops::WindowAttrs raw_;
   int64_t group_;
   bool matmul_ = false;         // the MatMul form (build_matmul), decided from the node
+  bool nhwc_ = false;           //   X in nhwc (the plan's input layout): T^T = X W
   bool deconv_at_run_ = false;  //   whose shapes did not fit: the deconvolution runs
   dnnl::matmul mm_;
   memory mm_a_, mm_b_, mm_c_;
@@ -256,11 +288,39 @@ class ConvTransposeKernel final : public Kernel {
   std::unordered_map<int, memory> args_;
 };
 
+/// LayoutQuery for ConvTranspose (kernels::implementation_for_layout):
+/// "onednn.deconv_as_matmul" for X `src` = nhwc and Y `dst` plain when the
+/// node (static float32 types) takes the MatMul form and this CPU has the
+/// brgemm MatMul for its shapes; "" otherwise.
+std::string conv_transpose_layout_query(const ir::Node& n, ops::Layout src, ops::Layout dst) {
+  if (src != ops::Layout::kNhwc || dst != ops::Layout::kPlain || n.inputs().size() < 2 || !n.input(0) ||
+      !n.input(1) || n.outputs().empty())
+    return "";
+  const ir::Value *x = n.input(0), *w = n.input(1), *y = n.output(0);
+  if (!x->type.is_static() || !w->type.is_static() || !y->type.is_static() || x->type.dtype != DType::kFloat32 ||
+      w->type.dtype != DType::kFloat32)
+    return "";
+  try {
+    KernelConfig c = KernelConfig::for_node(n);
+    c.input_layouts = {src};
+    ConvTransposeKernel k(n, c);
+    return k.nhwc_matmul_fits(x->type.static_shape(), w->type.static_shape(), y->type.static_shape()) ? k.impl_name()
+                                                                                                        : "";
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+const bool kConvTransposeLayoutQuery = [] {
+  register_layout_query("", "ConvTranspose", conv_transpose_layout_query);
+  return true;
+}();
+
 GEC_REGISTER_KERNEL("", "ConvTranspose",
                     [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
   const std::vector<DType>& dts = config_.input_dtypes;
                       for (DType d : dts) require_f32(n, d);
-                      return std::make_unique<ConvTransposeKernel>(n);
+                      return std::make_unique<ConvTransposeKernel>(n, config_);
                     });
 
 }  // namespace
