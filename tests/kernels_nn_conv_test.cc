@@ -561,7 +561,8 @@ kernels::KernelConfig blocked_config(const ir::Node& n, const std::string& varia
 // stride-1, ungrouped convolutions of constant weights in nChw16c with 32
 // or more channels
 // where oneDNN's F(4x4,3x3) kernel over at least 25 output tiles or its
-// F(2x2,3x3) kernel with at most 4 output-channel groups applies (oneDNN 2.6 has both on AVX-512 only; on
+// F(2x2,3x3) kernel with at most 4 output-channel groups and 256 Ki 2x2
+// tiles x input x output channels applies (oneDNN 2.6 has both on AVX-512 only; on
 // other CPUs every answer is ""), and never for the other forms. oneDNN
 // picks among its Winograd kernels by the thread count too: the answers
 // below are for 2 OpenMP threads (this project's CI machine), set here.
@@ -586,6 +587,7 @@ TEST(NnConv, WinogradIsChosenOnlyWhereItPays) {
       {{{1, 64, 28, 28}, 64, 1, false, false, 5}, true, false},     // 5x5
       {{{1, 256, 16, 16}, 256}, true, false},                       // F(4x4,3x3) over 16 tiles only
       {{{2, 256, 16, 16}, 256}, true, true},                        //   over 32 tiles
+      {{{1, 32, 28, 28}, 64}, true, true},                          // F(2x2,3x3): 196 tiles x 32 x 64 (392 Ki)
   };
   const bool avx512 = testing::cpu_has_avx512();
   for (const Case& c : cases) {
@@ -596,6 +598,14 @@ TEST(NnConv, WinogradIsChosenOnlyWhereItPays) {
                               (c.blocked ? " nChw16c" : " plain") + " stride " + std::to_string(c.k.stride) +
                               " kernel " + std::to_string(c.k.kernel) + " group " + std::to_string(c.k.group);
     EXPECT_EQ(kernels::choose_variant(*n, config), c.winograd && avx512 ? "winograd" : "") << trace;
+  }
+  // F(2x2,3x3) below 256 Ki tiles x channels: GoogLeNet's 5x5-branch
+  // convolutions (49 tiles x 32 x 64 = 98 Ki; 16 x 32 x 128 = 64 Ki) take
+  // the direct variant, small enough for our own loops.
+  for (const WinogradCase& k : {WinogradCase{{1, 32, 14, 14}, 64}, WinogradCase{{1, 32, 7, 7}, 128}}) {
+    ir::Graph g;
+    const ir::Node* n = winograd_case_node(g, k);
+    EXPECT_EQ(kernels::choose_variant(*n, blocked_config(*n)), "direct") << shape_str(k.xs) << " -> " << k.m;
   }
   // Weights fed as a graph input would be transformed again in every run.
   ir::Graph g;

@@ -316,17 +316,30 @@ constexpr int kWinograd2x3MaxOcBlocks = 4;
 /// weights cold: 16 tiles (16x16 outputs) 0.92-1.01x the direct time, 25
 /// tiles (20x20) 0.64-0.77x, 49 tiles (28x28) 0.44-0.67x).
 constexpr int64_t kWinograd4x3MinTiles = 25;
+/// oneDNN 2.6's F(2x2, 3x3) kernel transforms each 2x2 output tile's input
+/// and output channels; with few tiles and channels that outweighs the
+/// products it saves. Measured here (2 threads, nChw16c, ReLU post-op),
+/// time against the direct kernel by tiles x input x output channels:
+/// 65-100 Ki (32 -> 128 at 7x7, 32 -> 64 at 14x14: GoogLeNet's 5x5
+/// branches) 1.44-1.91x, 200 Ki (32 -> 128 and 64 -> 64 at 14x14)
+/// 1.08-1.18x, 392 Ki and more (64 -> 128 at 14x14, 32 -> 64 at 28x28)
+/// 0.53-0.76x.
+constexpr int64_t kWinograd2x3MinWork = 256 * 1024;
 
 /// True when `pd` (a convolution_winograd primitive descriptor for output Y
 /// [N, M, OH, OW] `ys`) is one of oneDNN's Winograd kernels in a form that
-/// pays (conv_variant_choice).
+/// pays (conv_variant_choice): F(4x4) over kWinograd4x3MinTiles tiles, or
+/// F(2x2) with at most kWinograd2x3MaxOcBlocks blocks and
+/// kWinograd2x3MinWork.
 bool winograd_pays(const dnnl::convolution_forward::primitive_desc& pd, const Shape& ys) {
   const std::string impl = pd.impl_info_str();
   const dnnl_memory_desc_t& w = pd.weights_desc().data;
   if (w.format_kind != dnnl_format_kind_wino || ys.size() != 4) return false;
   const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
   if (impl.rfind("jit_wino_4x3", 0) == 0) return tiles >= kWinograd4x3MinTiles;
-  return impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcBlocks;
+  const int64_t tiles2 = ys[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2), ic = pd.src_desc().dims()[1];
+  return impl.rfind("jit_fp32_wino_2x3", 0) == 0 && w.format_desc.wino_desc.oc2_block <= kWinograd2x3MaxOcBlocks &&
+         tiles2 * ic * ys[1] >= kWinograd2x3MinWork;
 }
 
 /// oneDNN's Winograd primitive for this convolution (the arguments of
@@ -492,7 +505,8 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
 /// ResNet/GoogLeNet shapes measured here, weights cold) over at least
 /// kWinograd4x3MinTiles output tiles, or its F(2x2, 3x3)
 /// kernel ("jit_fp32_wino_2x3") with at most kWinograd2x3MaxOcBlocks output
-/// blocks per tile (winograd_pays). W must be a constant of the model: the
+/// blocks per tile and 2x2 tiles x input x output channels of at least
+/// kWinograd2x3MinWork (winograd_pays). W must be a constant of the model: the
 /// transform of weights fed or computed in the graph would run every run.
 /// oneDNN picks its Winograd kernel and blocking from the thread count too,
 /// so the kernel asks winograd_pays again when it builds the primitive for
