@@ -4,6 +4,7 @@
 // be, copied. Expected values are worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "memory_test_util.h"
@@ -87,35 +88,55 @@ TEST(RuntimeMemory, ConcatOutputBoundToCallerMemoryStillCopiesItsSlices) {
   EXPECT_EQ(values<float>(out2), want);
 }
 
-// Session::run's returned tensors: storage the Session recycles. A run
-// reuses the previous run's output storage once the caller has dropped it
-// (the same address, new values), and never while the caller still holds
-// it (the held tensor keeps its values). Dropping the Session first leaves
-// a held output valid.
-TEST(RuntimeMemory, OutputStorageIsReusedOnlyOnceTheCallerDroppedIt) {
+// Session::run's returned tensors: storage the Session recycles, two
+// blocks per output lent in turn. In the usual loop (the previous result
+// held while the next run writes) the runs alternate between the two
+// blocks; a block comes back only once every Tensor sharing it is gone, so
+// a held tensor keeps its values, and a third run while both are held gets
+// a new block. A held output stays valid after the Session is gone. For
+// outputs of `n` floats: 6 (heap blocks) and 2^18 + 6 (1 MiB and more:
+// huge-page blocks).
+void expect_outputs_recycled(int64_t n) {
   ir::Graph g;
-  concat_graph(g, true);
+  ir::Value* x = add_input(g, "x", F, {n});
+  g.outputs().push_back(add_op(g, "Neg", {x}, "y", {n}));
   auto s = testing::plan_and_load(g);
-  Tensor x1 = make<float>({1, 2, 2}, {-1, 2, 3, -4});
-  Tensor x2 = make<float>({1, 1, 2}, {3, -1});
-  Tensor x1b = make<float>({1, 2, 2}, {1, 1, 1, 1});
-  const std::vector<float> want = {0, 2.f / 3, 3.f / 4, 0, -3.f / 4, 1.f / 2};
-  const std::vector<float> want_b = {0.5f, 0.5f, 0.5f, 0.5f, -3.f / 4, 1.f / 2};
-  const void* first = nullptr;
-  {
-    std::vector<Tensor> out = s->run({x1.view(), x2.view()});
-    first = out[0].data();
-    testing::expect_close(values<float>(out[0]), want);
+  std::vector<Tensor> in;
+  for (float v : {1.f, 2.f, 3.f, 4.f}) {
+    Tensor t(F, {n});
+    std::fill(t.as<float>(), t.as<float>() + n, v);
+    in.push_back(t);
   }
-  std::vector<Tensor> held = s->run({x1b.view(), x2.view()});
-  EXPECT_EQ(held[0].data(), first);  // dropped: reused
-  testing::expect_close(values<float>(held[0]), want_b);
-  std::vector<Tensor> next = s->run({x1.view(), x2.view()});
-  EXPECT_NE(next[0].data(), held[0].data());  // held: a new block
-  testing::expect_close(values<float>(held[0]), want_b);
-  testing::expect_close(values<float>(next[0]), want);
+  const auto all = [n](const Tensor& t, float v) {
+    return std::all_of(t.as<float>(), t.as<float>() + n, [v](float e) { return e == v; });
+  };
+  std::vector<Tensor> a = s->run({in[0].view()});
+  std::vector<Tensor> b = s->run({in[1].view()});  // a held: the other block
+  EXPECT_NE(b[0].data(), a[0].data());
+  const void* first = a[0].data();
+  a.clear();
+  // Had a's storage gone back to the allocator, this would likely take it.
+  const Tensor decoy(F, {n});
+  std::vector<Tensor> c = s->run({in[2].view()});  // a dropped, b held: a's block again
+  EXPECT_NE(decoy.data(), first);
+  EXPECT_EQ(c[0].data(), first);
+  EXPECT_TRUE(all(b[0], -2.f));
+  EXPECT_TRUE(all(c[0], -3.f));
+  std::vector<Tensor> d = s->run({in[3].view()});  // b and c held: a new block
+  EXPECT_NE(d[0].data(), b[0].data());
+  EXPECT_NE(d[0].data(), c[0].data());
+  EXPECT_TRUE(all(b[0], -2.f));
+  EXPECT_TRUE(all(c[0], -3.f));
+  EXPECT_TRUE(all(d[0], -4.f));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d[0].data()) % 64, 0u);
   s.reset();
-  testing::expect_close(values<float>(next[0]), want);
+  EXPECT_TRUE(all(b[0], -2.f));
+  EXPECT_TRUE(all(d[0], -4.f));
+}
+
+TEST(RuntimeMemory, OutputStorageIsReusedOnlyOnceTheCallerDroppedIt) { expect_outputs_recycled(6); }
+TEST(RuntimeMemory, LargeOutputStorageIsReusedOnlyOnceTheCallerDroppedIt) {
+  expect_outputs_recycled((int64_t{1} << 18) + 6);
 }
 
 // Runs `g` through an Executor over an arena filled with 0xAB.

@@ -123,13 +123,18 @@ class Session {
   /// Runs the model. `inputs` follow inputs() order and are read in place
   /// (zero copy); each must match the declared dtype and static dims, else
   /// gec::Error(kInvalidArgument) naming the input and the expected type.
-  /// Returns one tensor per output, in storage the Session recycles: a later
-  /// run reuses an output's storage (64-byte aligned; from 1 MiB on, 2 MiB-
-  /// rounded blocks advised for huge pages) only once every Tensor sharing
-  /// it is gone, so a tensor the caller holds keeps its values; outputs of
-  /// a static shape are written there by their kernel (no copy). Kernels
-  /// raise kInvalidArgument for bad input values (e.g. a Gather index out
-  /// of range, integer division by zero), naming the node.
+  /// Returns one tensor per output, in storage the Session recycles (per
+  /// run context and output, two blocks lent in turn; 64-byte aligned, from
+  /// 1 MiB on 2 MiB-rounded blocks advised for huge pages): a later run
+  /// reuses a block only once every Tensor sharing it is gone, so a tensor
+  /// the caller holds keeps its values, but a raw pointer or TensorView
+  /// kept past its last Tensor may see a later run's values. The Session
+  /// keeps up to two such blocks per output (each at most twice its last
+  /// use) until it is destroyed. Outputs the plan lets be redirected (a
+  /// static shape, in the arena, no later value sharing its bytes) are
+  /// written there by their kernel; the others are copied. Kernels raise
+  /// kInvalidArgument for bad input values (e.g. a Gather index out of
+  /// range, integer division by zero), naming the node.
   std::vector<Tensor> run(const std::vector<TensorView>& inputs);
   /// Runs a model whose inputs or outputs may be sequences or optionals
   /// (ONNX IR non-tensor types); works for tensor-only models too. inputs[i]

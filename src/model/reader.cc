@@ -16,12 +16,14 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "gec/error.h"
 #include "gom.pb.h"
 #include "memory/planner.h"
 #include "model/format.h"
+#include "ops/layout.h"
 #include "ops/op_schema.h"
 #include "support/mapped_file.h"
 
@@ -529,6 +531,70 @@ class GraphBuilder {
       if (gs.steps.size() != nodes.size())
         bad("graph " + std::to_string(gi) + ": the execution plan has " + std::to_string(gs.steps.size()) +
             " steps for " + std::to_string(nodes.size()) + " nodes");
+      check_layouts(gi, nodes, gs);
+    }
+  }
+
+  // The layouts agree along every edge (ops/layout.h): a step reads each
+  // value in the layout its producer wrote it (graph inputs, constants and
+  // outer-scope values are plain), graph outputs are plain, and a value is
+  // held non-plain only as a static float32 [N,C,H,W] whose C the layout
+  // fits; subgraphs are all plain. A value of H = W = 1 has the same bytes
+  // in every layout and may be read in any. A plan that broke these would
+  // run with kernels reading bytes in another order: wrong numbers, silently.
+  void check_layouts(int gi, const std::vector<ir::Node*>& nodes, const schedule::GraphSchedule& gs) const {
+    const auto layout_free = [](const ir::Value* v) {
+      if (!v->type.is_static()) return false;
+      const Shape sh = v->type.static_shape();
+      return sh.size() == 4 && sh[2] * sh[3] == 1;
+    };
+    std::unordered_map<const ir::Value*, ops::Layout> written;
+    const auto check_holdable = [&](const ir::Value* v, ops::Layout l, const std::string& what) {
+      if (l == ops::Layout::kPlain) return;
+      if (gi > 0) bad(what + ": a subgraph value in layout " + ops::layout_name(l) + " (subgraphs run plain)");
+      bool ok = v->type.is_tensor() && v->type.is_static() && v->type.dtype == DType::kFloat32;
+      const Shape sh = ok ? v->type.static_shape() : Shape{};
+      ok = ok && sh.size() == 4 && ops::layout_fits_channels(l, sh[1]);
+      if (!ok) bad(what + ": '" + v->name() + "' of type " + v->type.str() + " cannot be held in layout " +
+                   ops::layout_name(l));
+    };
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const ir::Node& n = *nodes[k];
+      const schedule::Step& st = gs.steps[k];
+      const std::string what = "graph " + std::to_string(gi) + " step " + std::to_string(k) + " (" + n.describe() + ")";
+      // A Reorder converts between the layouts its attributes name (its
+      // step's own layouts stay plain).
+      const bool reorder = n.domain == ops::kGecDomain && n.op_type == ops::kReorderOp;
+      ops::Layout from = ops::Layout::kPlain, to = ops::Layout::kPlain;
+      if (reorder && (!ops::layout_from_name(n.get_string("from", ops::kPlainLayout), &from) ||
+                      !ops::layout_from_name(n.get_string("to", ops::kPlainLayout), &to)))
+        bad(what + ": a Reorder between unknown layouts");
+      for (size_t i = 0; i < n.inputs().size(); ++i) {
+        const ir::Value* v = n.input(i);
+        if (!v) continue;
+        ops::Layout read = st.input_layouts.empty() ? ops::Layout::kPlain : st.input_layouts[i];
+        if (reorder && i == 0) read = from;
+        check_holdable(v, read, what + " input " + std::to_string(i));
+        auto w = written.find(v);
+        const ops::Layout wrote = w == written.end() ? ops::Layout::kPlain : w->second;
+        if (read != wrote && !layout_free(v))
+          bad(what + " reads '" + v->name() + "' in layout " + ops::layout_name(read) + ", written in " +
+              ops::layout_name(wrote));
+      }
+      for (size_t i = 0; i < n.outputs().size(); ++i) {
+        const ir::Value* v = n.output(i);
+        if (!v) continue;
+        ops::Layout l = st.output_layouts.empty() ? ops::Layout::kPlain : st.output_layouts[i];
+        if (reorder && i == 0) l = to;
+        check_holdable(v, l, what + " output " + std::to_string(i));
+        written[v] = l;
+      }
+    }
+    for (const ir::Value* v : graphs_[gi]->outputs()) {
+      auto w = written.find(v);
+      if (w != written.end() && w->second != ops::Layout::kPlain && !layout_free(v))
+        bad("graph " + std::to_string(gi) + " output '" + v->name() + "' is written in layout " +
+            ops::layout_name(w->second) + " (graph outputs are plain)");
     }
   }
 

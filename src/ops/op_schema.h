@@ -81,7 +81,7 @@ enum class LayoutRule : uint8_t {
   kPool,           ///< MaxPool / AveragePool on oneDNN: blocked in, blocked out
   kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
   kConvTranspose,  ///< reads input 0 nhwc where the target's layout query has a kernel for it, writes plain
-  kConcat,         ///< Concat on axis 1 of blocked inputs with C % 16 == 0
+  kConcat,         ///< Concat on axis 1: nChw16c inputs with C % 16 == 0 (in place), or nhwc ones (copied)
   kResize,         ///< Resize of H and W only: input 0 blocked in, output 0 blocked out, where the target's layout query has a kernel
   kElementwiseGroup,  ///< as kBinaryPassThrough, to every output (FusedElementwise)
 };

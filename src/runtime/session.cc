@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -39,50 +40,69 @@ std::string IoInfo::str() const {
   return name + ": " + value_type_str(kind, t);
 }
 
-// Storage for the tensors Session::run returns, one slot per output: a
-// run reuses the previous run's block for output i once the caller has
-// dropped every Tensor sharing it, and allocates a new one otherwise. A
-// fresh block costs a page fault per 4 KiB page on its first write (about
-// 400 of them, 6 ms, for ppocr_v4_det's 1.6 MB map on the Firecracker VM
-// of bench/results.md, on every run while each run allocated its own), so
-// blocks of 1 MiB and more are 2 MiB-rounded PageBlocks, where transparent
-// huge pages make the first run's faults a few.
+// Storage for the tensors Session::run returns: per output, two blocks a
+// run context lends out in turn. A block is lent with a run's output and
+// comes back when the last Tensor sharing it is gone (its handle's deleter
+// clears `lent` with release order; take() reads it with acquire order).
+// Two per output cover the usual loop, `y = run(x)`, where the previous
+// result is still held while the next run writes. Blocks from 1 MiB are
+// 2 MiB-rounded PageBlocks, whose huge pages make the first run's faults a
+// few: a fresh 4 KiB page costs about 9 us on the Firecracker VM of
+// bench/results.md (ppocr_v4_det's 1.6 MB map: 400 faults, 6 ms). A context
+// keeps at most two blocks per output, each at most twice what it last
+// gave, until the Session is destroyed; a block still lent then stays valid
+// with its Tensors.
 class OutputBuffers {
  public:
   /// 64-byte aligned storage for at least `bytes` bytes for output `i`,
-  /// owned by the returned pointer (and by this slot until a later run
-  /// replaces it). Throws gec::Error(kInternal) when out of memory.
+  /// owned by the returned handle (and by this context while it keeps the
+  /// block). Throws gec::Error(kInternal) when out of memory.
   std::shared_ptr<void> take(size_t i, size_t bytes) {
     if (i >= slots_.size()) slots_.resize(i + 1);
     Slot& s = slots_[i];
-    // Reused while it fits without holding more than twice what is asked.
-    if (s.block && s.block.use_count() == 1 && s.capacity >= bytes && s.capacity / 2 <= std::max(bytes, kMinBytes)) {
-      // Pairs with the release in the last owner's decrement: its reads of
-      // the old contents happen before this run's writes.
-      std::atomic_thread_fence(std::memory_order_acquire);
-      return s.block;
-    }
-    s.block.reset();
+    for (const std::shared_ptr<Block>& b : s.blocks)
+      if (b && !b->lent.load(std::memory_order_acquire) && b->capacity >= bytes &&
+          b->capacity / 2 <= std::max(bytes, kMinBytes))
+        return lend(b);
+    // Replace a free block, else the one lent before the other.
+    size_t k = s.next;
+    for (size_t j = 0; j < s.blocks.size(); ++j)
+      if (!s.blocks[j] || !s.blocks[j]->lent.load(std::memory_order_acquire)) k = j;
+    s.next = 1 - k;
+    s.blocks[k].reset();
+    auto b = std::make_shared<Block>();
     if (bytes >= kHugeFrom) {
       const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
       auto pb = std::make_shared<PageBlock>(rounded);
-      s.capacity = pb->size();
-      s.block = std::shared_ptr<void>(pb, pb->data());
+      b->capacity = pb->size();
+      b->storage = std::shared_ptr<void>(pb, pb->data());
     } else {
-      s.capacity = std::max(bytes, kMinBytes);
-      s.block = std::shared_ptr<void>(aligned_alloc64(s.capacity), aligned_free);
+      b->capacity = std::max(bytes, kMinBytes);
+      b->storage = std::shared_ptr<void>(aligned_alloc64(b->capacity), aligned_free);
     }
-    return s.block;
+    s.blocks[k] = b;
+    return lend(b);
   }
 
  private:
   static constexpr size_t kMinBytes = 64;
   static constexpr size_t kHuge = size_t{2} << 20;
   static constexpr size_t kHugeFrom = size_t{1} << 20;
-  struct Slot {
-    std::shared_ptr<void> block;
+  struct Block {
+    std::shared_ptr<void> storage;
     size_t capacity = 0;
+    std::atomic<bool> lent{false};
   };
+  struct Slot {
+    std::array<std::shared_ptr<Block>, 2> blocks;
+    size_t next = 0;  // the block to replace when both are lent
+  };
+  /// A handle on `b`'s storage that keeps it alive and gives it back when
+  /// the last copy is gone.
+  static std::shared_ptr<void> lend(const std::shared_ptr<Block>& b) {
+    b->lent.store(true, std::memory_order_relaxed);
+    return std::shared_ptr<void>(b->storage.get(), [b](void*) { b->lent.store(false, std::memory_order_release); });
+  }
   std::vector<Slot> slots_;
 };
 

@@ -1140,13 +1140,15 @@ class ConvKernel final : public Kernel {
           winograd_ ? paying_winograd(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_,
                                       post_ops_attr(act_))
                     : std::nullopt;
-      cf::primitive_desc pd = wino ? wino->pd : cf::primitive_desc(d, post_ops_attr(act_), cpu_engine());
+      const auto direct_pd = [&](const dnnl::primitive_attr& attr) {
+        return prefer_cheap_creation(cf::primitive_desc(d, attr, cpu_engine()), ws, group_, src_layout_, dst_layout_);
+      };
+      cf::primitive_desc pd = wino ? wino->pd : direct_pd(post_ops_attr(act_));
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
-        pd = cf::primitive_desc(wino ? wino->desc : d, post_ops_attr({}), cpu_engine());
+        pd = wino ? cf::primitive_desc(wino->desc, post_ops_attr({}), cpu_engine()) : direct_pd(post_ops_attr({}));
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
-      if (!wino) pd = prefer_cheap_creation(pd, ws, group_, src_layout_, dst_layout_);
       blocked_ = false;
       if (src_layout_ == ops::Layout::kPlain && dst_layout_ == ops::Layout::kPlain && act_impl_ != "post_op" &&
           (xs.size() == 3 || xs.size() == 4) && gemm_or_reference(pd.impl_info_str())) {
