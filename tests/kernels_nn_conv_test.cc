@@ -749,7 +749,7 @@ struct DirectCase {
   std::vector<int64_t> strides, pads, dilations;
   ops::Layout in, out;
   bool bias = true, residual = false;
-  std::string act;
+  std::string act{};
   float alpha = 0.f, beta = 0.f;
 };
 

@@ -1025,13 +1025,6 @@ int node_index(const gom::Model& m, const std::string& op) {
   return 0;
 }
 
-int value_named(const gom::Model& m, const std::string& name) {
-  for (int i = 0; i < m.values_size(); ++i)
-    if (m.values(i).name() == name) return i;
-  ADD_FAILURE() << "no value " << name;
-  return 0;
-}
-
 void set_dims(gom::Value* v, std::vector<int64_t> dims) {
   v->mutable_type()->clear_dims();
   for (int64_t d : dims) v->mutable_type()->add_dims()->set_value(d);

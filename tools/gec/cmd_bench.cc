@@ -78,7 +78,7 @@ Loaded load(const BenchArgs& a, bool profile) {
 }
 
 void add_common(CLI::App* app, BenchArgs& a) {
-  app->add_option("model", a.model, "MODEL.gom or MODEL.onnx")->required();
+  app->add_option("model", a.model, "MODEL.gom, or a model to compile first (.onnx, TensorFlow .pb or model.json)")->required();
   app->add_option("--input-dir", a.input_dir, "folder with input_K.pb files (default: generated inputs)");
   app->add_option("--input", a.inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--shape", a.shapes,

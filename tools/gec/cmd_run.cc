@@ -102,7 +102,7 @@ void make_dir(const std::string& flag, const std::string& dir) {
 Command add_run(CLI::App& root) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* app = root.add_subcommand("run", "run a .gom (or compile and run a .onnx) on given inputs");
-  app->add_option("model", a->model, "MODEL.gom or MODEL.onnx")->required();
+  app->add_option("model", a->model, "MODEL.gom, or a model to compile first (.onnx, TensorFlow .pb or model.json)")->required();
   app->add_option("--input-dir", a->input_dir, "folder with input_K.pb (ONNX TensorProto) files");
   app->add_option("--input", a->inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--output-dir", a->output_dir, "write output_K.pb (or .npy) files here");
