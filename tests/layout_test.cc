@@ -865,6 +865,55 @@ TEST(LayoutPropagation, NhwcConcatRunsThroughTheOfflineModel) {
   }
 }
 
+// Plans an op's kernel cannot honour, forged into a .gom (the layouts agree
+// along every edge, so only the op's rule is broken): a Softmax (plain
+// only) reading and writing nChw16c, a Relu writing another layout than it
+// reads, an Add reading a full-shape operand plain while writing nChw16c.
+// The loader refuses each (kCorruptFile), naming the rule.
+TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
+  using ops::Layout;
+  struct Case {
+    std::string op;
+    std::string expect;
+  };
+  for (const Case& c : {Case{"Softmax", "reads plain data only"}, Case{"Relu", "output 0 must have input 0's layout"},
+                        Case{"Add", "operand 1 must be read in the output's layout"}}) {
+    SCOPED_TRACE(c.op);
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 6, 6});
+    ir::Value* c1 = conv(g, x, 16, 3, "conv1");
+    ir::Value* plain = conv(g, x, 16, 1, "conv_plain");  // a full-shape operand, written plain
+    ir::Node* mid = c.op == "Add" ? g.add_node("Add", {c1, plain}, {"mid_y"}, "mid") : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
+    if (c.op == "Softmax") mid->set_attr(ir::Attribute::Int("axis", 1));
+    mid->output(0)->type = c1->type;
+    ir::Value* c2 = conv(g, mid->output(0), 16, 3, "conv2");
+    ir::Node* gap = global_pool(g, "GlobalAveragePool", c2, "gap");
+    g.outputs().push_back(gap->output(0));
+    g.topo_sort();
+    LayoutAssignment a;
+    a.nodes[node(g, "conv1")] = {{Layout::kPlain, Layout::kPlain, Layout::kPlain}, {Layout::kNChw16c}};
+    std::vector<Layout> mid_in(mid->inputs().size(), Layout::kNChw16c);
+    if (c.op == "Add") mid_in[1] = Layout::kPlain;
+    // The Relu writes plain (its reader conv2 reads plain: the edge agrees).
+    const Layout mid_out = c.op == "Relu" ? Layout::kPlain : Layout::kNChw16c;
+    a.nodes[mid] = {mid_in, {mid_out}};
+    a.nodes[node(g, "conv2")] = {{mid_out, Layout::kPlain, Layout::kPlain}, {Layout::kNChw16c}};
+    a.nodes[gap] = {{Layout::kNChw16c}, {Layout::kPlain}};
+    const ir::ValueIndex ids(g);
+    const memory::MemoryPlan mp = memory::plan_memory(g, ids);
+    const schedule::ExecutionPlan plan = schedule::make_execution_plan(g, a);
+    auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(g, ids, mp, plan, 17, "{}"));
+    try {
+      model::read_gom_bytes(bytes);
+      ADD_FAILURE() << "a forged plan was loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptFile) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'mid'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // ---- kernels ---------------------------------------------------------------
 
 // Reorder nchw -> nChw16c puts element (n,c,h,w) at

@@ -347,7 +347,7 @@ class GraphBuilder {
     for (int gi = 0; gi < m_.graphs_size(); ++gi) bind_io(gi);
     for (size_t gi = 1; gi < graphs_.size(); ++gi)
       if (!claimed_[gi]) bad("subgraph " + std::to_string(gi) + " is not attached to any node");
-    read_execution_plan(r.execution_plan);
+    read_execution_plan(r.execution_plan, r.memory_plan);
     std::unordered_set<const ir::Value*> defined;
     check_order(0, r.execution_plan, defined);
     check_concats(r.memory_plan);
@@ -485,12 +485,15 @@ class GraphBuilder {
     if (bytes < 0 || bytes > arena_bytes - p.offset) bad(what + ": arena slot runs past the arena");
   }
 
+  std::unordered_map<const ir::Value*, int32_t> value_ids_;      // check_layouts: value -> id
+  std::unordered_map<const ir::Value*, ops::Layout> written_;   //   and the layout each was written in
+
   // Each graph's steps name each of its nodes once, in node-table order
   // (the plan verifier's lifetimes follow that order), with valid layout
   // codes, one per input/output or none. Only the main graph has streams;
   // their events must make a run that cannot deadlock (schedule::Concurrency
   // checks that, at verify time).
-  void read_execution_plan(schedule::ExecutionPlan& plan) const {
+  void read_execution_plan(schedule::ExecutionPlan& plan, const memory::MemoryPlan& mp) {
     const gom::ExecutionPlan& pe = m_.execution_plan();
     if (pe.graphs_size() != m_.graphs_size())
       bad("the execution plan schedules " + std::to_string(pe.graphs_size()) + " graphs, the model has " +
@@ -531,28 +534,54 @@ class GraphBuilder {
       if (gs.steps.size() != nodes.size())
         bad("graph " + std::to_string(gi) + ": the execution plan has " + std::to_string(gs.steps.size()) +
             " steps for " + std::to_string(nodes.size()) + " nodes");
-      check_layouts(gi, nodes, gs);
+      check_layouts(gi, nodes, gs, mp);
     }
   }
 
-  // The layouts agree along every edge (ops/layout.h): a step reads each
-  // value in the layout its producer wrote it (graph inputs, constants and
-  // outer-scope values are plain), graph outputs are plain, and a value is
-  // held non-plain only as a static float32 [N,C,H,W] whose C the layout
-  // fits; subgraphs are all plain. A value of H = W = 1 has the same bytes
-  // in every layout and may be read in any. A plan that broke these would
-  // run with kernels reading bytes in another order: wrong numbers, silently.
-  void check_layouts(int gi, const std::vector<ir::Node*>& nodes, const schedule::GraphSchedule& gs) const {
-    const auto layout_free = [](const ir::Value* v) {
-      if (!v->type.is_static()) return false;
+  // The layouts agree along every edge (ops/layout.h) and with each op's
+  // layout rule (ops/op_schema.h LayoutRule; many kernels only honour the
+  // output's layout, so the plan must not claim more):
+  //  - a step reads each value in the layout its producer (or a Reorder's
+  //    `to`) wrote it; graph inputs, constants and graph outputs are plain,
+  //    and so is every value a subgraph reads from an outer graph (the
+  //    `written` map spans the graphs, main first);
+  //  - a non-plain value is an arena value (its type checked against its
+  //    op's inference) of static float32 [N,C,H,W] whose C the layout fits;
+  //    subgraphs are all plain;
+  //  - plain-only ops read and write plain; a unary pass-through writes
+  //    input 0's layout and reads its other inputs plain; binary and
+  //    elementwise groups write one layout and read each operand in it, or
+  //    plain for a per-channel operand or a one-element constant; global
+  //    pools write plain. (Conv, pools, Concat, Resize and ConvTranspose
+  //    kernels check their own layouts when made.)
+  // A value of H = W = 1 whose type is checked (arena, constant, graph
+  // input) has the same bytes in every layout and may be read in any. A
+  // plan that broke these would run with kernels reading bytes in another
+  // order: wrong numbers, silently.
+  void check_layouts(int gi, const std::vector<ir::Node*>& nodes, const schedule::GraphSchedule& gs,
+                     const memory::MemoryPlan& mp) {
+    if (value_ids_.empty())
+      for (size_t id = 0; id < values_.size(); ++id) value_ids_[values_[id]] = static_cast<int32_t>(id);
+    const auto storage = [&](const ir::Value* v) {
+      auto it = value_ids_.find(v);
+      return it == value_ids_.end() || static_cast<size_t>(it->second) >= mp.values.size()
+                 ? memory::Storage::kUnplanned
+                 : mp.at(it->second).storage;
+    };
+    const auto typed = [&](const ir::Value* v) {  // a type the load checks
+      const memory::Storage st = storage(v);
+      return v->is_constant() || st == memory::Storage::kArena || st == memory::Storage::kGraphInput;
+    };
+    const auto layout_free = [&](const ir::Value* v) {
+      if (!typed(v) || !v->type.is_static()) return false;
       const Shape sh = v->type.static_shape();
       return sh.size() == 4 && sh[2] * sh[3] == 1;
     };
-    std::unordered_map<const ir::Value*, ops::Layout> written;
     const auto check_holdable = [&](const ir::Value* v, ops::Layout l, const std::string& what) {
       if (l == ops::Layout::kPlain) return;
       if (gi > 0) bad(what + ": a subgraph value in layout " + ops::layout_name(l) + " (subgraphs run plain)");
-      bool ok = v->type.is_tensor() && v->type.is_static() && v->type.dtype == DType::kFloat32;
+      bool ok = (storage(v) == memory::Storage::kArena || layout_free(v)) && v->type.is_tensor() &&
+                v->type.is_static() && v->type.dtype == DType::kFloat32;
       const Shape sh = ok ? v->type.static_shape() : Shape{};
       ok = ok && sh.size() == 4 && ops::layout_fits_channels(l, sh[1]);
       if (!ok) bad(what + ": '" + v->name() + "' of type " + v->type.str() + " cannot be held in layout " +
@@ -569,32 +598,85 @@ class GraphBuilder {
       if (reorder && (!ops::layout_from_name(n.get_string("from", ops::kPlainLayout), &from) ||
                       !ops::layout_from_name(n.get_string("to", ops::kPlainLayout), &to)))
         bad(what + ": a Reorder between unknown layouts");
-      for (size_t i = 0; i < n.inputs().size(); ++i) {
+      if (reorder && (!st.input_layouts.empty() || !st.output_layouts.empty()))
+        for (const auto* codes : {&st.input_layouts, &st.output_layouts})
+          for (ops::Layout l : *codes)
+            if (l != ops::Layout::kPlain) bad(what + ": a Reorder's step names layouts of its own");
+      std::vector<ops::Layout> in(n.inputs().size(), ops::Layout::kPlain), out(n.outputs().size(), ops::Layout::kPlain);
+      for (size_t i = 0; i < in.size(); ++i) {
         const ir::Value* v = n.input(i);
         if (!v) continue;
-        ops::Layout read = st.input_layouts.empty() ? ops::Layout::kPlain : st.input_layouts[i];
-        if (reorder && i == 0) read = from;
-        check_holdable(v, read, what + " input " + std::to_string(i));
-        auto w = written.find(v);
-        const ops::Layout wrote = w == written.end() ? ops::Layout::kPlain : w->second;
-        if (read != wrote && !layout_free(v))
-          bad(what + " reads '" + v->name() + "' in layout " + ops::layout_name(read) + ", written in " +
+        in[i] = reorder && i == 0 ? from : st.input_layouts.empty() ? ops::Layout::kPlain : st.input_layouts[i];
+        check_holdable(v, in[i], what + " input " + std::to_string(i));
+        auto w = written_.find(v);
+        const ops::Layout wrote = w == written_.end() ? ops::Layout::kPlain : w->second;
+        if (in[i] != wrote && !layout_free(v))
+          bad(what + " reads '" + v->name() + "' in layout " + ops::layout_name(in[i]) + ", written in " +
               ops::layout_name(wrote));
       }
-      for (size_t i = 0; i < n.outputs().size(); ++i) {
+      for (size_t i = 0; i < out.size(); ++i) {
         const ir::Value* v = n.output(i);
         if (!v) continue;
-        ops::Layout l = st.output_layouts.empty() ? ops::Layout::kPlain : st.output_layouts[i];
-        if (reorder && i == 0) l = to;
-        check_holdable(v, l, what + " output " + std::to_string(i));
-        written[v] = l;
+        out[i] = reorder && i == 0 ? to : st.output_layouts.empty() ? ops::Layout::kPlain : st.output_layouts[i];
+        check_holdable(v, out[i], what + " output " + std::to_string(i));
+        written_[v] = out[i];
       }
+      if (!reorder) check_layout_rule(n, in, out, what, layout_free);
     }
     for (const ir::Value* v : graphs_[gi]->outputs()) {
-      auto w = written.find(v);
-      if (w != written.end() && w->second != ops::Layout::kPlain && !layout_free(v))
+      auto w = written_.find(v);
+      if (w != written_.end() && w->second != ops::Layout::kPlain && !layout_free(v))
         bad("graph " + std::to_string(gi) + " output '" + v->name() + "' is written in layout " +
             ops::layout_name(w->second) + " (graph outputs are plain)");
+    }
+  }
+
+  // check_layouts' second half: `in` / `out`, the layouts node `n` reads and
+  // writes, against its op's rule.
+  template <typename Free>
+  void check_layout_rule(const ir::Node& n, const std::vector<ops::Layout>& in, const std::vector<ops::Layout>& out,
+                         const std::string& what, const Free& layout_free) const {
+    const auto refuse = [&](const std::string& why) { bad(what + ": " + why); };
+    const auto plain_or_free = [&](const ir::Value* v, ops::Layout l) {
+      return !v || l == ops::Layout::kPlain || layout_free(v);
+    };
+    switch (ops::traits_of(n).layout) {
+      case ops::LayoutRule::kPlainOnly:
+        for (size_t i = 0; i < in.size(); ++i)
+          if (!plain_or_free(n.input(i), in[i])) refuse("this op reads plain data only");
+        for (size_t i = 0; i < out.size(); ++i)
+          if (!plain_or_free(n.output(i), out[i])) refuse("this op writes plain data only");
+        return;
+      case ops::LayoutRule::kUnaryPassThrough:
+        if (!out.empty() && !in.empty() && out[0] != in[0] && !layout_free(n.output(0)))
+          refuse("output 0 must have input 0's layout");
+        for (size_t i = 1; i < in.size(); ++i)
+          if (!plain_or_free(n.input(i), in[i])) refuse("inputs after the first are read plain");
+        return;
+      case ops::LayoutRule::kBinaryPassThrough:
+      case ops::LayoutRule::kElementwiseGroup: {
+        if (out.empty()) return;
+        const ops::Layout l = out[0];
+        for (size_t i = 1; i < out.size(); ++i)
+          if (out[i] != l) refuse("every output must have one layout");
+        for (size_t i = 0; i < in.size(); ++i) {
+          const ir::Value* v = n.input(i);
+          if (!v || in[i] == l) continue;
+          const bool one = v->is_constant() && v->constant->numel() == 1;
+          const bool per_channel = v->type.is_static() && n.output(0)->type.is_static() &&
+                                   ops::per_channel_operand(v->type.static_shape(), n.output(0)->type.static_shape());
+          if (!(in[i] == ops::Layout::kPlain && (one || per_channel)) && !layout_free(v))
+            refuse("operand " + std::to_string(i) + " must be read in the output's layout " + ops::layout_name(l) +
+                   " (or plain: a per-channel operand or a one-element constant)");
+        }
+        return;
+      }
+      case ops::LayoutRule::kGlobalPool:
+        for (size_t i = 0; i < out.size(); ++i)
+          if (!plain_or_free(n.output(i), out[i])) refuse("a global pool writes plain");
+        return;
+      default:  // Conv, pools, Concat, Resize, ConvTranspose: their kernels check
+        return;
     }
   }
 

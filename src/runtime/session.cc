@@ -60,14 +60,22 @@ class OutputBuffers {
   std::shared_ptr<void> take(size_t i, size_t bytes) {
     if (i >= slots_.size()) slots_.resize(i + 1);
     Slot& s = slots_[i];
-    for (const std::shared_ptr<Block>& b : s.blocks)
-      if (b && !b->lent.load(std::memory_order_acquire) && b->capacity >= bytes &&
-          b->capacity / 2 <= std::max(bytes, kMinBytes))
-        return lend(b);
+    const auto is_free = [](const std::shared_ptr<Block>& b) { return b && !b->lent.load(std::memory_order_acquire); };
+    const auto fits = [&](const std::shared_ptr<Block>& b) {
+      return b->capacity >= bytes && b->capacity / 2 <= std::max(bytes, kMinBytes);
+    };
+    for (size_t j = 0; j < s.blocks.size(); ++j)
+      if (is_free(s.blocks[j]) && fits(s.blocks[j])) {
+        // The other block is now the older; a free one that no longer fits goes.
+        std::shared_ptr<Block>& other = s.blocks[1 - j];
+        if (is_free(other) && !fits(other)) other.reset();
+        s.next = 1 - j;
+        return lend(s.blocks[j]);
+      }
     // Replace a free block, else the one lent before the other.
     size_t k = s.next;
     for (size_t j = 0; j < s.blocks.size(); ++j)
-      if (!s.blocks[j] || !s.blocks[j]->lent.load(std::memory_order_acquire)) k = j;
+      if (!s.blocks[j] || is_free(s.blocks[j])) k = j;
     s.next = 1 - k;
     s.blocks[k].reset();
     auto b = std::make_shared<Block>();

@@ -269,7 +269,11 @@ class ConvTransposeKernel final : public Kernel {
     dst_ = unbound_memory(dst);
     if (nhwc_) {
       src_nhwc_ = unbound_memory(activation_md(xs, ops::Layout::kNhwc, desc_));
-      to_plain_ = dnnl::reorder(src_nhwc_, src_);
+      try {
+        to_plain_ = dnnl::reorder(src_nhwc_, src_);
+      } catch (const dnnl::error& e) {
+        rethrow_dnnl(desc_, "reorder X " + shape_str(xs) + " from nhwc", e);
+      }
     }
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
     if (has_bias) {
