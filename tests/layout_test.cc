@@ -515,18 +515,28 @@ TEST(LayoutPropagation, ResizeWithRunTimeScalesStaysPlain) {
   }
 }
 
+/// x [n,3,5,5] -> conv1 (24) -> relu1 -> {conv2 (24), conv3 (8)} -> concat
+/// (32 channels) -> conv4 (`out_channels`) -> global max pool = graph
+/// output. Returns the Concat; its layouts are then assigned and the graph
+/// run before and after (run_pass_and_compare) into `a`.
+ir::Node* concat_of_nhwc_convs(ir::Graph& g, int64_t n, int64_t out_channels, LayoutAssignment& a) {
+  ir::Value* x = input(g, "x", {n, 3, 5, 5});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Node* cat = concat(g, {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, "concat");
+  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), out_channels, 3, "conv4"), "gap");
+  g.outputs().push_back(gap->output(0));
+  a = run_pass_and_compare(g, {{"x", wave({n, 3, 5, 5}, 8)}}, like_avx512);
+  return cat;
+}
+
 // A Concat over channels in an nhwc group whose output a convolution reads
 // runs nhwc, copying each pixel's channels (24 + 8 -> 32 -> 24 channels):
 // no Reorder but the input's, and it is listed for the planner as never in
 // place.
 TEST(LayoutPropagation, ConcatInAnNhwcGroupCopiesPixels) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {2, 3, 5, 5});
-  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  ir::Node* cat = concat(g, {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, "concat");
-  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 24, 3, "conv4"), "gap");
-  g.outputs().push_back(gap->output(0));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({2, 3, 5, 5}, 8)}}, like_avx512);
+  LayoutAssignment a;
+  ir::Node* cat = concat_of_nhwc_convs(g, 2, 24, a);
   EXPECT_EQ(in_layouts(a, cat), (std::vector<std::string>{L, L}));
   EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{L}));
   EXPECT_TRUE(inner_reorders(g).empty());
@@ -538,12 +548,8 @@ TEST(LayoutPropagation, ConcatInAnNhwcGroupCopiesPixels) {
 // one layout, and the nChw16c one needs nChw16c inputs.
 TEST(LayoutPropagation, ConcatOfNhwcInputsReadsPlain) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 3, 5, 5});
-  ir::Value* r1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  ir::Node* cat = concat(g, {conv(g, r1, 24, 3, "conv2"), conv(g, r1, 8, 1, "conv3")}, "concat");
-  ir::Node* gap = global_pool(g, "GlobalMaxPool", conv(g, cat->output(0), 16, 3, "conv4"), "gap");
-  g.outputs().push_back(gap->output(0));
-  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 5, 5}, 8)}}, like_avx512);
+  LayoutAssignment a;
+  ir::Node* cat = concat_of_nhwc_convs(g, 1, 16, a);
   EXPECT_FALSE(has_layouts(a, cat));
   EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{L}));
   EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{B}));

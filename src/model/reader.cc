@@ -573,9 +573,7 @@ class GraphBuilder {
       return v->is_constant() || st == memory::Storage::kArena || st == memory::Storage::kGraphInput;
     };
     const auto layout_free = [&](const ir::Value* v) {
-      if (!typed(v) || !v->type.is_static()) return false;
-      const Shape sh = v->type.static_shape();
-      return sh.size() == 4 && sh[2] * sh[3] == 1;
+      return typed(v) && v->type.is_static() && ops::same_bytes_in_every_layout(v->type.static_shape());
     };
     const auto check_holdable = [&](const ir::Value* v, ops::Layout l, const std::string& what) {
       if (l == ops::Layout::kPlain) return;

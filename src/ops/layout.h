@@ -66,6 +66,10 @@ inline bool layout_fits_channels(Layout l, int64_t channels) {
   return l != Layout::kNChw16c || channels % kBlockedChannels == 0;
 }
 
+/// A [N,C,H,W] shape with H = W = 1: every layout here holds it with
+/// plain's bytes, so it is read in any without a Reorder.
+inline bool same_bytes_in_every_layout(const std::vector<int64_t>& s) { return s.size() == 4 && s[2] * s[3] == 1; }
+
 /// A per-channel operand of a broadcast to the 4-D `out` [N,C,H,W]: `s`
 /// padded to rank 4 with leading 1s is [n,c,1,1], n in {1,N}, c in {1,C}.
 /// Such an operand has the same bytes in every layout, so a kernel with a

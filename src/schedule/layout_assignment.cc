@@ -355,10 +355,7 @@ bool blockable_shape(const LayoutGroups& groups, const ir::Value* v) {
 }
 
 /// H = W = 1: every layout of ops/layout.h has plain's bytes; no reorder.
-bool layout_free(const ir::Value* v) {
-  const Shape s = v->type.static_shape();
-  return s[2] * s[3] == 1;
-}
+bool layout_free(const ir::Value* v) { return ops::same_bytes_in_every_layout(v->type.static_shape()); }
 
 /// A value this pass may hold non-plain: computed in `g`, blockable shape,
 /// not a graph output, read only by nodes of `g`.

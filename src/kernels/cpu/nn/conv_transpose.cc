@@ -141,7 +141,7 @@ class ConvTransposeKernel final : public Kernel {
   bool build_matmul(const Shape& xs, const Shape& ws, const Shape& ys, bool make = true) {
     if (xs.size() != 4 || ws.size() != 4 || xs[1] != ws[0] || ys != Shape{xs[0], ws[1], xs[2] * ws[2], xs[3] * ws[3]})
       return false;
-    const int64_t ic = xs[1], h = xs[2], w = xs[3], hw = h * w, m = ws[1] * ws[2] * ws[3];
+    const int64_t ic = xs[1], h = xs[2], w = xs[3], m = ws[1] * ws[2] * ws[3];
     const int64_t row_bytes = m * w * static_cast<int64_t>(sizeof(float));
     if (row_bytes > kMaxBandBytes) return false;
     band_rows_ = 1;
@@ -153,7 +153,6 @@ class ConvTransposeKernel final : public Kernel {
     // brgemm MatMul repack it at 4x the time), C = T's band [M, cols].
     // nhwc X: A = the band's rows [cols, IC], B = W [IC, M], C = T^T's band
     // [cols, M], all read or written in place.
-    (void)hw;
     const memory::desc a = nhwc_ ? plain_md({1, cols, ic}) : strided_md({1, m, ic}, {m * ic, 1, m}),
                        b = nhwc_ ? plain_md({1, ic, m}) : plain_md({1, ic, cols}),
                        c = nhwc_ ? plain_md({1, cols, m}) : plain_md({1, m, cols});

@@ -284,18 +284,7 @@ class ResizeKernel final : public Kernel {
         const int64_t p = row / out_h_, oh = row % out_h_;
         const float* src = blend_rows(x + p * in_h_ * in_w_ * v, h, oh, blend.data(), v);
         float* dst = y + row * out_w_ * v;
-        for (int64_t o = 0; o < out_w_; ++o) {
-          float* d = dst + o * v;
-          const int64_t b = w.begin[o], e = w.begin[o + 1];
-          const float w0 = w.taps[b].weight;
-          const float* s0 = src + w.taps[b].index * v;
-          for (int64_t c = 0; c < v; ++c) d[c] = w0 * s0[c];
-          for (int64_t k = b + 1; k < e; ++k) {
-            const float wk = w.taps[k].weight;
-            const float* sk = src + w.taps[k].index * v;
-            for (int64_t c = 0; c < v; ++c) d[c] += wk * sk[c];
-          }
-        }
+        for (int64_t o = 0; o < out_w_; ++o) weighted_sum(w, o, src, v, dst + o * v);
       }
     }
   }
@@ -306,18 +295,25 @@ class ResizeKernel final : public Kernel {
   const float* blend_rows(const float* plane, const DimTaps& h, int64_t oh, float* buf, int64_t vec = 1) const {
     const int64_t b = h.begin[oh], e = h.begin[oh + 1];
     if (e - b == 1 && h.taps[b].weight == 1.f) return plane + h.taps[b].index * in_w_ * vec;
-    const int64_t n = in_w_ * vec;
+    weighted_sum(h, oh, plane, in_w_ * vec, buf);
+    return buf;
+  }
+
+  /// out[i] = sum_k weight_k * src[index_k * n + i] for i < n over output
+  /// `o`'s taps of `t`, summed in tap order: blocks of n floats (input rows
+  /// for blend_rows, pixels for pixels_weighted) blended into `out`.
+  static void weighted_sum(const DimTaps& t, int64_t o, const float* src, int64_t n, float* out) {
+    const int64_t b = t.begin[o], e = t.begin[o + 1];
     {
-      const float wt = h.taps[b].weight;
-      const float* s = plane + h.taps[b].index * n;
-      for (int64_t i = 0; i < n; ++i) buf[i] = wt * s[i];
+      const float wt = t.taps[b].weight;
+      const float* s = src + t.taps[b].index * n;
+      for (int64_t i = 0; i < n; ++i) out[i] = wt * s[i];
     }
     for (int64_t k = b + 1; k < e; ++k) {
-      const float wt = h.taps[k].weight;
-      const float* s = plane + h.taps[k].index * n;
-      for (int64_t i = 0; i < n; ++i) buf[i] += wt * s[i];
+      const float wt = t.taps[k].weight;
+      const float* s = src + t.taps[k].index * n;
+      for (int64_t i = 0; i < n; ++i) out[i] += wt * s[i];
     }
-    return buf;
   }
 
   void build_taps(const TensorView* roi_in, const TensorView* scales, const Shape& in, const Shape& out) {
