@@ -11,7 +11,8 @@
 //    pool, flatten, gemm; C = 16/32) through the -O3 pipeline with and
 //    without the pass;
 //  - the Reorder kernel against the nChw16c and nhwc index formulas, and
-//    AveragePool with an nChw16c or nhwc input against the plain one.
+//    MaxPool and AveragePool with an nChw16c or nhwc input against the
+//    plain one.
 // Tolerance of blocked vs plain runs: |a - b| <= 1e-4 + 1e-4 * |b| (oneDNN's
 // JIT convolutions sum in another order than its gemm one).
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 
 #include "memory_test_util.h"
 #include "ops/layout.h"
+#include "ops/nn_shape.h"
 #include "passes_util.h"
 #include "schedule/schedule.h"
 
@@ -960,36 +962,72 @@ TEST(LayoutReorder, MatchesTheChannelsLastIndexFormula) {
   expect_near_all({reorder(reorder(reorder(x32, P, L), L, B), B, P)}, {x32});
 }
 
-// AveragePool, ceil_mode with count_include_pad (border rescaling) on a
-// blocked (nChw16c, or nhwc with 24 channels and N = 2) input: Reorder ->
-// pool (blocked) -> Reorder equals the plain pool.
-void expect_blocked_average_pool_matches_plain(ops::Layout layout, const Shape& xs) {
-  ir::Graph g;
-  const std::string name = ops::layout_name(layout);
-  ir::Value* x = input(g, "x", xs);
-  ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kGecDomain);
-  to->set_attr(ir::Attribute::String("from", P));
-  to->set_attr(ir::Attribute::String("to", name));
-  to->output(0)->type = x->type;
-  LayoutAssignment a;
-  auto pool = [&](ir::Value* in, const std::string& name, bool blocked) {
-    ir::Node* n = g.add_node("AveragePool", {in}, {name + "_y"}, name);
-    n->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
-    n->set_attr(ir::Attribute::Ints("strides", {2, 2}));
-    n->set_attr(ir::Attribute::Int("ceil_mode", 1));
-    n->set_attr(ir::Attribute::Int("count_include_pad", 1));
-    if (blocked) a.nodes[n] = {{layout}, {layout}};
-    n->output(0)->type = f32({xs[0], xs[1], 3, 3});
-    return n->output(0);
+/// One MaxPool or AveragePool window for expect_blocked_pool_matches_plain.
+struct PoolCase {
+  const char* op;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  int64_t ceil_mode = 0, count_include_pad = 0;
+};
+
+// MaxPool and AveragePool on a blocked input: Reorder -> pool (blocked, the
+// native pixel-vector loop) -> Reorder equals oneDNN's plain pooling, for
+// windows with and without padding, strides 1 and 2, dilations, ceil_mode
+// (partial windows at the end) and both AveragePool counts; sizes make both
+// the four-pixel groups and the single border pixels run.
+void expect_blocked_pool_matches_plain(ops::Layout layout, const Shape& xs) {
+  const std::vector<PoolCase> cases = {
+      {"MaxPool", {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {"MaxPool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {"MaxPool", {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},
+      {"MaxPool", {3, 2}, {2, 1}, {2, 0, 1, 1}, {2, 3}},
+      {"AveragePool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, 0},
+      {"AveragePool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, 1},
+      {"AveragePool", {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 1},
+      {"AveragePool", {3, 3}, {2, 2}, {1, 0, 1, 0}, {1, 1}, 1, 0},
   };
-  ir::Node* back = g.add_node(ops::kReorderOp, {pool(to->output(0), "pool_b", true)}, {"yb"}, "back",
-                              ops::kGecDomain);
-  back->set_attr(ir::Attribute::String("from", name));
-  back->set_attr(ir::Attribute::String("to", P));
-  back->output(0)->type = f32({xs[0], xs[1], 3, 3});
-  g.outputs() = {back->output(0), pool(x, "pool_p", false)};
-  auto out = run_graph(g, {{"x", wave(xs, 11)}}, &a);
-  expect_near_all({out[0]}, {out[1]});
+  for (const PoolCase& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " kernel " + std::to_string(c.kernel[0]) + "x" + std::to_string(c.kernel[1]) +
+                 " strides " + std::to_string(c.strides[0]) + "," + std::to_string(c.strides[1]) + " ceil_mode " +
+                 std::to_string(c.ceil_mode) + " count_include_pad " + std::to_string(c.count_include_pad));
+    ir::Graph g;
+    const std::string name = ops::layout_name(layout);
+    ir::Value* x = input(g, "x", xs);
+    ir::Node* to = g.add_node(ops::kReorderOp, {x}, {"xb"}, "to", ops::kGecDomain);
+    to->set_attr(ir::Attribute::String("from", P));
+    to->set_attr(ir::Attribute::String("to", name));
+    to->output(0)->type = x->type;
+    LayoutAssignment a;
+    Shape ys;
+    auto pool = [&](ir::Value* in, const std::string& n, bool blocked) {
+      ir::Node* p = g.add_node(c.op, {in}, {n + "_y"}, n);
+      p->set_attr(ir::Attribute::Ints("kernel_shape", c.kernel));
+      p->set_attr(ir::Attribute::Ints("strides", c.strides));
+      p->set_attr(ir::Attribute::Ints("pads", c.pads));
+      if (c.dilations != std::vector<int64_t>{1, 1}) p->set_attr(ir::Attribute::Ints("dilations", c.dilations));
+      p->set_attr(ir::Attribute::Int("ceil_mode", c.ceil_mode));
+      if (std::string(c.op) == "AveragePool")
+        p->set_attr(ir::Attribute::Int("count_include_pad", c.count_include_pad));
+      const ops::WindowAttrs wa = ops::resolve_window_attrs(ops::read_window_attrs(*p), 2, nullptr, n);
+      const ops::WindowGeom geom = ops::window_geometry(n, wa, Shape(xs.begin() + 2, xs.end()));
+      ys = {xs[0], xs[1], geom.out[0], geom.out[1]};
+      p->output(0)->type = f32(ys);
+      if (blocked) {
+        a.nodes[p] = {{layout}, {layout}};
+        kernels::KernelConfig config = kernels::KernelConfig::for_node(*p);
+        config.input_layouts = config.output_layouts = {layout};
+        EXPECT_EQ(kernels::create_kernel(*p, config)->impl_name(), "native.pool");
+      }
+      return p->output(0);
+    };
+    ir::Node* back = g.add_node(ops::kReorderOp, {pool(to->output(0), "pool_b", true)}, {"yb"}, "back",
+                                ops::kGecDomain);
+    back->set_attr(ir::Attribute::String("from", name));
+    back->set_attr(ir::Attribute::String("to", P));
+    back->output(0)->type = f32(ys);
+    g.outputs() = {back->output(0), pool(x, "pool_p", false)};
+    auto out = run_graph(g, {{"x", wave(xs, 11)}}, &a);
+    expect_near_all({out[0]}, {out[1]});
+  }
 }
 
 // A per-channel group (BatchNormalization as Mul + Add, then Relu; fused,
@@ -1195,11 +1233,14 @@ TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
   }
 }
 
-TEST(LayoutReorder, BlockedAveragePoolMatchesPlain) {
-  expect_blocked_average_pool_matches_plain(ops::Layout::kNChw16c, {1, 16, 5, 5});
+TEST(LayoutReorder, BlockedPoolMatchesPlain) {
+  expect_blocked_pool_matches_plain(ops::Layout::kNChw16c, {1, 16, 5, 5});
+  expect_blocked_pool_matches_plain(ops::Layout::kNChw16c, {2, 32, 13, 14});
 }
-TEST(LayoutReorder, ChannelsLastAveragePoolMatchesPlain) {
-  expect_blocked_average_pool_matches_plain(ops::Layout::kNhwc, {2, 24, 5, 5});
+TEST(LayoutReorder, ChannelsLastPoolMatchesPlain) {
+  expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {2, 24, 5, 5});
+  expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {1, 40, 13, 14});
+  expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {2, 3, 11, 9});
 }
 
 }  // namespace

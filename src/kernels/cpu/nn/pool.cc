@@ -11,6 +11,8 @@
 // count_include_pad=1, ONNX (as PyTorch and ONNX Runtime) counts only the
 // cells inside [-pad_begin, in + pad_end), not the extra ceil-mode cells, so
 // the few border outputs that reach past pad_end are rescaled afterwards.
+// 2-D MaxPool and AveragePool in nChw16c or nhwc run a native pixel-vector
+// loop instead (PixelPoolKernel, pool_simd.h).
 // MaxPool with the Indices output, or on dtypes other than float32, runs a
 // native loop (NativeMaxPoolKernel).
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
+#include "kernels/cpu/nn/pool_simd.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/nn_shape.h"
@@ -163,6 +166,70 @@ class PoolKernel final : public Kernel {
   PoolPrimitive pool_;
   std::vector<size_t> fixups_;
   std::vector<int64_t> pad_begin_, pad_end_, in_;
+};
+
+/// 2-D MaxPool-12 / AveragePool-11 (-19's dilations too) on float32 X in
+/// nChw16c or nhwc, Y in the same layout: each output pixel's channels are
+/// a few vectors (pool_simd.h), planes of [H][W][16] per channel block or
+/// [H][W][C] per image, output rows shared among the threads. Padded
+/// channels of a last nChw16c block are pooled too (zeros stay zeros).
+/// Chosen over oneDNN's pooling for these layouts, which took 1.2-1.6x
+/// longer on GoogLeNet's and SqueezeNet's 3x3 pools; plain NCHW stays on
+/// oneDNN.
+class PixelPoolKernel final : public Kernel {
+ public:
+  PixelPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config)
+      : desc_(n.describe()), raw_(ops::read_window_attrs(n)), layout_(config.input_layout(0)) {
+    if (layout_ != config.output_layout(0))
+      fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+    w_.is_max = is_max;
+    w_.count_include_pad = n.get_int("count_include_pad", 0) != 0;
+  }
+
+  void reshape(const KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    const Shape& ys = ctx.out(0).shape;
+    require_f32(desc_, x.dtype);
+    if (x.shape.size() != 4 || ys.size() != 4)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " in layout " +
+                                            ops::layout_name(layout_) + " is not 4-D");
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, 2, nullptr, desc_);
+    const ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(x.shape.begin() + 2, x.shape.end()));
+    if (ys[0] != x.shape[0] || ys[1] != x.shape[1] || ys[2] != g.out[0] || ys[3] != g.out[1])
+      fail(ErrorCode::kInvalidArgument, desc_ + ": Y " + shape_str(ys) + " does not fit X " + shape_str(x.shape));
+    w_.H = x.shape[2], w_.W = x.shape[3], w_.OH = ys[2], w_.OW = ys[3];
+    w_.kh = a.kernel[0], w_.kw = a.kernel[1], w_.sh = a.strides[0], w_.sw = a.strides[1];
+    w_.dh = a.dilations[0], w_.dw = a.dilations[1];
+    w_.ph = g.pad_begin[0], w_.pw = g.pad_begin[1], w_.eh = g.pad_end[0], w_.ew = g.pad_end[1];
+    const int64_t N = x.shape[0], C = x.shape[1];
+    constexpr int64_t B = ops::kBlockedChannels;
+    w_.P = layout_ == ops::Layout::kNChw16c ? B : C;
+    planes_ = layout_ == ops::Layout::kNChw16c ? N * ((C + B - 1) / B) : N;
+  }
+
+  void run(KernelContext& ctx) override {
+    const TensorView& x = ctx.in(0);
+    TensorView& y = ctx.out(0);
+    if (y.numel() == 0) return;
+    const float* in = x.as<float>();
+    float* out = y.as<float>();
+    const int64_t in_plane = w_.H * w_.W * w_.P, out_plane = w_.OH * w_.OW * w_.P, rows = planes_ * w_.OH;
+    const bool par = ctx.num_threads > 1 && rows > 1 && out_plane * planes_ * w_.kh * w_.kw >= 64 * 1024;
+#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t p = r / w_.OH, oh = r % w_.OH;
+      pool_simd::pool_rows(in + p * in_plane, out + p * out_plane, w_, oh, oh + 1);
+    }
+  }
+
+  std::string impl_name() const override { return "native.pool"; }
+
+ private:
+  std::string desc_;
+  ops::WindowAttrs raw_;
+  ops::Layout layout_;
+  pool_simd::Window w_;
+  int64_t planes_ = 0;
 };
 
 /// GlobalAveragePool-1 / GlobalMaxPool-1: Y[n,c] = mean / max of X[n,c,...]
@@ -402,6 +469,8 @@ std::unique_ptr<Kernel> make_pool(const ir::Node& n, const KernelConfig& config,
     return std::make_unique<NativeMaxPoolKernel>(n);
   for (DType d : dts) require_f32(n, d);
   if (global) return std::make_unique<GlobalPoolKernel>(n, is_max, config);
+  if (config.input_layout(0) != ops::Layout::kPlain)
+    return std::make_unique<PixelPoolKernel>(n, is_max, config);
   return std::make_unique<PoolKernel>(n, is_max, config);
 }
 

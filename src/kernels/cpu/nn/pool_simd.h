@@ -1,0 +1,34 @@
+// The vector loop of 2-D MaxPool / AveragePool on pixel vectors
+// (pool_simd.cc), used by pool.cc's "native.pool" kernel for inputs in the
+// nChw16c or nhwc layout.
+#pragma once
+
+#include <cstdint>
+
+namespace gec::kernels::cpu::pool_simd {
+
+/// One 2-D pooling window over a plane of pixels: X [H][W][P] floats to
+/// Y [OH][OW][P] floats, P floats per pixel (16 for one nChw16c channel
+/// block, C for an nhwc image). Window taps: kernel kh x kw, strides sh,
+/// sw, dilations dh, dw (>= 1), begin pads ph, pw and end pads eh, ew as
+/// ONNX pads (ceil_mode's extra cells lie beyond eh, ew).
+struct Window {
+  int64_t H = 0, W = 0, P = 0, OH = 0, OW = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, eh = 0, ew = 0;
+  bool is_max = true;
+  /// AveragePool: count the cells inside [-pads, in + pads) (ONNX
+  /// count_include_pad = 1) rather than those inside X only. Cells of a
+  /// ceil_mode window beyond the end pads are never counted.
+  bool count_include_pad = false;
+};
+
+/// Output rows [oh0, oh1) of one plane: each output pixel is the max or the
+/// mean of its taps inside X, all P floats at once. The max runs in tap
+/// order with the CPU's vector max, which returns the tap where either
+/// operand is NaN (as oneDNN's and ONNX Runtime's x86 pooling loops): a
+/// NaN survives unless a later tap of the window is a number. A MaxPool
+/// window with no tap inside X gives -inf, an AveragePool one 0. Source of the semantics: ONNX MaxPool-12 and AveragePool-11
+/// (AveragePool-19's dilations too).
+void pool_rows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1);
+
+}  // namespace gec::kernels::cpu::pool_simd
