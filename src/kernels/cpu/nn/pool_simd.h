@@ -27,8 +27,9 @@ struct Window {
 /// order with the CPU's vector max, which returns the tap where either
 /// operand is NaN (as oneDNN's and ONNX Runtime's x86 pooling loops): a
 /// NaN survives unless a later tap of the window is a number. A MaxPool
-/// window with no tap inside X gives -inf, an AveragePool one 0. Source of the semantics: ONNX MaxPool-12 and AveragePool-11
-/// (AveragePool-19's dilations too).
+/// window with no tap inside X gives -inf, an AveragePool one 0. Source of
+/// the semantics: ONNX MaxPool-12 and AveragePool-11 (AveragePool-19's
+/// dilations too).
 void pool_rows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1);
 
 }  // namespace gec::kernels::cpu::pool_simd
