@@ -1,6 +1,11 @@
 // MaxPool / AveragePool / global pools: hand-computed small cases (ONNX
 // MaxPool-12, AveragePool-11; ceil_mode divisors as in ONNX Runtime).
+#include <cmath>
 #include <cstring>
+
+#include <hwy/targets.h>
+
+#include "kernels/cpu/nn/pool_simd.h"
 
 #include "kernels_nn_util.h"
 
@@ -186,6 +191,135 @@ TEST(NnGlobalPool, NhwcMeanIsTheSameOnEveryThreadCount) {
       for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(std::memcmp(&y[i], &first[i], sizeof(float)), 0) << i;
     }
   }
+}
+
+// native.pool through its kernel (nhwc, as a plan gives it): the rows are
+// split among 1-4 threads without changing a bit of the result, for a
+// max and a mean with pads on a two-image input of 24 channels.
+TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
+  const Shape xs{2, 24, 13, 14};
+  Tensor x(DType::kFloat32, xs);  // nhwc bytes: [N][H][W][C]
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 53) % 97) / 9.f - 5.f;
+  const TensorView view = x.view();
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    ir::Graph g;
+    ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
+    ir::Node* node = g.add_node(op, {in}, {"y"}, "pool");
+    node->set_attr(ir::Attribute::Ints("kernel_shape", {3, 3}));
+    node->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+    kernels::KernelConfig config;
+    config.input_layouts = config.output_layouts = {ops::Layout::kNhwc};
+    EXPECT_EQ(kernels::create_kernel(*node, config)->impl_name(), "native.pool");
+    std::vector<float> first;
+    for (int threads : {1, 2, 3, 4}) {
+      SCOPED_TRACE(std::string(op) + " on " + std::to_string(threads) + " threads");
+      const std::vector<float> y = values<float>(kernels::evaluate_node(*node, {&view}, threads, nullptr, config)[0]);
+      ASSERT_EQ(static_cast<int64_t>(y.size()), x.numel());
+      if (first.empty()) first = y;
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(std::memcmp(&y[i], &first[i], sizeof(float)), 0) << i;
+    }
+  }
+}
+
+// A window wholly in the padding (a dilation stepping over a 2x2 input)
+// has no max to give: native.pool refuses it, naming the node, rather than
+// writing -inf (which would turn an nChw16c block's zero padding into
+// -inf for the next convolution).
+TEST(NnPixelPool, WindowsInThePaddingAreRefused) {
+  const Shape xs{1, 16, 2, 2};
+  const Tensor x = make<float>(xs, std::vector<float>(64, 1.f));
+  const TensorView view = x.view();
+  ir::Graph g;
+  ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
+  ir::Node* node = g.add_node("MaxPool", {in}, {"y"}, "gapped");
+  node->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  node->set_attr(ir::Attribute::Ints("dilations", {3, 3}));
+  node->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+  kernels::KernelConfig config;
+  config.input_layouts = config.output_layouts = {ops::Layout::kNChw16c};
+  try {
+    kernels::evaluate_node(*node, {&view}, 1, nullptr, config);
+    ADD_FAILURE() << "a window in the padding was pooled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("'gapped'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+  }
+}
+
+// pool_simd's loop (native.pool's core) on every Highway target this CPU
+// runs, against a double-precision loop over the ONNX definition: planes of
+// P = 3, 16, 20, 27 and 40 floats per pixel (a lone partial vector, whole
+// vectors, whole vectors and a tail), windows with pads, strides, dilations
+// and ceil_mode cells, both AveragePool counts. Guard floats after Y must
+// stay untouched (no lane written past a pixel). Max exact, mean within
+// 1e-6 relative.
+struct PixelPoolCase {
+  int64_t H, W, kh, kw, sh, sw, dh, dw, ph, pw, eh, ew;
+};
+
+void expect_pixel_pool_matches_reference(const PixelPoolCase& c, int64_t P, bool is_max, bool include_pad) {
+  kernels::cpu::pool_simd::Window w;
+  w.H = c.H, w.W = c.W, w.P = P, w.kh = c.kh, w.kw = c.kw, w.sh = c.sh, w.sw = c.sw, w.dh = c.dh, w.dw = c.dw;
+  w.ph = c.ph, w.pw = c.pw, w.eh = c.eh, w.ew = c.ew, w.is_max = is_max, w.count_include_pad = include_pad;
+  w.OH = (c.H + c.ph + c.eh - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
+  w.OW = (c.W + c.pw + c.ew - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
+  std::vector<float> x(static_cast<size_t>(c.H * c.W * P));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 + 11) % 101) / 50.f - 1.f;
+  constexpr float kGuard = 12345.f;
+  const size_t ny = static_cast<size_t>(w.OH * w.OW * P);
+  std::vector<float> y(ny + 64, kGuard);
+  kernels::cpu::pool_simd::pool_rows(x.data(), y.data(), w, 0, w.OH);
+  for (size_t i = ny; i < y.size(); ++i) ASSERT_EQ(y[i], kGuard) << "written past Y at " << i;
+  for (int64_t oh = 0; oh < w.OH; ++oh)
+    for (int64_t ow = 0; ow < w.OW; ++ow)
+      for (int64_t p = 0; p < P; ++p) {
+        double best = -INFINITY, sum = 0;
+        int64_t inside = 0, counted = 0;
+        for (int64_t i = 0; i < c.kh; ++i)
+          for (int64_t j = 0; j < c.kw; ++j) {
+            const int64_t ih = oh * c.sh - c.ph + i * c.dh, iw = ow * c.sw - c.pw + j * c.dw;
+            const bool in_x = ih >= 0 && ih < c.H && iw >= 0 && iw < c.W;
+            const bool in_pads = ih >= -c.ph && ih < c.H + c.eh && iw >= -c.pw && iw < c.W + c.ew;
+            if (in_pads) ++counted;
+            if (!in_x) continue;
+            const double v = x[static_cast<size_t>((ih * c.W + iw) * P + p)];
+            best = std::max(best, v);
+            sum += v;
+            ++inside;
+          }
+        ASSERT_GT(inside, 0) << "a test window in the padding";
+        const float got = y[static_cast<size_t>((oh * w.OW + ow) * P + p)];
+        if (is_max) {
+          ASSERT_EQ(got, static_cast<float>(best)) << "at " << oh << "," << ow << " lane " << p;
+        } else {
+          const double want = sum / static_cast<double>(include_pad ? counted : inside);
+          ASSERT_NEAR(got, want, 1e-6 * std::max(1.0, std::fabs(want))) << "at " << oh << "," << ow << " lane " << p;
+        }
+      }
+}
+
+TEST(NnPixelPool, EveryTargetMatchesAReferenceLoop) {
+  const std::vector<PixelPoolCase> cases = {
+      {11, 13, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},  // GoogLeNet-style 3x3/2
+      {9, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   // 3x3/1 pad 1: four-pixel groups and border pixels
+      {7, 9, 2, 2, 2, 2, 1, 1, 0, 0, 1, 1},    // ceil_mode's extra cells (as end pads)
+      {13, 12, 3, 2, 2, 1, 2, 3, 2, 1, 1, 0},  // dilations, uneven pads
+  };
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (const PixelPoolCase& c : cases)
+      for (int64_t P : {3, 16, 20, 27, 40})
+        for (int kind = 0; kind < 3; ++kind) {
+          SCOPED_TRACE(std::string(hwy::TargetName(target)) + " P " + std::to_string(P) + " window " +
+                       std::to_string(c.kh) + "x" + std::to_string(c.kw) + " on " + std::to_string(c.H) + "x" +
+                       std::to_string(c.W) + (kind == 0 ? " max" : kind == 1 ? " mean" : " mean with pads"));
+          expect_pixel_pool_matches_reference(c, P, kind == 0, kind == 2);
+        }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

@@ -984,6 +984,7 @@ void expect_blocked_pool_matches_plain(ops::Layout layout, const Shape& xs) {
       {"AveragePool", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, 1},
       {"AveragePool", {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 1},
       {"AveragePool", {3, 3}, {2, 2}, {1, 0, 1, 0}, {1, 1}, 1, 0},
+      {"AveragePool", {3, 2}, {2, 1}, {2, 1, 2, 1}, {2, 3}, 0, 1},
   };
   for (const PoolCase& c : cases) {
     SCOPED_TRACE(std::string(c.op) + " kernel " + std::to_string(c.kernel[0]) + "x" + std::to_string(c.kernel[1]) +
@@ -1241,6 +1242,7 @@ TEST(LayoutReorder, ChannelsLastPoolMatchesPlain) {
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {2, 24, 5, 5});
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {1, 40, 13, 14});
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {2, 3, 11, 9});
+  expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {1, 20, 9, 10});
 }
 
 }  // namespace

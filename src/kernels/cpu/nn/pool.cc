@@ -1,9 +1,11 @@
-// MaxPool (ONNX MaxPool-12) and AveragePool (AveragePool-11) on CPU through
-// oneDNN pooling_v2_forward, plain NC[D]HW layout in and out, or nChw16c /
-// nhwc in and out where the execution plan's layouts (KernelConfig) make the
-// input so (ops/layout.h). GlobalMaxPool and GlobalAveragePool (-1) run a
-// native reduction in the same layouts (GlobalPoolKernel; the [N,C,1,1]
-// output has the same bytes in every layout).
+// MaxPool (ONNX MaxPool-12) and AveragePool (AveragePool-11) on CPU:
+// oneDNN pooling_v2_forward on the plain NC[D]HW layout in and out
+// (PoolKernel); a 2-D pool whose input the execution plan's layouts
+// (KernelConfig, ops/layout.h) make nChw16c or nhwc runs a native
+// pixel-vector loop in that layout instead (PixelPoolKernel, pool_simd.h).
+// GlobalMaxPool and GlobalAveragePool (-1) run a native reduction in all
+// three layouts (GlobalPoolKernel; the [N,C,1,1] output has the same bytes
+// in every layout).
 //
 // ceil_mode: the output size comes from the schema; the end padding handed to
 // oneDNN is stretched so that oneDNN's floor formula reproduces it. Padded
@@ -11,8 +13,6 @@
 // count_include_pad=1, ONNX (as PyTorch and ONNX Runtime) counts only the
 // cells inside [-pad_begin, in + pad_end), not the extra ceil-mode cells, so
 // the few border outputs that reach past pad_end are rescaled afterwards.
-// 2-D MaxPool and AveragePool in nChw16c or nhwc run a native pixel-vector
-// loop instead (PixelPoolKernel, pool_simd.h).
 // MaxPool with the Indices output, or on dtypes other than float32, runs a
 // native loop (NativeMaxPoolKernel).
 #include <algorithm>
@@ -72,9 +72,8 @@ class PoolKernel final : public Kernel {
         raw_(ops::read_window_attrs(n)),
         is_max_(is_max),
         include_pad_(n.get_int("count_include_pad", 0) != 0) {
-    pool_.layout = config.input_layout(0);
-    if (pool_.layout != config.output_layout(0))
-      fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+    if (config.input_layout(0) != ops::Layout::kPlain || config.output_layout(0) != ops::Layout::kPlain)
+      fail(ErrorCode::kInvalidModel, desc_ + ": oneDNN's pooling here reads and writes the plain layout only");
   }
 
   void reshape(const KernelContext& ctx) override {
@@ -147,16 +146,7 @@ class PoolKernel final : public Kernel {
       if (cells == full || cells <= 0) continue;
       const float f = static_cast<float>(full) / static_cast<float>(cells);
       float* out = y.as<float>();
-      if (pool_.layout == ops::Layout::kPlain) {
-        for (int64_t c = 0; c < planes; ++c) out[c * spatial + p] *= f;
-      } else if (pool_.layout == ops::Layout::kNChw16c) {  // [N][C/16][spatial][16]
-        for (int64_t g = 0; g < planes / 16; ++g)
-          for (int64_t l = 0; l < 16; ++l) out[(g * spatial + p) * 16 + l] *= f;
-      } else {  // nhwc: [N][spatial][C]
-        const int64_t channels = ys[1];
-        for (int64_t n = 0; n < ys[0]; ++n)
-          for (int64_t c = 0; c < channels; ++c) out[(n * spatial + p) * channels + c] *= f;
-      }
+      for (int64_t c = 0; c < planes; ++c) out[c * spatial + p] *= f;
     }
   }
 
@@ -172,8 +162,11 @@ class PoolKernel final : public Kernel {
 /// nChw16c or nhwc, Y in the same layout: each output pixel's channels are
 /// a few vectors (pool_simd.h), planes of [H][W][16] per channel block or
 /// [H][W][C] per image, output rows shared among the threads. Padded
-/// channels of a last nChw16c block are pooled too (zeros stay zeros).
-/// Chosen over oneDNN's pooling for these layouts, which took 1.2-1.6x
+/// channels of a last nChw16c block are pooled too: every window has a cell
+/// inside X, so zeros there stay zeros. Errors (reshape): kInvalidArgument
+/// when X or Y is not 4-D or Y does not fit X's windows; kInvalidModel when
+/// a window lies wholly in the padding or a window value exceeds 2^31.
+/// Chosen over oneDNN's pooling for these layouts, which took 1.2-1.3x
 /// longer on GoogLeNet's and SqueezeNet's 3x3 pools; plain NCHW stays on
 /// oneDNN.
 class PixelPoolKernel final : public Kernel {
@@ -191,12 +184,32 @@ class PixelPoolKernel final : public Kernel {
     const Shape& ys = ctx.out(0).shape;
     require_f32(desc_, x.dtype);
     if (x.shape.size() != 4 || ys.size() != 4)
-      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " in layout " +
-                                            ops::layout_name(layout_) + " is not 4-D");
+      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " and Y " + shape_str(ys) +
+                                            " in layout " + ops::layout_name(layout_) + " must be 4-D");
     const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, 2, nullptr, desc_);
     const ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(x.shape.begin() + 2, x.shape.end()));
     if (ys[0] != x.shape[0] || ys[1] != x.shape[1] || ys[2] != g.out[0] || ys[3] != g.out[1])
       fail(ErrorCode::kInvalidArgument, desc_ + ": Y " + shape_str(ys) + " does not fit X " + shape_str(x.shape));
+    // Window values the loop's int64 offsets can take.
+    constexpr int64_t kMaxWindow = int64_t{1} << 31;
+    for (int64_t v : {a.kernel[0], a.kernel[1], a.strides[0], a.strides[1], a.dilations[0], a.dilations[1],
+                      g.pad_begin[0], g.pad_begin[1], g.pad_end[0], g.pad_end[1]})
+      if (v > kMaxWindow)
+        fail(ErrorCode::kInvalidModel, desc_ + ": a kernel, stride, dilation or pad of " + std::to_string(v) +
+                                           " (at most 2^31 in layout " + ops::layout_name(layout_) + ")");
+    // Every window needs a cell inside X: one wholly in the padding (pads or
+    // dilations past X, ceil_mode's last windows) has no max to give, and
+    // ONNX's later texts (MaxPool-22, AveragePool-22) drop such windows.
+    for (int dim = 0; dim < 2; ++dim)
+      for (int64_t o = 0; o < ys[2 + dim]; ++o) {
+        int64_t lo, hi;
+        pool_simd::taps_inside(o * a.strides[dim] - g.pad_begin[dim], a.kernel[dim], a.dilations[dim], 0,
+                               x.shape[2 + dim], lo, hi);
+        if (lo == hi)
+          fail(ErrorCode::kInvalidModel, desc_ + ": output " + (dim == 0 ? "row " : "column ") + std::to_string(o) +
+                                             " of Y " + shape_str(ys) + " pools a window with no cell inside X " +
+                                             shape_str(x.shape) + " (it lies in the padding)");
+      }
     w_.H = x.shape[2], w_.W = x.shape[3], w_.OH = ys[2], w_.OW = ys[3];
     w_.kh = a.kernel[0], w_.kw = a.kernel[1], w_.sh = a.strides[0], w_.sw = a.strides[1];
     w_.dh = a.dilations[0], w_.dw = a.dilations[1];
@@ -214,7 +227,9 @@ class PixelPoolKernel final : public Kernel {
     const float* in = x.as<float>();
     float* out = y.as<float>();
     const int64_t in_plane = w_.H * w_.W * w_.P, out_plane = w_.OH * w_.OW * w_.P, rows = planes_ * w_.OH;
-    const bool par = ctx.num_threads > 1 && rows > 1 && out_plane * planes_ * w_.kh * w_.kw >= 64 * 1024;
+    const double taps = static_cast<double>(out_plane) * static_cast<double>(planes_) * static_cast<double>(w_.kh) *
+                        static_cast<double>(w_.kw);
+    const bool par = ctx.num_threads > 1 && rows > 1 && taps >= 64 * 1024;
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t p = r / w_.OH, oh = r % w_.OH;

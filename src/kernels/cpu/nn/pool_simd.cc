@@ -8,7 +8,7 @@
 // pixels of a row whose windows lie inside X along W run together: four
 // independent accumulators, so the loads rather than the max latency set
 // the pace (one accumulator per pixel took 1.4-1.6x longer). In GoogLeNet
-// and SqueezeNet oneDNN 2.6's JIT pooling on nChw16c took 1.2-1.6x longer,
+// and SqueezeNet oneDNN 2.6's JIT pooling on nChw16c took 1.2-1.3x longer,
 // e.g. 146 us against 111 us for [1,64,112,112], 3x3 stride 2.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/nn/pool_simd.cc"
@@ -27,36 +27,52 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 namespace {
-/// Taps [lo, hi) of a window starting at `start` (stride already applied)
-/// with k taps `dil` apart whose cells lie in [begin, end).
-inline void taps_inside(int64_t start, int64_t k, int64_t dil, int64_t begin, int64_t end, int64_t& lo,
-                        int64_t& hi) {
-  lo = 0;
-  hi = k;
-  while (lo < k && start + lo * dil < begin) ++lo;
-  while (hi > lo && start + (hi - 1) * dil >= end) --hi;
-}
-
 /// kG output pixels `step` floats apart in X (`ostep` in Y) at once, their
-/// vectors [c, c + lanes) (`m`: the lanes of a last partial vector when not
-/// `whole`), over the taps rows [i_lo, i_hi) x columns [j_lo, j_hi); `at`
-/// is X's float offset of the first pixel's tap (0, 0), which may lie
-/// outside X. kG independent accumulators keep the max (or add) latency off
-/// the critical path.
+/// vectors [c, c + lanes) (`valid` < lanes: a last partial vector, `m` its
+/// lanes), over ni x nj taps `row` and `col` floats apart from `at`, X's
+/// float offset of the first pixel's first tap inside X. kG independent
+/// accumulators keep the max (or add) latency off the critical path.
 template <bool kMax, int kG, class D, class M>
-HWY_INLINE void pool_pixels(D d, M m, bool whole, const float* x, int64_t at, int64_t step, int64_t row,
-                            int64_t col, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi, float divisor,
-                            float* out, int64_t ostep) {
+HWY_INLINE void pool_pixels(D d, M m, int64_t valid, const float* x, int64_t at, int64_t step, int64_t row,
+                            int64_t col, int64_t ni, int64_t nj, float divisor, float* out, int64_t ostep) {
   static_assert(kG == 1 || kG == 4, "one or four pixels");
   using V = hn::Vec<D>;
+  const bool whole = valid == static_cast<int64_t>(hn::Lanes(d));
+  // A partial vector: no lane outside the pixel is read or written (the
+  // next pixel may be another thread's, the last one ends the tensor). AVX2
+  // and AVX-512 have masked loads and stores; the other targets' MaskedLoad
+  // reads the whole vector (aligned on SSE4), so they go through a buffer.
+  const auto load = [&](const float* p) {
+    if (whole) return hn::LoadU(d, p);
+#if HWY_TARGET <= HWY_AVX2
+    return hn::MaskedLoad(m, d, p);
+#else
+    HWY_ALIGN float part[HWY_MAX_BYTES / sizeof(float)] = {};
+    std::copy(p, p + valid, part);
+    return hn::Load(d, part);
+#endif
+  };
+  const auto put = [&](V r, float* o) {
+    if (!kMax) r = divisor > 0 ? hn::Div(r, hn::Set(d, divisor)) : hn::Zero(d);
+    if (whole) {
+      hn::StoreU(r, d, o);
+      return;
+    }
+#if HWY_TARGET <= HWY_AVX2
+    hn::BlendedStore(r, m, d, o);
+#else
+    HWY_ALIGN float part[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(r, d, part);
+    std::copy(part, part + valid, o);
+#endif
+  };
   // Named accumulators, not an array: GCC keeps an array of vectors on the
   // stack, which put a store and a reload on every tap's chain.
   const V init = kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
   V a0 = init, a1 = init, a2 = init, a3 = init;
-  const auto load = [&](const float* p) { return whole ? hn::LoadU(d, p) : hn::MaskedLoad(m, d, p); };
   const auto fold = [](V acc, V v) { return kMax ? hn::Max(acc, v) : hn::Add(acc, v); };
-  for (int64_t i = i_lo; i < i_hi; ++i) {
-    for (int64_t j = j_lo; j < j_hi; ++j) {
+  for (int64_t i = 0; i < ni; ++i) {
+    for (int64_t j = 0; j < nj; ++j) {
       const float* p = x + (at + i * row + j * col);
       a0 = fold(a0, load(p));
       if constexpr (kG == 4) {
@@ -66,31 +82,24 @@ HWY_INLINE void pool_pixels(D d, M m, bool whole, const float* x, int64_t at, in
       }
     }
   }
-  const auto put = [&](V r, float* o) {
-    if (!kMax) r = divisor > 0 ? hn::Div(r, hn::Set(d, divisor)) : hn::Zero(d);
-    if (whole)
-      hn::StoreU(r, d, o);
-    else
-      hn::BlendedStore(r, m, d, o);
-  };
   put(a0, out);
   if constexpr (kG == 4) {
     put(a1, out + ostep);
     put(a2, out + 2 * ostep);
     put(a3, out + 3 * ostep);
   }
+  (void)m;
 }
 
 /// All P floats of kG output pixels (see pool_pixels).
 template <bool kMax, int kG, class D, class M>
 HWY_INLINE void pool_all_lanes(D d, M tail, int64_t lanes, int64_t whole, int64_t P, const float* x, int64_t at,
-                               int64_t step, int64_t row, int64_t col, int64_t i_lo, int64_t i_hi, int64_t j_lo,
-                               int64_t j_hi, float divisor, float* out) {
+                               int64_t step, int64_t row, int64_t col, int64_t ni, int64_t nj, float divisor,
+                               float* out) {
   for (int64_t c = 0; c < whole; c += lanes)
-    pool_pixels<kMax, kG>(d, tail, true, x + c, at, step, row, col, i_lo, i_hi, j_lo, j_hi, divisor, out + c, P);
+    pool_pixels<kMax, kG>(d, tail, lanes, x + c, at, step, row, col, ni, nj, divisor, out + c, P);
   if (whole < P)
-    pool_pixels<kMax, kG>(d, tail, false, x + whole, at, step, row, col, i_lo, i_hi, j_lo, j_hi, divisor,
-                          out + whole, P);
+    pool_pixels<kMax, kG>(d, tail, P - whole, x + whole, at, step, row, col, ni, nj, divisor, out + whole, P);
 }
 
 template <bool kMax>
@@ -112,13 +121,14 @@ void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_
       taps_inside(ih0, w.kh, w.dh, -w.ph, w.H + w.eh, c_lo, c_hi);
     else
       c_lo = i_lo, c_hi = i_hi;
-    const int64_t rows_counted = c_hi - c_lo;
+    const int64_t rows_counted = c_hi - c_lo, ni = i_hi - i_lo;
+    const int64_t top = (ih0 + i_lo * w.dh) * row;  // the window's first row inside X
     float* yrow = y + oh * w.OW * P;
     for (int64_t ow = 0; ow < w.OW;) {
-      const int64_t iw0 = ow * w.sw - w.pw, at = ih0 * row + iw0 * P;
-      if (ow >= ow_a && ow + 4 <= ow_b) {  // four whole windows along W
+      const int64_t iw0 = ow * w.sw - w.pw;
+      if (ow >= ow_a && ow + 4 <= ow_b) {  // four windows wholly inside X along W
         const float divisor = static_cast<float>(rows_counted * w.kw);
-        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, x, at, step, row * w.dh, col, i_lo, i_hi, 0, w.kw, divisor,
+        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, x, top + iw0 * P, step, row * w.dh, col, ni, w.kw, divisor,
                                 yrow + ow * P);
         ow += 4;
         continue;
@@ -130,8 +140,8 @@ void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_
       else
         d_lo = j_lo, d_hi = j_hi;
       const float divisor = static_cast<float>(rows_counted * (d_hi - d_lo));
-      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, x, at, step, row * w.dh, col, i_lo, i_hi, j_lo, j_hi, divisor,
-                              yrow + ow * P);
+      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, x, top + (iw0 + j_lo * w.dw) * P, step, row * w.dh, col, ni,
+                              j_hi - j_lo, divisor, yrow + ow * P);
       ++ow;
     }
   }

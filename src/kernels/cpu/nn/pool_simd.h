@@ -3,6 +3,7 @@
 // nChw16c or nhwc layout.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace gec::kernels::cpu::pool_simd {
@@ -11,7 +12,9 @@ namespace gec::kernels::cpu::pool_simd {
 /// Y [OH][OW][P] floats, P floats per pixel (16 for one nChw16c channel
 /// block, C for an nhwc image). Window taps: kernel kh x kw, strides sh,
 /// sw, dilations dh, dw (>= 1), begin pads ph, pw and end pads eh, ew as
-/// ONNX pads (ceil_mode's extra cells lie beyond eh, ew).
+/// ONNX pads (ceil_mode's extra cells lie beyond eh, ew). The caller
+/// (pool.cc) has checked that every window has a tap inside X and that
+/// these values are below 2^31, so the offsets fit int64.
 struct Window {
   int64_t H = 0, W = 0, P = 0, OH = 0, OW = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, eh = 0, ew = 0;
@@ -21,6 +24,17 @@ struct Window {
   /// ceil_mode window beyond the end pads are never counted.
   bool count_include_pad = false;
 };
+
+/// Taps [lo, hi) of a window whose first cell is `start` (k taps `dil`
+/// apart, dil >= 1) with cells inside [begin, end); lo == hi when none is.
+/// Closed form: no loop over the taps, which a model may make huge.
+inline void taps_inside(int64_t start, int64_t k, int64_t dil, int64_t begin, int64_t end, int64_t& lo,
+                        int64_t& hi) {
+  lo = start >= begin ? 0 : (begin - start + dil - 1) / dil;
+  hi = start >= end ? 0 : std::min<int64_t>(k, (end - 1 - start) / dil + 1);
+  if (lo > k) lo = k;
+  if (hi < lo) hi = lo;
+}
 
 /// Output rows [oh0, oh1) of one plane: each output pixel is the max or the
 /// mean of its taps inside X, all P floats at once. The max runs in tap
