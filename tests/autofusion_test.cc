@@ -339,7 +339,9 @@ TEST(AutoFusionGuards, InputLimitSplitsAGroup) {
   text += "  output %" + last + "\n}";
   auto g = fuse_and_compare(text, 2);
   for (const auto& node : g->nodes())
-    if (node->op_type == "FusedElementwise") EXPECT_LE(node->inputs().size(), static_cast<size_t>(ops::kMaxFusedInputs));
+    if (node->op_type == "FusedElementwise") {
+      EXPECT_LE(node->inputs().size(), static_cast<size_t>(ops::kMaxFusedInputs));
+    }
 }
 
 // Two groups that would read each other: chain A and chain B each exceed the

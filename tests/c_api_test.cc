@@ -37,7 +37,9 @@ std::string compile_c(const std::string& onnx, const std::string& name, int leve
   char* report = nullptr;
   EXPECT_EQ(gec_compile_file(onnx.c_str(), gom.c_str(), o, &report), GEC_OK) << gec_last_error_message();
   EXPECT_NE(report, nullptr);
-  if (report) EXPECT_NE(std::string(report).find("\"memory\""), std::string::npos);
+  if (report) {
+    EXPECT_NE(std::string(report).find("\"memory\""), std::string::npos);
+  }
   gec_string_free(report);
   gec_compile_options_free(o);
   return gom;

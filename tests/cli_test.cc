@@ -400,7 +400,7 @@ TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
   const Result fixed = gec("compile " + p("dyn.onnx") + " -o " + p("fixed.gom") + " --input-shape x:2,4");
   ASSERT_EQ(fixed.status, 0) << fixed.out;
   EXPECT_EQ(fixed.out.find("gec: note:"), std::string::npos) << fixed.out;
-  for (const std::string model : {p("dyn.gom"), p("dyn.onnx")}) {
+  for (const std::string& model : {p("dyn.gom"), p("dyn.onnx")}) {
     Result r = gec("bench " + model + " --shape x:6,4 --warmup 0 --iterations 2 --json");
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(nlohmann::json::parse(r.out)["batch"], 6) << "the leading dim of the generated input";
@@ -490,7 +490,9 @@ TEST_F(Cli, BenchJsonAndProfileTrace) {
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(t["traceEvents"][i]["ph"], "X");
     EXPECT_EQ(t["traceEvents"][i]["name"], i % 2 ? "act0" : "add0") << i;
-    if (i) EXPECT_GE(t["traceEvents"][i]["ts"].get<double>(), t["traceEvents"][i - 1]["ts"].get<double>());
+    if (i) {
+      EXPECT_GE(t["traceEvents"][i]["ts"].get<double>(), t["traceEvents"][i - 1]["ts"].get<double>());
+    }
   }
   r = gec("profile " + p("m.gom") + " --iterations 2 --json");
   ASSERT_EQ(r.status, 0) << r.out;

@@ -304,7 +304,9 @@ TEST(ConvTransposeFolding, Guards) {
     }
     EXPECT_EQ(passes::make_conv_transpose_folding()->run(g), 0) << "case " << which;
     EXPECT_EQ(which == 4 ? bn->input(0)->producer()->input(0) : bn->input(0), ct->output(0));
-    if (which != 3) EXPECT_EQ(values<float>(*ct->input(1)->constant), (std::vector<float>{1, 2, 3, 4}));
+    if (which != 3) {
+      EXPECT_EQ(values<float>(*ct->input(1)->constant), (std::vector<float>{1, 2, 3, 4}));
+    }
   }
 }
 

@@ -38,8 +38,9 @@ TEST(FrontendModels, AllSharedModelsImport) {
         EXPECT_NE(n->op_type, "Constant") << n->name;
         EXPECT_NE(n->op_type, "Dropout") << n->name;
         EXPECT_NE(n->op_type, "Upsample") << n->name;
-        if (n->op_type == "Squeeze" || n->op_type == "Unsqueeze" || n->op_type.rfind("Reduce", 0) == 0)
+        if (n->op_type == "Squeeze" || n->op_type == "Unsqueeze" || n->op_type.rfind("Reduce", 0) == 0) {
           EXPECT_FALSE(n->has_attr("axes")) << n->name;
+        }
       }
     });
     ++imported;

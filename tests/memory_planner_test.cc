@@ -75,7 +75,6 @@ TEST(MemoryPlanner, NoInPlaceOverABroadcastInput) {
   ir::Value* y = add_op(g, "Mul", {a, b}, "y", {4, 8});
   g.outputs().push_back(y);
   testing::Planned P(g);
-  const MemoryStats& s = P.stats();
   EXPECT_EQ(P.at(y).offset, P.at(b).offset);
   verify_plan(g, P.ids, P.plan);
 }
@@ -296,7 +295,6 @@ TEST(MemoryVerifier, CatchesAWriteOverALiveValue) {
   ir::Value* b = add_op(g, "Relu", {a}, "b", {16});
   g.outputs().push_back(add_op(g, "Add", {a, b}, "y", {16}));
   testing::Planned P(g);
-  const MemoryStats& s = P.stats();
   verify_plan(g, P.ids, P.plan);
   P.at(b).offset = P.at(a).offset;
   EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
@@ -308,7 +306,6 @@ TEST(MemoryVerifier, InPlaceOnlyForListedOps) {
   ir::Graph g;
   chain(g, 16, "Softmax");
   testing::Planned P(g);
-  const MemoryStats& s = P.stats();
   P.at(g.find_value("b")).offset = P.at(g.find_value("a")).offset;  // a dies at b, but Softmax is not listed
   EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
   ir::Graph h;
@@ -339,7 +336,6 @@ TEST(MemoryVerifier, CatchesAConcatInputOutsideItsSlice) {
   ir::Value* c = add_op(g, "Concat", {a, b}, "c", {1, 4}, {ir::Attribute::Int("axis", 1)});
   g.outputs().push_back(add_op(g, "Softmax", {c}, "y", {1, 4}));
   testing::Planned P(g);
-  const MemoryStats& s = P.stats();
   ASSERT_TRUE(P.plan.concat_done(P.ids.id(c)));
   verify_plan(g, P.ids, P.plan);
   std::swap(P.at(a).offset, P.at(b).offset);  // the inputs swapped: output would be wrong
@@ -356,7 +352,6 @@ TEST(MemoryVerifier, CatchesAnAliasOverwrittenWhileLive) {
   ir::Value* b = add_op(g, "Softmax", {x}, "b", {16});
   g.outputs().push_back(add_op(g, "Add", {r, b}, "y", {16}));
   testing::Planned P(g);
-  const MemoryStats& s = P.stats();
   verify_plan(g, P.ids, P.plan);
   P.at(b).offset = P.at(a).offset;
   EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);

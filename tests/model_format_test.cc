@@ -189,7 +189,11 @@ std::vector<uint8_t> write_plain(const Graph& g, int32_t opset, const std::strin
   schedule::ExecutionPlan ep;
   ir::for_each_graph(g, [&](const Graph& sg) {
     schedule::GraphSchedule& gs = ep.graphs.emplace_back();
-    for (int32_t i = 0; i < static_cast<int32_t>(sg.nodes().size()); ++i) gs.steps.push_back({i, "", {}, {}, ""});
+    for (int32_t i = 0; i < static_cast<int32_t>(sg.nodes().size()); ++i) {
+      schedule::Step st;
+      st.node = i;
+      gs.steps.push_back(st);
+    }
   });
   return write_gom(g, ids, mp, ep, opset, meta);
 }

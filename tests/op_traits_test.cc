@@ -25,12 +25,19 @@ TEST(OpTraits, InPlaceAndPassThroughOnlyOnElementwiseOps) {
   for (const auto& op : registered_ops()) {
     const OpTraits& t = find_schema(op.first, op.second)->traits;
     const bool elementwise = t.pattern == PatternKind::kElementwise || t.pattern == PatternKind::kBroadcast;
-    if (!t.may_inplace.empty()) EXPECT_TRUE(elementwise) << label(op) << " is in place but not elementwise";
-    if (t.layout == LayoutRule::kUnaryPassThrough || t.layout == LayoutRule::kBinaryPassThrough)
+    if (!t.may_inplace.empty()) {
+      EXPECT_TRUE(elementwise) << label(op) << " is in place but not elementwise";
+    }
+    if (t.layout == LayoutRule::kUnaryPassThrough || t.layout == LayoutRule::kBinaryPassThrough) {
       EXPECT_TRUE(elementwise) << label(op) << " passes a blocked layout through but is not elementwise";
-    if (t.conv_epilogue) EXPECT_EQ(t.pattern, PatternKind::kElementwise) << label(op);
+    }
+    if (t.conv_epilogue) {
+      EXPECT_EQ(t.pattern, PatternKind::kElementwise) << label(op);
+    }
     for (const IoPair& p : t.alias) EXPECT_TRUE(p.input == 0 && p.output == 0) << label(op);
-    if (!t.alias.empty()) EXPECT_TRUE(t.may_inplace.empty()) << label(op) << " is both a view and in place";
+    if (!t.alias.empty()) {
+      EXPECT_TRUE(t.may_inplace.empty()) << label(op) << " is both a view and in place";
+    }
   }
 }
 
@@ -82,9 +89,9 @@ TEST(OpTraits, DefaultDomainHasOneSpelling) {
 
 TEST(OpTraits, SecondRegistrationIsAnErrorNamingBoth) {
   if (!find_schema("test.traits", "Dup"))  // (once per process: --gtest_repeat)
-    register_schema({.domain = "test.traits", .op_type = "Dup", .traits = traits(PatternKind::kOpaque)});
+    register_schema({.domain = "test.traits", .op_type = "Dup", .infer = {}, .traits = traits(PatternKind::kOpaque)});
   try {
-    register_schema({.domain = "test.traits", .op_type = "Dup", .traits = traits(PatternKind::kOpaque)});
+    register_schema({.domain = "test.traits", .op_type = "Dup", .infer = {}, .traits = traits(PatternKind::kOpaque)});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("test.traits::Dup is registered twice"), std::string::npos) << e.what();

@@ -148,7 +148,9 @@ TEST(ConvKernelCropping, SweepKeepsTheOutputs) {
               expect_close(values<float>(got[0]), values<float>(want[0]), 1e-5f, 1e-5f);
               // Cropped only where an edge tap is dead; a crop that would
               // need negative pads (an input crop) is refused.
-              if (!can) EXPECT_EQ(n, 0);
+              if (!can) {
+                EXPECT_EQ(n, 0);
+              }
               rewritten += static_cast<int>(n);
             }
   EXPECT_GT(rewritten, 20);  // the sweep does reach the rewrite

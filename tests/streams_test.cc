@@ -33,12 +33,6 @@ ir::Value* weight(ir::Graph& g, const std::string& name, int64_t n) {
   return g.add_constant(name, std::move(w));
 }
 
-const ir::Node* node(const ir::Graph& g, const std::string& name) {
-  for (const auto& n : g.nodes())
-    if (n->name == name) return n.get();
-  return nullptr;
-}
-
 int64_t position(const ir::Graph& g, const std::string& name) {
   const std::vector<ir::Node*> nodes = g.node_list();
   for (size_t i = 0; i < nodes.size(); ++i)

@@ -179,12 +179,16 @@ void check_packed_weight_residency(bool stored) {
       const long kib = resident_kib_of(path);
       ASSERT_GE(kib, 0) << path << " is not mapped";
       EXPECT_LT(kib, (stored ? 1.5 : 0.25) * weight_kib) << "run " << run;
-      if (stored) EXPECT_GT(kib, 0.75 * weight_kib) << "run " << run << ": the stored copy is not what runs read";
+      if (stored) {
+        EXPECT_GT(kib, 0.75 * weight_kib) << "run " << run << ": the stored copy is not what runs read";
+      }
     }
     const Session::PackedWeightCounts pw = s->packed_weights();
     EXPECT_EQ(pw.adopted, stored ? pw.stored : 0);
     EXPECT_GE(pw.adopted + pw.packed, 1);
-    if (stored) EXPECT_EQ(pw.packed, 0);
+    if (stored) {
+      EXPECT_EQ(pw.packed, 0);
+    }
   }
   std::remove(path.c_str());
 }
