@@ -195,9 +195,9 @@ TEST(NnGlobalPool, NhwcMeanIsTheSameOnEveryThreadCount) {
 
 // native.pool through its kernel (nhwc, as a plan gives it): the rows are
 // split among 1-4 threads without changing a bit of the result, for a
-// max and a mean with pads on a two-image input of 24 channels.
+// max and a mean with pads on a two-image input of 20 channels.
 TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
-  const Shape xs{2, 24, 13, 14};
+  const Shape xs{2, 20, 15, 14};  // 20 channels: whole vectors and a partial one on AVX2 and AVX-512
   Tensor x(DType::kFloat32, xs);  // nhwc bytes: [N][H][W][C]
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 53) % 97) / 9.f - 5.f;
   const TensorView view = x.view();
@@ -222,29 +222,93 @@ TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
 }
 
 // A window wholly in the padding (a dilation stepping over a 2x2 input)
-// has no max to give: native.pool refuses it, naming the node, rather than
-// writing -inf (which would turn an nChw16c block's zero padding into
-// -inf for the next convolution).
-TEST(NnPixelPool, WindowsInThePaddingAreRefused) {
+// has no max to give: both pooling kernels (oneDNN's on plain, native.pool
+// on nChw16c) refuse it, naming the node, rather than writing -inf (which
+// would turn an nChw16c block's zero padding into -inf for the next
+// convolution). An AveragePool counting the pads gives 0 there and runs.
+TEST(NnPixelPool, WindowsInThePaddingAreRefusedInEveryLayout) {
+  const Shape xs{1, 16, 2, 2};
+  const Tensor x = make<float>(xs, std::vector<float>(64, 1.f));
+  const TensorView view = x.view();
+  for (const char* op : {"MaxPool", "AveragePool"})
+    for (int64_t include_pad : {0, 1})
+      for (ops::Layout layout : {ops::Layout::kPlain, ops::Layout::kNChw16c}) {
+        if (std::string(op) == "MaxPool" && include_pad) continue;
+        SCOPED_TRACE(std::string(op) + " count_include_pad " + std::to_string(include_pad) + " in " +
+                     ops::layout_name(layout));
+        ir::Graph g;
+        ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
+        ir::Node* node = g.add_node(op, {in}, {"y"}, "gapped");
+        node->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+        node->set_attr(ir::Attribute::Ints("dilations", {3, 3}));
+        node->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+        if (std::string(op) == "AveragePool") node->set_attr(ir::Attribute::Int("count_include_pad", include_pad));
+        kernels::KernelConfig config;
+        config.input_layouts = config.output_layouts = {layout};
+        if (include_pad) {
+          const std::vector<Tensor> y = kernels::evaluate_node(*node, {&view}, 1, nullptr, config);
+          ASSERT_EQ(y[0].shape(), (Shape{1, 16, 1, 1}));
+          for (float v : values<float>(y[0])) EXPECT_EQ(v, 0.f);
+          continue;
+        }
+        try {
+          kernels::evaluate_node(*node, {&view}, 1, nullptr, config);
+          ADD_FAILURE() << "a window in the padding was pooled";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+          EXPECT_NE(std::string(e.what()).find("'gapped'"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+        }
+      }
+}
+
+// Window values a hostile model may give: a kernel of 2^31 + 1 cells with
+// pads of 2^30 on each side of a 2-cell input is a valid geometry (one
+// output), which native.pool refuses in its reshape rather than looping
+// over the taps; taps_inside counts in closed form, and agrees with a loop
+// on small windows.
+TEST(NnPixelPool, HugeWindowsAreRefusedAndTapsAreCountedInClosedForm) {
   const Shape xs{1, 16, 2, 2};
   const Tensor x = make<float>(xs, std::vector<float>(64, 1.f));
   const TensorView view = x.view();
   ir::Graph g;
   ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
-  ir::Node* node = g.add_node("MaxPool", {in}, {"y"}, "gapped");
-  node->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
-  node->set_attr(ir::Attribute::Ints("dilations", {3, 3}));
-  node->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+  ir::Node* node = g.add_node("MaxPool", {in}, {"y"}, "huge");
+  const int64_t big = (int64_t{1} << 31) + 1, pad = int64_t{1} << 30;
+  node->set_attr(ir::Attribute::Ints("kernel_shape", {big, 1}));
+  node->set_attr(ir::Attribute::Ints("pads", {pad, 0, pad, 0}));
   kernels::KernelConfig config;
   config.input_layouts = config.output_layouts = {ops::Layout::kNChw16c};
   try {
     kernels::evaluate_node(*node, {&view}, 1, nullptr, config);
-    ADD_FAILURE() << "a window in the padding was pooled";
+    ADD_FAILURE() << "a kernel of 2^31 + 1 cells was run";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
-    EXPECT_NE(std::string(e.what()).find("'gapped'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'huge'"), std::string::npos) << e.what();
   }
+  using kernels::cpu::pool_simd::taps_inside;
+  for (int64_t start = -9; start <= 9; ++start)
+    for (int64_t k = 1; k <= 4; ++k)
+      for (int64_t dil = 1; dil <= 4; ++dil) {
+        int64_t lo, hi, want_lo = k, want_hi = k;
+        for (int64_t i = 0; i < k; ++i)
+          if (start + i * dil >= -2 && start + i * dil < 5) {
+            if (want_lo == k) want_lo = i;
+            want_hi = i + 1;
+          }
+        if (want_lo == k) want_hi = want_lo;
+        taps_inside(start, k, dil, -2, 5, lo, hi);
+        ASSERT_EQ(hi - lo, want_hi - want_lo) << start << " " << k << " " << dil;
+        if (hi > lo) {
+          ASSERT_EQ(lo, want_lo) << start << " " << k << " " << dil;
+        }
+      }
+  int64_t lo, hi;
+  taps_inside(-(int64_t{1} << 31), int64_t{1} << 31, (int64_t{1} << 31) - 1, 0, 5, lo, hi);
+  EXPECT_EQ(lo, hi);  // tap 1 is at -1, tap 2 past the end: none inside
+  taps_inside(-(int64_t{1} << 31), int64_t{1} << 31, int64_t{1} << 30, 0, 5, lo, hi);
+  EXPECT_EQ(hi - lo, 1);  // tap 2 lands on cell 0
+  EXPECT_EQ(lo, 2);
 }
 
 // pool_simd's loop (native.pool's core) on every Highway target this CPU
@@ -256,14 +320,16 @@ TEST(NnPixelPool, WindowsInThePaddingAreRefused) {
 // 1e-6 relative.
 struct PixelPoolCase {
   int64_t H, W, kh, kw, sh, sw, dh, dw, ph, pw, eh, ew;
+  bool ceil_mode = false;  // the output size rounded up: the last windows reach past the end pads
 };
 
 void expect_pixel_pool_matches_reference(const PixelPoolCase& c, int64_t P, bool is_max, bool include_pad) {
   kernels::cpu::pool_simd::Window w;
   w.H = c.H, w.W = c.W, w.P = P, w.kh = c.kh, w.kw = c.kw, w.sh = c.sh, w.sw = c.sw, w.dh = c.dh, w.dw = c.dw;
   w.ph = c.ph, w.pw = c.pw, w.eh = c.eh, w.ew = c.ew, w.is_max = is_max, w.count_include_pad = include_pad;
-  w.OH = (c.H + c.ph + c.eh - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
-  w.OW = (c.W + c.pw + c.ew - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
+  const int64_t round = c.ceil_mode ? 1 : 0;
+  w.OH = (c.H + c.ph + c.eh - ((c.kh - 1) * c.dh + 1) + round * (c.sh - 1)) / c.sh + 1;
+  w.OW = (c.W + c.pw + c.ew - ((c.kw - 1) * c.dw + 1) + round * (c.sw - 1)) / c.sw + 1;
   std::vector<float> x(static_cast<size_t>(c.H * c.W * P));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 + 11) % 101) / 50.f - 1.f;
   constexpr float kGuard = 12345.f;
@@ -303,7 +369,8 @@ TEST(NnPixelPool, EveryTargetMatchesAReferenceLoop) {
   const std::vector<PixelPoolCase> cases = {
       {11, 13, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},  // GoogLeNet-style 3x3/2
       {9, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   // 3x3/1 pad 1: four-pixel groups and border pixels
-      {7, 9, 2, 2, 2, 2, 1, 1, 0, 0, 1, 1},    // ceil_mode's extra cells (as end pads)
+      {7, 9, 2, 2, 2, 2, 1, 1, 0, 0, 1, 1},    // an end pad
+      {8, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},  // ceil_mode: the last windows reach past the end pads
       {13, 12, 3, 2, 2, 1, 2, 3, 2, 1, 1, 0},  // dilations, uneven pads
   };
   const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();

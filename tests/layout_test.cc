@@ -985,6 +985,7 @@ void expect_blocked_pool_matches_plain(ops::Layout layout, const Shape& xs) {
       {"AveragePool", {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 1},
       {"AveragePool", {3, 3}, {2, 2}, {1, 0, 1, 0}, {1, 1}, 1, 0},
       {"AveragePool", {3, 2}, {2, 1}, {2, 1, 2, 1}, {2, 3}, 0, 1},
+      {"AveragePool", {2, 2}, {2, 2}, {1, 1, 1, 1}, {2, 2}, 1, 1},  // dilated ceil_mode windows counting pads
   };
   for (const PoolCase& c : cases) {
     SCOPED_TRACE(std::string(c.op) + " kernel " + std::to_string(c.kernel[0]) + "x" + std::to_string(c.kernel[1]) +

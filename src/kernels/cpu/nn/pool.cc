@@ -65,6 +65,28 @@ struct PoolPrimitive {
   }
 };
 
+/// Refuses a MaxPool or count_include_pad = 0 AveragePool window with no
+/// cell inside X (pads or dilations past X): it has no max, and no cells to
+/// average (ONNX's later texts, MaxPool-22 and AveragePool-22, drop such
+/// ceil_mode windows). A count_include_pad = 1 average of padding is 0 and
+/// runs. Checked by both pooling kernels, so a model is refused whatever
+/// layout its plan gives the pool: kInvalidModel naming the node.
+void check_windows_reach_x(const std::string& who, bool needs_cells, const ops::WindowAttrs& a,
+                           const ops::WindowGeom& g, const Shape& xs, const Shape& ys) {
+  if (!needs_cells) return;
+  for (size_t dim = 0; dim + 2 < xs.size() && dim + 2 < ys.size(); ++dim)
+    for (int64_t o = 0; o < ys[2 + dim]; ++o) {
+      int64_t lo, hi;
+      pool_simd::taps_inside(o * a.strides[dim] - g.pad_begin[dim], a.kernel[dim], a.dilations[dim], 0,
+                             xs[2 + dim], lo, hi);
+      if (lo == hi)
+        fail(ErrorCode::kInvalidModel, who + ": output " + std::to_string(o) + " along spatial dim " +
+                                           std::to_string(dim) + " of Y " + shape_str(ys) +
+                                           " pools a window with no cell inside X " + shape_str(xs) +
+                                           " (it lies in the padding)");
+    }
+}
+
 class PoolKernel final : public Kernel {
  public:
   PoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config)
@@ -97,6 +119,7 @@ class PoolKernel final : public Kernel {
     const size_t sp = xs.size() - 2;
     a_ = ops::resolve_window_attrs(raw_, sp, nullptr, desc_);
     ops::WindowGeom g = ops::window_geometry(desc_, a_, Shape(xs.begin() + 2, xs.end()));
+    check_windows_reach_x(desc_, is_max_ || !include_pad_, a_, g, xs, ys);
     memory::dims k(sp), s(sp), d(sp), pl(sp), pr(sp);
     fixups_.clear();
     for (size_t i = 0; i < sp; ++i) {
@@ -117,11 +140,13 @@ class PoolKernel final : public Kernel {
     pool_.build(desc_, alg, xs, ys, k, s, d, pl, pr);
   }
 
-  /// Cells of window `o` along dim i inside [-pad_begin, in + pad_end).
+  /// Taps of window `o` along dim i (dilations apart) inside [-pad_begin,
+  /// in + pad_end).
   int64_t counted(size_t i, int64_t o) const {
-    const int64_t start = o * a_.strides[i] - pad_begin_[i];
-    const int64_t end = std::min(start + a_.kernel[i], in_[i] + pad_end_[i]);
-    return end - start;
+    int64_t lo, hi;
+    pool_simd::taps_inside(o * a_.strides[i] - pad_begin_[i], a_.kernel[i], a_.dilations[i], -pad_begin_[i],
+                           in_[i] + pad_end_[i], lo, hi);
+    return hi - lo;
   }
 
   /// oneDNN divided every window by prod(kernel); ONNX divides the windows
@@ -163,9 +188,12 @@ class PoolKernel final : public Kernel {
 /// a few vectors (pool_simd.h), planes of [H][W][16] per channel block or
 /// [H][W][C] per image, output rows shared among the threads. Padded
 /// channels of a last nChw16c block are pooled too: every window has a cell
-/// inside X, so zeros there stay zeros. Errors (reshape): kInvalidArgument
-/// when X or Y is not 4-D or Y does not fit X's windows; kInvalidModel when
-/// a window lies wholly in the padding or a window value exceeds 2^31.
+/// inside X (or, for a count_include_pad average, gives 0), so zeros there
+/// stay zeros. Errors (reshape): require_f32's for another dtype;
+/// kInvalidArgument when X or Y is not 4-D or Y does not fit X's windows;
+/// kInvalidModel for window attributes resolve_window_attrs /
+/// window_geometry refuse, a window wholly in the padding
+/// (check_windows_reach_x) or a window value of 2^31 or more.
 /// Chosen over oneDNN's pooling for these layouts, which took 1.2-1.3x
 /// longer on GoogLeNet's and SqueezeNet's 3x3 pools; plain NCHW stays on
 /// oneDNN.
@@ -190,26 +218,20 @@ class PixelPoolKernel final : public Kernel {
     const ops::WindowGeom g = ops::window_geometry(desc_, a, Shape(x.shape.begin() + 2, x.shape.end()));
     if (ys[0] != x.shape[0] || ys[1] != x.shape[1] || ys[2] != g.out[0] || ys[3] != g.out[1])
       fail(ErrorCode::kInvalidArgument, desc_ + ": Y " + shape_str(ys) + " does not fit X " + shape_str(x.shape));
-    // Window values the loop's int64 offsets can take.
+    // Window values the loop's int64 offsets can take: each below 2^31, and
+    // a window step (rows, columns, pixels) below 2^62 floats.
     constexpr int64_t kMaxWindow = int64_t{1} << 31;
     for (int64_t v : {a.kernel[0], a.kernel[1], a.strides[0], a.strides[1], a.dilations[0], a.dilations[1],
                       g.pad_begin[0], g.pad_begin[1], g.pad_end[0], g.pad_end[1]})
-      if (v > kMaxWindow)
+      if (v >= kMaxWindow)
         fail(ErrorCode::kInvalidModel, desc_ + ": a kernel, stride, dilation or pad of " + std::to_string(v) +
-                                           " (at most 2^31 in layout " + ops::layout_name(layout_) + ")");
-    // Every window needs a cell inside X: one wholly in the padding (pads or
-    // dilations past X, ceil_mode's last windows) has no max to give, and
-    // ONNX's later texts (MaxPool-22, AveragePool-22) drop such windows.
-    for (int dim = 0; dim < 2; ++dim)
-      for (int64_t o = 0; o < ys[2 + dim]; ++o) {
-        int64_t lo, hi;
-        pool_simd::taps_inside(o * a.strides[dim] - g.pad_begin[dim], a.kernel[dim], a.dilations[dim], 0,
-                               x.shape[2 + dim], lo, hi);
-        if (lo == hi)
-          fail(ErrorCode::kInvalidModel, desc_ + ": output " + (dim == 0 ? "row " : "column ") + std::to_string(o) +
-                                             " of Y " + shape_str(ys) + " pools a window with no cell inside X " +
-                                             shape_str(x.shape) + " (it lies in the padding)");
-      }
+                                           " (below 2^31 in layout " + ops::layout_name(layout_) + ")");
+    const double pixel = layout_ == ops::Layout::kNChw16c ? ops::kBlockedChannels : static_cast<double>(x.shape[1]);
+    const double stride_floats = pixel * static_cast<double>(x.shape[3]) *
+                                 static_cast<double>(std::max({a.dilations[0], a.dilations[1], a.strides[1]}));
+    if (stride_floats >= 0x1p62)
+      fail(ErrorCode::kInvalidModel, desc_ + ": X " + shape_str(x.shape) + " with this window steps past 2^62 floats");
+    check_windows_reach_x(desc_, w_.is_max || !w_.count_include_pad, a, g, x.shape, ys);
     w_.H = x.shape[2], w_.W = x.shape[3], w_.OH = ys[2], w_.OW = ys[3];
     w_.kh = a.kernel[0], w_.kw = a.kernel[1], w_.sh = a.strides[0], w_.sw = a.strides[1];
     w_.dh = a.dilations[0], w_.dw = a.dilations[1];

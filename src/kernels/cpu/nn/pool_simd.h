@@ -13,8 +13,10 @@ namespace gec::kernels::cpu::pool_simd {
 /// block, C for an nhwc image). Window taps: kernel kh x kw, strides sh,
 /// sw, dilations dh, dw (>= 1), begin pads ph, pw and end pads eh, ew as
 /// ONNX pads (ceil_mode's extra cells lie beyond eh, ew). The caller
-/// (pool.cc) has checked that every window has a tap inside X and that
-/// these values are below 2^31, so the offsets fit int64.
+/// (pool.cc) has checked that these values are below 2^31 and a window
+/// step below 2^62 floats, so the offsets fit int64. A window with no tap
+/// inside X gives -inf (max) or 0 (mean): pool.cc refuses the first and
+/// the uncounted-pads mean.
 struct Window {
   int64_t H = 0, W = 0, P = 0, OH = 0, OW = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, eh = 0, ew = 0;
@@ -38,12 +40,13 @@ inline void taps_inside(int64_t start, int64_t k, int64_t dil, int64_t begin, in
 
 /// Output rows [oh0, oh1) of one plane: each output pixel is the max or the
 /// mean of its taps inside X, all P floats at once. The max runs in tap
-/// order with the CPU's vector max, which returns the tap where either
-/// operand is NaN (as oneDNN's and ONNX Runtime's x86 pooling loops): a
-/// NaN survives unless a later tap of the window is a number. A MaxPool
-/// window with no tap inside X gives -inf, an AveragePool one 0. Source of
-/// the semantics: ONNX MaxPool-12 and AveragePool-11 (AveragePool-19's
-/// dilations too).
+/// order with the CPU's vector max, which on the x86 targets returns the
+/// tap where either operand is NaN (as oneDNN's and ONNX Runtime's x86
+/// pooling loops): a NaN survives unless a later tap of the window is a
+/// number. (Highway's portable EMU128 fallback skips a NaN operand.) A
+/// MaxPool window with no tap inside X gives -inf, an AveragePool one 0.
+/// Source of the semantics: ONNX MaxPool-12 and AveragePool-11
+/// (AveragePool-19's dilations too).
 void pool_rows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1);
 
 }  // namespace gec::kernels::cpu::pool_simd
