@@ -194,7 +194,7 @@ class PoolKernel final : public Kernel {
 /// kInvalidModel for window attributes resolve_window_attrs /
 /// window_geometry refuse, a window wholly in the padding
 /// (check_windows_reach_x) or a window value of 2^31 or more.
-/// Chosen over oneDNN's pooling for these layouts, which took 1.2-1.3x
+/// Chosen over oneDNN's pooling for these layouts, which took 1.1-1.2x
 /// longer on GoogLeNet's and SqueezeNet's 3x3 pools; plain NCHW stays on
 /// oneDNN.
 class PixelPoolKernel final : public Kernel {
