@@ -103,6 +103,22 @@ HWY_INLINE void pool_all_lanes(D d, M tail, int64_t lanes, int64_t whole, int64_
     pool_pixels<kMax, kG>(d, tail, P - whole, x + whole, at, step, row, col, ni, nj, divisor, out + whole, P);
 }
 
+/// One window along one dim: its taps inside X are [lo, lo + n), and an
+/// average divides by `counted` cells (those inside [-pad_begin, in +
+/// pad_end) with count_include_pad, else the n inside X).
+struct DimTaps {
+  int64_t lo, n, counted;
+};
+DimTaps dim_taps(int64_t start, int64_t k, int64_t dil, int64_t in, int64_t pad_begin, int64_t pad_end,
+                 bool include_pad) {
+  int64_t lo, hi;
+  taps_inside(start, k, dil, 0, in, lo, hi);
+  if (!include_pad) return {lo, hi - lo, hi - lo};
+  int64_t c_lo, c_hi;
+  taps_inside(start, k, dil, -pad_begin, in + pad_end, c_lo, c_hi);
+  return {lo, hi - lo, c_hi - c_lo};
+}
+
 template <bool kMax>
 void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1) {
   const hn::ScalableTag<float> d;
@@ -116,33 +132,22 @@ void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_
   const int64_t ow_b = reach < 0 ? ow_a : std::max(ow_a, std::min<int64_t>(w.OW, reach / w.sw + 1));
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     const int64_t ih0 = oh * w.sh - w.ph;
-    int64_t i_lo, i_hi, c_lo, c_hi;
-    taps_inside(ih0, w.kh, w.dh, 0, w.H, i_lo, i_hi);
-    if (w.count_include_pad)
-      taps_inside(ih0, w.kh, w.dh, -w.ph, w.H + w.eh, c_lo, c_hi);
-    else
-      c_lo = i_lo, c_hi = i_hi;
-    const int64_t rows_counted = c_hi - c_lo, ni = i_hi - i_lo;
-    const int64_t top = (ih0 + i_lo * w.dh) * row;  // the window's first row inside X
+    const DimTaps r = dim_taps(ih0, w.kh, w.dh, w.H, w.ph, w.eh, w.count_include_pad);
+    const int64_t top = (ih0 + r.lo * w.dh) * row;  // the window's first row inside X
     float* yrow = y + oh * w.OW * P;
     for (int64_t ow = 0; ow < w.OW;) {
       const int64_t iw0 = ow * w.sw - w.pw;
       if (ow >= ow_a && ow + 4 <= ow_b) {  // four windows wholly inside X along W
-        const float divisor = static_cast<float>(rows_counted * w.kw);
-        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, x, top + iw0 * P, step, row * w.dh, col, ni, w.kw, divisor,
+        const float divisor = static_cast<float>(r.counted * w.kw);
+        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, x, top + iw0 * P, step, row * w.dh, col, r.n, w.kw, divisor,
                                 yrow + ow * P);
         ow += 4;
         continue;
       }
-      int64_t j_lo, j_hi, d_lo, d_hi;
-      taps_inside(iw0, w.kw, w.dw, 0, w.W, j_lo, j_hi);
-      if (w.count_include_pad)
-        taps_inside(iw0, w.kw, w.dw, -w.pw, w.W + w.ew, d_lo, d_hi);
-      else
-        d_lo = j_lo, d_hi = j_hi;
-      const float divisor = static_cast<float>(rows_counted * (d_hi - d_lo));
-      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, x, top + (iw0 + j_lo * w.dw) * P, step, row * w.dh, col, ni,
-                              j_hi - j_lo, divisor, yrow + ow * P);
+      const DimTaps c = dim_taps(iw0, w.kw, w.dw, w.W, w.pw, w.ew, w.count_include_pad);
+      const float divisor = static_cast<float>(r.counted * c.counted);
+      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, x, top + (iw0 + c.lo * w.dw) * P, step, row * w.dh, col, r.n,
+                              c.n, divisor, yrow + ow * P);
       ++ow;
     }
   }
