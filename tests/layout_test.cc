@@ -1235,6 +1235,56 @@ TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
   }
 }
 
+// A ShuffleNet V2 unit on 24 channels (nhwc): a channel Slice pair, a conv
+// branch on one half, ChannelShuffle of the untouched half and the branch,
+// then a channel Split feeding a conv and a Concat. The channel moves stay
+// nhwc (LayoutRule::kChannelsLast): no Reorder reads or writes a value
+// between the first conv and the last, and the outputs equal the plain run.
+// A channel Slice of a 32-channel nChw16c map stays plain (nhwc only).
+TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  auto slice = [&](ir::Value* v, int64_t from, int64_t to, const std::string& name) {
+    ir::Node* n = g.add_node("Slice",
+                             {v, g.add_constant(name + "_s", make<int64_t>({1}, {from})),
+                              g.add_constant(name + "_e", make<int64_t>({1}, {to})),
+                              g.add_constant(name + "_a", make<int64_t>({1}, {1}))},
+                             {name + "_y"}, name);
+    Shape s = v->type.static_shape();
+    s[1] = to - from;
+    n->output(0)->type = f32(s);
+    return n->output(0);
+  };
+  ir::Value* half0 = slice(c1, 0, 12, "slice0");
+  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(c1, 12, 24, "slice1"), 12, 1, "conv2"), "relu2"), 12,
+                           3, "conv3");
+  ir::Node* shuffle = g.add_node("ChannelShuffle", {half0, branch}, {"shuffle_y"}, "shuffle", ops::kGecDomain);
+  shuffle->set_attr(ir::Attribute::Int("group", 2));
+  shuffle->output(0)->type = f32({1, 24, 6, 6});
+  ir::Node* split = g.add_node("Split", {shuffle->output(0)}, {"split_a", "split_b"}, "split");
+  split->set_attr(ir::Attribute::Int("axis", 1));
+  for (ir::Value* o : split->outputs()) o->type = f32({1, 12, 6, 6});
+  ir::Node* cat = concat(g, {split->output(0), conv(g, split->output(1), 12, 1, "conv4")}, "cat");
+  ir::Value* c32 = conv(g, cat->output(0), 32, 1, "conv5");
+  ir::Value* y = conv(g, slice(c32, 0, 16, "slice16"), 16, 1, "conv6");
+  g.outputs().push_back(unary(g, "Relu", y, "relu_out"));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 4)}}, like_avx512);
+  for (const char* n : {"slice0", "slice1", "shuffle", "cat"})
+    EXPECT_EQ(out_layouts(a, node(g, n)), (std::vector<std::string>{L})) << n;
+  EXPECT_EQ(in_layouts(a, node(g, "slice0")), (std::vector<std::string>{L, P, P, P}));
+  EXPECT_EQ(in_layouts(a, node(g, "shuffle")), (std::vector<std::string>{L, L}));
+  EXPECT_EQ(out_layouts(a, node(g, "split")), (std::vector<std::string>{L, L}));
+  // conv5's 32 channels are in the 24-channel group (nhwc); the Slice of it
+  // to 16 channels joins no group (no odd count) and runs plain between
+  // one Reorder out of nhwc, and conv6 reads that plain slice.
+  EXPECT_FALSE(has_layouts(a, node(g, "slice16")));
+  for (ir::Node* r : inner_reorders(g)) {
+    const std::string from = r->input(0)->producer()->name;
+    EXPECT_TRUE(from == "conv5" || from == "conv6") << "a Reorder of " << from;
+  }
+}
+
 TEST(LayoutReorder, BlockedPoolMatchesPlain) {
   expect_blocked_pool_matches_plain(ops::Layout::kNChw16c, {1, 16, 5, 5});
   expect_blocked_pool_matches_plain(ops::Layout::kNChw16c, {2, 32, 13, 14});

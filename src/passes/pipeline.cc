@@ -29,6 +29,7 @@ void add_fusion(PassManager& pm) {
   pm.add(make_transformer_fusion());    // GELU, LayerNorm, residual Add + LayerNorm, attention
   pm.add(make_matmul_epilogue_fusion());  // MatMul + bias [+ activation] -> FusedMatMul (oneDNN post-ops)
   pm.add(make_matmul_merge());          // Q, K, V projections of one input -> one product + Split
+  pm.add(make_channel_shuffle_fusion());  // [Concat +] Reshape + Transpose + Reshape -> ChannelShuffle
 }
 
 }  // namespace

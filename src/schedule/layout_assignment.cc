@@ -60,6 +60,11 @@
 //                     (smaller, when upsampling) input. FPN-style necks
 //                     go blocked (ppocr_v4_det's, with its nhwc Concat and
 //                     ConvTranspose: 12 Reorders -> 1).
+//   Slice, Split, ChannelShuffle  nhwc in and out (each pixel's channels
+//                     moved) when every data input arrives nhwc and the
+//                     outputs' group is nhwc; they join groups only where
+//                     a value has C % 16 != 0 (ShuffleNet's split, shuffle
+//                     and Concat: no round trip to plain per block).
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
 //
@@ -155,6 +160,20 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
   return true;
 }
 
+/// A node of LayoutRule::kChannelsLast (Slice, Split, ChannelShuffle) whose
+/// data could be held nhwc: input 0 and every output are float32 [N,C,H,W]
+/// of static shape (the others inputs of Slice and Split are index
+/// tensors, read plain; ChannelShuffle's are all data and must all be).
+bool channels_last_movable(const ir::Node* n) {
+  if (n->inputs().empty() || !layout_shape(n->input(0)) || n->outputs().empty()) return false;
+  for (const ir::Value* o : n->outputs())
+    if (!layout_shape(o)) return false;
+  if (n->op_type == "ChannelShuffle")
+    for (const ir::Value* v : n->inputs())
+      if (!layout_shape(v)) return false;
+  return true;
+}
+
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
@@ -233,6 +252,22 @@ class LayoutGroups {
           }
           break;
         }
+        case Kind::kChannelsLast:
+          // Only where an nhwc group is likely (odd channel counts): a
+          // channel Slice of a 16-multiple map must not pull an nChw16c
+          // group's values into a decision it cannot take part in.
+          if (channels_last_movable(n)) {
+            bool odd = false;
+            for (const ir::Value* v : n->inputs())
+              odd = odd || (layout_shape(v) && channels(v) % ops::kBlockedChannels != 0);
+            for (const ir::Value* o : n->outputs()) odd = odd || channels(o) % ops::kBlockedChannels != 0;
+            if (odd) {
+              for (const ir::Value* v : n->inputs())
+                if (layout_shape(v)) unite(v, out);
+              for (const ir::Value* o : n->outputs()) unite(o, out);
+            }
+          }
+          break;
         case Kind::kGlobalPool:
         case Kind::kConvTranspose:
         case Kind::kPlainOnly:
@@ -536,6 +571,21 @@ class LayoutAssigner {
         if (blocked_elems == 0 || blocked_elems < plain_elems) return;
         l.in.assign(l.in.size(), true);
         l.out[0] = true;
+        return;
+      }
+      case Kind::kChannelsLast: {
+        // nhwc in, nhwc out, moving each pixel's channels; only inside an
+        // nhwc group and when every data input arrives nhwc.
+        if (!channels_last_movable(n)) return;
+        for (const ir::Value* o : n->outputs())
+          if (!candidate(g, *groups_, o) || groups_->of(o) != ops::Layout::kNhwc) return;
+        for (size_t i = 0; i < n->inputs().size(); ++i) {
+          const ir::Value* v = n->input(i);
+          if (!layout_shape(v)) continue;  // Slice's starts, ends, ...: plain
+          if (!blocked(v) || groups_->of(v) != ops::Layout::kNhwc) return;
+          l.in[i] = true;
+        }
+        l.out.assign(l.out.size(), true);
         return;
       }
       case Kind::kPlainOnly:

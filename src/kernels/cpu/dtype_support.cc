@@ -311,6 +311,7 @@ const std::vector<DType>* input0_dtypes(const std::string& domain, const std::st
 
       // ---- com.graphengine (ops::kGecDomain) ----
       {{"com.graphengine", "BatchNormalizationTraining"}, kFloatHalf},
+      {{"com.graphengine", "ChannelShuffle"}, kBySize},
       {{"com.graphengine", "FusedConv"}, kF32},
       {{"com.graphengine", "FusedElementwise"}, kFusedElementwise},
       {{"com.graphengine", "FusedMatMul"}, kF32},

@@ -96,14 +96,32 @@ class ConcatKernel final : public Kernel {
   ops::Layout layout_;
 };
 
+/// Split; in nhwc (LayoutRule::kChannelsLast: input and outputs [N][H][W][C]
+/// in memory) the tensors are seen as [N,H,W,C] and split on the axis the
+/// node's axis names there (a channel Split copies each pixel's ranges).
 class SplitKernel final : public Kernel {
  public:
-  explicit SplitKernel(const ir::Node& n) : what_(n.describe()), axis_(n.get_int("axis", 0)) {}
+  SplitKernel(const ir::Node& n, const KernelConfig& config)
+      : what_(n.describe()), axis_(n.get_int("axis", 0)), layout_(config.input_layout(0)) {
+    for (size_t i = 0; i < n.outputs().size(); ++i)
+      if (config.output_layout(i) != layout_)
+        fail(ErrorCode::kInvalidModel, what_ + ": every output must have the input's layout " +
+                                           ops::layout_name(layout_));
+  }
   void run(KernelContext& ctx) override {
     const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
-    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc
     std::vector<const Shape*> shapes;
     for (TensorView* o : ctx.outputs) shapes.push_back(&o->shape);
+    if (layout_ == ops::Layout::kNhwc) {
+      if (r != 4 || axis < 0 || axis > 3)
+        fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs a 4-D input");
+      for (const Shape* s : shapes) nhwc.push_back({(*s)[0], (*s)[2], (*s)[3], (*s)[1]});
+      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
+      static constexpr int64_t kHeldAxis[4] = {0, 3, 1, 2};  // N,C,H,W -> position in N,H,W,C
+      axis = kHeldAxis[axis];
+    }
     const Parts p = make_parts(shapes, axis);
     dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
       using T = decltype(tag);
@@ -117,13 +135,14 @@ class SplitKernel final : public Kernel {
  private:
   std::string what_;
   int64_t axis_;
+  ops::Layout layout_;
 };
 
 GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const KernelConfig& config) {
   return std::make_unique<ConcatKernel>(n, config);
 });
-GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const KernelConfig&) {
-  return std::make_unique<SplitKernel>(n);
+GEC_REGISTER_KERNEL("", "Split", [](const ir::Node& n, const KernelConfig& config) {
+  return std::make_unique<SplitKernel>(n, config);
 });
 
 }  // namespace

@@ -1,0 +1,112 @@
+// com.graphengine::ChannelShuffle (ops/channel_shuffle.cc): the channel
+// concatenation of the inputs, channel c of it written to channel
+// (c % (C / group)) * group + c / (C / group) of Y.
+//   plain: every (n, c) moves one contiguous run of the spatial dims;
+//   nhwc (4-D float32, every input and Y [N][H][W][C] in memory): every
+//   pixel scatters its channels through one table, so a ShuffleNet block's
+//   Concat, shuffle and the Slices after it stay in the convolutions' nhwc
+//   (LayoutRule::kChannelsLast) instead of going through plain and back.
+// Threads split (n, c) pairs (plain) or pixels (nhwc).
+#include <algorithm>
+
+#include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/strided_copy.h"
+#include "kernels/kernel.h"
+#include "ops/layout.h"
+
+namespace gec::kernels::cpu {
+namespace {
+
+class ChannelShuffleKernel final : public Kernel {
+ public:
+  ChannelShuffleKernel(const ir::Node& n, const KernelConfig& config)
+      : what_(n.describe()), group_(n.get_int("group", 0)), layout_(config.output_layout(0)) {
+    for (size_t i = 0; i < n.inputs().size(); ++i)
+      if (config.input_layout(i) != layout_)
+        fail(ErrorCode::kInvalidModel,
+             what_ + ": every input must have the output's layout " + ops::layout_name(layout_));
+    if (layout_ != ops::Layout::kPlain && layout_ != ops::Layout::kNhwc)
+      fail(ErrorCode::kInvalidModel, what_ + ": runs plain or nhwc, not " + ops::layout_name(layout_));
+  }
+
+  void run(KernelContext& ctx) override {
+    const Shape& ys = ctx.out(0).shape;
+    const int64_t c = ys.size() >= 2 ? ys[1] : 0;
+    if (group_ < 1 || c % group_ != 0)
+      fail(ErrorCode::kInvalidModel, what_ + ": group " + std::to_string(group_) + " does not divide " +
+                                         std::to_string(c) + " channels");
+    if (layout_ == ops::Layout::kNhwc && ys.size() != 4)
+      fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs 4-D tensors");
+    const int64_t per_group = c / group_;
+    // dst[k]: Y's channel for channel k of the concatenation.
+    std::vector<int64_t> dst(static_cast<size_t>(c));
+    for (int64_t k = 0; k < c; ++k) dst[static_cast<size_t>(k)] = (k % per_group) * group_ + k / per_group;
+    int64_t inner = 1;
+    for (size_t d = 2; d < ys.size(); ++d) inner *= ys[d];
+    const int64_t batch = ys.empty() ? 0 : ys[0];
+    if (batch * c * inner == 0) return;
+    dispatch_by_size(ctx.out(0).dtype, what_, [&](auto tag) {
+      using T = decltype(tag);
+      T* y = ctx.out(0).as<T>();
+      if (layout_ == ops::Layout::kNhwc && group_ == 2 && ctx.inputs.size() == 2 &&
+          ctx.in(0).shape[1] == per_group) {
+        // ShuffleNet's case: two branches of C/2 channels interleaved, a
+        // loop the compiler vectorizes (unpack shuffles).
+        const T* a = ctx.in(0).as<const T>();
+        const T* b2 = ctx.in(1).as<const T>();
+        parallel_chunks(batch * inner, batch * inner * c, ctx.num_threads, [&](int64_t b, int64_t e) {
+          for (int64_t p = b; p < e; ++p) {
+            T* __restrict out = y + p * c;
+            const T* __restrict x0 = a + p * per_group;
+            const T* __restrict x1 = b2 + p * per_group;
+            for (int64_t j = 0; j < per_group; ++j) {
+              out[2 * j] = x0[j];
+              out[2 * j + 1] = x1[j];
+            }
+          }
+        });
+        return;
+      }
+      if (layout_ == ops::Layout::kNhwc) {
+        parallel_chunks(batch * inner, batch * inner * c, ctx.num_threads, [&](int64_t b, int64_t e) {
+          for (int64_t p = b; p < e; ++p) {
+            T* out = y + p * c;
+            const int64_t* to = dst.data();
+            for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+              const int64_t ci = ctx.in(i).shape[1];
+              const T* in = ctx.in(i).as<const T>() + p * ci;
+              for (int64_t k = 0; k < ci; ++k) out[to[k]] = in[k];
+              to += ci;
+            }
+          }
+        });
+        return;
+      }
+      // Plain: (n, k) pairs, k over the concatenation's channels.
+      std::vector<std::pair<const T*, int64_t>> src;  // per concatenated channel: input base, its channel count
+      for (size_t i = 0; i < ctx.inputs.size(); ++i)
+        for (int64_t k = 0; k < ctx.in(i).shape[1]; ++k)
+          src.push_back({ctx.in(i).as<const T>() + k * inner, ctx.in(i).shape[1]});
+      parallel_chunks(batch * c, batch * c * inner, ctx.num_threads, [&](int64_t b, int64_t e) {
+        for (int64_t w = b; w < e; ++w) {
+          const int64_t n = w / c, k = w % c;
+          const auto& [base, ci] = src[static_cast<size_t>(k)];
+          std::copy_n(base + n * ci * inner, inner, y + (n * c + dst[static_cast<size_t>(k)]) * inner);
+        }
+      });
+    });
+  }
+  std::string impl_name() const override { return "native.channel_shuffle"; }
+
+ private:
+  std::string what_;
+  int64_t group_;
+  ops::Layout layout_;
+};
+
+GEC_REGISTER_KERNEL(ops::kGecDomain, "ChannelShuffle", [](const ir::Node& n, const KernelConfig& config) {
+  return std::make_unique<ChannelShuffleKernel>(n, config);
+});
+
+}  // namespace
+}  // namespace gec::kernels::cpu

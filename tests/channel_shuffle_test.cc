@@ -1,0 +1,256 @@
+// ShuffleNet's channel shuffle and the channel moves around it:
+//  - the rule channel_shuffle (pass channel_shuffle_fusion): the spelled-out
+//    Reshape + Transpose + Reshape, with or without the Concat before it,
+//    becomes com.graphengine::ChannelShuffle with the outputs unchanged; its
+//    guards (another permutation, a group of 1, a shape that does not come
+//    back) leave the graph alone;
+//  - the ChannelShuffle kernel against the formula of ops/channel_shuffle.cc
+//    (y[n, j*g + i] = cat[n, i*(C/g) + j]), plain and nhwc, one to three
+//    inputs, the two-branch loop and the general table, sizes that go
+//    parallel; Slice and Split read and write nhwc with plain's answers.
+// All data movement: results must be bit-identical.
+#include <gtest/gtest.h>
+
+#include "ops/domain.h"
+#include "ops/layout.h"
+#include "passes_util.h"
+
+namespace gec::passes {
+namespace {
+using namespace gec::testing;
+using namespace gec::passes::testing;
+
+std::unique_ptr<Pass> fusion() {
+  auto pass = make_channel_shuffle_fusion();
+  return pass;
+}
+
+TEST(ChannelShuffleFusion, ReshapeTransposeReshapeBecomesOneOp) {
+  auto pass = fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,6,2,2]
+  const %s5: int64[5] = [1, 2, 3, 2, 2]
+  const %s4: int64[4] = [1, 6, 2, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,3,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,3,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,6,2,2]
+  output %y
+})", R"(graph {
+  input %x: float32[1,6,2,2]
+  %y = com.graphengine::ChannelShuffle(%x) {group = 2} : float32[1,6,2,2]
+  output %y
+})", 1);
+}
+
+TEST(ChannelShuffleFusion, TheConcatBeforeItIsFoldedIn) {
+  auto pass = fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %a: float32[2,4,3,1]
+  input %b: float32[2,8,3,1]
+  const %s5: int64[5] = [2, 3, 4, 3, 1]
+  const %s4: int64[4] = [2, 12, 3, 1]
+  %c = Concat(%a, %b) {axis = -3} : float32[2,12,3,1]
+  %r = Reshape(%c, %s5) : float32[2,3,4,3,1]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[2,4,3,3,1]
+  %y = Reshape(%t, %s4) : float32[2,12,3,1]
+  output %y
+})", R"(graph {
+  input %a: float32[2,4,3,1]
+  input %b: float32[2,8,3,1]
+  %y = com.graphengine::ChannelShuffle(%a, %b) {group = 3} : float32[2,12,3,1]
+  output %y
+})", 1);
+}
+
+TEST(ChannelShuffleFusion, GuardsLeaveOtherReshapesAlone) {
+  auto pass = fusion();
+  // Another permutation (dims 2 and 3 swapped).
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,6,2,2]
+  const %s5: int64[5] = [1, 2, 3, 2, 2]
+  const %s4: int64[4] = [1, 6, 2, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,3,2,2]
+  %t = Transpose(%r) {perm = [0, 1, 3, 2, 4]} : float32[1,2,2,3,2]
+  %y = Reshape(%t, %s4) : float32[1,6,2,2]
+  output %y
+})");
+  // The shape does not come back to x's.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,6,2,2]
+  const %s5: int64[5] = [1, 2, 3, 2, 2]
+  const %s4: int64[4] = [1, 3, 4, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,3,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,3,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,3,4,2]
+  output %y
+})");
+  // The split Reshape is not [N, g, C/g, H, W] (H split instead of C).
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,2,6,2]
+  const %s5: int64[5] = [1, 2, 2, 3, 2]
+  const %s4: int64[4] = [1, 2, 6, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,2,3,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,2,2,3,2]
+  %y = Reshape(%t, %s4) : float32[1,2,6,2]
+  output %y
+})");
+  // The 5-D value is also a graph output: it must stay.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,6,2,2]
+  const %s5: int64[5] = [1, 2, 3, 2, 2]
+  const %s4: int64[4] = [1, 6, 2, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,3,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,3,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,6,2,2]
+  output %y
+  output %t
+})");
+}
+
+/// Distinct values: element i of input k is 1000 * k + i.
+std::vector<Tensor> distinct_inputs(const std::vector<Shape>& shapes) {
+  std::vector<Tensor> r;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    Tensor t(DType::kFloat32, shapes[k]);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = 1000.f * static_cast<float>(k) + static_cast<float>(i);
+    r.push_back(std::move(t));
+  }
+  return r;
+}
+
+/// The formula: concatenation on dim 1, then channel k to (k % (C/g)) * g + k / (C/g).
+Tensor reference_shuffle(const std::vector<Tensor>& xs, int64_t group) {
+  Shape s = xs[0].shape();
+  int64_t inner = 1;
+  for (size_t d = 2; d < s.size(); ++d) inner *= s[d];
+  s[1] = 0;
+  for (const Tensor& x : xs) s[1] += x.shape()[1];
+  Tensor y(DType::kFloat32, s);
+  const int64_t c = s[1], per = c / group;
+  for (int64_t n = 0; n < s[0]; ++n) {
+    int64_t k = 0;  // channel of the concatenation
+    for (const Tensor& x : xs)
+      for (int64_t ci = 0; ci < x.shape()[1]; ++ci, ++k)
+        for (int64_t e = 0; e < inner; ++e)
+          y.as<float>()[(n * c + (k % per) * group + k / per) * inner + e] =
+              x.as<float>()[(n * x.shape()[1] + ci) * inner + e];
+  }
+  return y;
+}
+
+/// [N,C,H,W] plain -> its nhwc bytes (still labelled [N,C,H,W]), and back.
+Tensor to_nhwc(const Tensor& t, bool back = false) {
+  const Shape s = t.shape();
+  Tensor r(DType::kFloat32, s);
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t h = 0; h < s[2]; ++h)
+        for (int64_t w = 0; w < s[3]; ++w) {
+          const int64_t plain = ((n * s[1] + c) * s[2] + h) * s[3] + w;
+          const int64_t held = ((n * s[2] + h) * s[3] + w) * s[1] + c;
+          if (back) r.as<float>()[plain] = t.as<float>()[held];
+          else r.as<float>()[held] = t.as<float>()[plain];
+        }
+  return r;
+}
+
+kernels::KernelConfig layouts(size_t inputs, size_t outputs, ops::Layout data, size_t data_inputs) {
+  kernels::KernelConfig c;
+  c.input_layouts.assign(inputs, ops::Layout::kPlain);
+  for (size_t i = 0; i < data_inputs; ++i) c.input_layouts[i] = data;
+  c.output_layouts.assign(outputs, data);
+  return c;
+}
+
+void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(values<float>(got), values<float>(want)) << what;
+}
+
+TEST(ChannelShuffleKernel, MatchesTheFormulaPlainAndChannelsLast) {
+  struct Case {
+    std::vector<int64_t> channels;
+    int64_t group;
+    Shape nhw;  // N, H, W
+  };
+  const std::vector<Case> cases = {
+      {{6, 6}, 2, {1, 3, 5}},        // two branches: the interleaving loop
+      {{58, 58}, 2, {1, 28, 28}},    // ShuffleNet's, large enough for 2 threads
+      {{10, 14}, 2, {2, 4, 3}},      // unequal halves: the table
+      {{12}, 4, {1, 2, 2}},          // one input
+      {{4, 5, 3}, 3, {2, 3, 3}},     // three inputs, g = 3
+      {{232, 232}, 4, {1, 14, 14}},  // g = 4, parallel, the table
+  };
+  for (const Case& k : cases) {
+    std::vector<Shape> shapes;
+    for (int64_t c : k.channels) shapes.push_back({k.nhw[0], c, k.nhw[1], k.nhw[2]});
+    const std::vector<Tensor> xs = distinct_inputs(shapes);
+    const Tensor want = reference_shuffle(xs, k.group);
+    const std::string what = "group " + std::to_string(k.group) + ", " + std::to_string(xs.size()) + " inputs, " +
+                             std::to_string(want.shape()[1]) + " channels";
+    const std::vector<ir::Attribute> attrs{ir::Attribute::Int("group", k.group)};
+    expect_same(run_op("ChannelShuffle", xs, attrs, 1, ops::kGecDomain)[0], want, what + " plain");
+    std::vector<Tensor> held;
+    for (const Tensor& x : xs) held.push_back(to_nhwc(x));
+    const auto got = run_op("ChannelShuffle", held, attrs, 1, ops::kGecDomain,
+                            layouts(held.size(), 1, ops::Layout::kNhwc, held.size()));
+    expect_same(to_nhwc(got[0], true), want, what + " nhwc");
+  }
+}
+
+TEST(ChannelShuffleKernel, RefusesBadGroupsAndOtherLayouts) {
+  const std::vector<Tensor> xs = distinct_inputs({{1, 6, 2, 2}});
+  expect_error([&] { run_op("ChannelShuffle", xs, {ir::Attribute::Int("group", 4)}, 1, ops::kGecDomain); },
+               ErrorCode::kInvalidModel, "divide");
+  expect_error([&] { run_op("ChannelShuffle", xs, {}, 1, ops::kGecDomain); }, ErrorCode::kInvalidModel, "group 0");
+  expect_error(
+      [&] {
+        run_op("ChannelShuffle", distinct_inputs({{1, 16, 2, 2}}), {ir::Attribute::Int("group", 2)}, 1,
+               ops::kGecDomain, layouts(1, 1, ops::Layout::kNChw16c, 1));
+      },
+      ErrorCode::kInvalidModel, "plain or nhwc");
+  expect_error([&] { run_op("ChannelShuffle", distinct_inputs({{1, 6, 2, 2}, {1, 6, 3, 2}}),
+                            {ir::Attribute::Int("group", 2)}, 1, ops::kGecDomain); },
+               ErrorCode::kInvalidModel, "differ outside dim 1");
+}
+
+TEST(ChannelsLastMoves, SliceMatchesPlain) {
+  const Tensor x = distinct_inputs({{2, 7, 5, 6}})[0];
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const std::vector<Case> cases = {
+      {{0}, {3}, {1}, {1}},                       // ShuffleNet's halves
+      {{3}, {7}, {1}, {1}},
+      {{1, 4}, {6, 0}, {1, 2}, {2, -1}},          // channels by 2, rows backwards
+      {{1, 0, 2}, {2, 7, 5}, {0, 1, 3}, {1, 3, 1}},
+  };
+  for (const Case& k : cases) {
+    const auto n = static_cast<int64_t>(k.axes.size());
+    std::vector<Tensor> in{x, make<int64_t>({n}, k.starts), make<int64_t>({n}, k.ends), make<int64_t>({n}, k.axes),
+                           make<int64_t>({n}, k.steps)};
+    const Tensor want = run_op("Slice", in)[0];
+    in[0] = to_nhwc(x);
+    const Tensor got = run_op("Slice", in, {}, 1, "", layouts(5, 1, ops::Layout::kNhwc, 1))[0];
+    expect_same(to_nhwc(got, true), want, "Slice on axes " + std::to_string(k.axes[0]) + "..");
+  }
+}
+
+TEST(ChannelsLastMoves, SplitMatchesPlain) {
+  const Tensor x = distinct_inputs({{2, 10, 4, 6}})[0];
+  for (int64_t axis : {1, 2, 3, -3}) {
+    const std::vector<int64_t> parts = axis == 3   ? std::vector<int64_t>{1, 5}
+                                       : axis == 2 ? std::vector<int64_t>{3, 1}
+                                                   : std::vector<int64_t>{3, 7};
+    std::vector<Tensor> in{x, make<int64_t>({2}, parts)};
+    const auto want = run_op("Split", in, {ir::Attribute::Int("axis", axis)}, 2);
+    in[0] = to_nhwc(x);
+    const auto got =
+        run_op("Split", in, {ir::Attribute::Int("axis", axis)}, 2, "", layouts(2, 2, ops::Layout::kNhwc, 1));
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) expect_same(to_nhwc(got[i], true), want[i], "Split axis " + std::to_string(axis));
+  }
+}
+
+}  // namespace
+}  // namespace gec::passes
