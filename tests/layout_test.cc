@@ -876,7 +876,8 @@ TEST(LayoutPropagation, NhwcConcatRunsThroughTheOfflineModel) {
 // Plans an op's kernel cannot honour, forged into a .gom (the layouts agree
 // along every edge, so only the op's rule is broken): a Softmax (plain
 // only) reading and writing nChw16c, a Relu writing another layout than it
-// reads, an Add reading a full-shape operand plain while writing nChw16c.
+// reads, an Add reading a full-shape operand plain while writing nChw16c, a
+// Slice (plain or nhwc only) in nChw16c.
 // The loader refuses each (kCorruptFile), naming the rule.
 TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
   using ops::Layout;
@@ -885,13 +886,20 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
     std::string expect;
   };
   for (const Case& c : {Case{"Softmax", "reads plain data only"}, Case{"Relu", "output 0 must have input 0's layout"},
-                        Case{"Add", "operand 1 must be read in the output's layout"}}) {
+                        Case{"Add", "operand 1 must be read in the output's layout"},
+                        Case{"Slice", "runs plain or nhwc, not nChw16c"}}) {
     SCOPED_TRACE(c.op);
     ir::Graph g;
     ir::Value* x = input(g, "x", {1, 3, 6, 6});
     ir::Value* c1 = conv(g, x, 16, 3, "conv1");
     ir::Value* plain = conv(g, x, 16, 1, "conv_plain");  // a full-shape operand, written plain
-    ir::Node* mid = c.op == "Add" ? g.add_node("Add", {c1, plain}, {"mid_y"}, "mid") : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
+    ir::Node* mid = c.op == "Add" ? g.add_node("Add", {c1, plain}, {"mid_y"}, "mid")
+                    : c.op == "Slice"
+                        ? g.add_node("Slice",
+                                     {c1, g.add_constant("s", make<int64_t>({1}, {0})),
+                                      g.add_constant("e", make<int64_t>({1}, {16})), g.add_constant("a", make<int64_t>({1}, {1}))},
+                                     {"mid_y"}, "mid")
+                        : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
     if (c.op == "Softmax") mid->set_attr(ir::Attribute::Int("axis", 1));
     mid->output(0)->type = c1->type;
     ir::Value* c2 = conv(g, mid->output(0), 16, 3, "conv2");
@@ -902,6 +910,7 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
     a.nodes[node(g, "conv1")] = {{Layout::kPlain, Layout::kPlain, Layout::kPlain}, {Layout::kNChw16c}};
     std::vector<Layout> mid_in(mid->inputs().size(), Layout::kNChw16c);
     if (c.op == "Add") mid_in[1] = Layout::kPlain;
+    if (c.op == "Slice") mid_in = {Layout::kNChw16c, Layout::kPlain, Layout::kPlain, Layout::kPlain};
     // The Relu writes plain (its reader conv2 reads plain: the edge agrees).
     const Layout mid_out = c.op == "Relu" ? Layout::kPlain : Layout::kNChw16c;
     a.nodes[mid] = {mid_in, {mid_out}};

@@ -674,7 +674,9 @@ class GraphBuilder {
           if (!plain_or_free(n.output(i), out[i])) refuse("a global pool writes plain");
         return;
       case ops::LayoutRule::kChannelsLast: {
-        // Every 4-D data input and output in one layout, plain or nhwc.
+        // Input 0 and every output in one layout, plain or nhwc; the other
+        // inputs in it or plain (index tensors; ChannelShuffle's kernel
+        // checks that its data inputs all share the output's layout).
         const ops::Layout l = out.empty() ? ops::Layout::kPlain : out[0];
         if (l != ops::Layout::kPlain && l != ops::Layout::kNhwc)
           refuse(std::string("runs plain or nhwc, not ") + ops::layout_name(l));
@@ -682,9 +684,8 @@ class GraphBuilder {
           if (out[i] != l && !layout_free(n.output(i))) refuse("every output must have one layout");
         for (size_t i = 0; i < in.size(); ++i) {
           const ir::Value* v = n.input(i);
-          const bool data = i == 0 || n.op_type == "ChannelShuffle";
-          if (data ? in[i] != l && !(v && layout_free(v)) : !plain_or_free(v, in[i]))
-            refuse("input " + std::to_string(i) + (data ? " must be read in the output's layout" : " is read plain"));
+          if (in[i] != l && (i == 0 || !plain_or_free(v, in[i])) && !(v && layout_free(v)))
+            refuse("input " + std::to_string(i) + " must be read in the output's layout" + (i ? " or plain" : ""));
         }
         return;
       }

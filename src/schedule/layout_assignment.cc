@@ -161,16 +161,16 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
 }
 
 /// A node of LayoutRule::kChannelsLast (Slice, Split, ChannelShuffle) whose
-/// data could be held nhwc: input 0 and every output are float32 [N,C,H,W]
-/// of static shape (the others inputs of Slice and Split are index
-/// tensors, read plain; ChannelShuffle's are all data and must all be).
+/// data could be held nhwc: input 0, every other float32 input (the data
+/// ChannelShuffle concatenates; Slice's and Split's other inputs are index
+/// tensors, read plain) and every output are float32 [N,C,H,W] of static
+/// shape.
 bool channels_last_movable(const ir::Node* n) {
   if (n->inputs().empty() || !layout_shape(n->input(0)) || n->outputs().empty()) return false;
   for (const ir::Value* o : n->outputs())
     if (!layout_shape(o)) return false;
-  if (n->op_type == "ChannelShuffle")
-    for (const ir::Value* v : n->inputs())
-      if (!layout_shape(v)) return false;
+  for (const ir::Value* v : n->inputs())
+    if (v && v->type.dtype == DType::kFloat32 && !layout_shape(v)) return false;
   return true;
 }
 
