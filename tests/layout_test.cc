@@ -1246,10 +1246,10 @@ TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
 
 // A ShuffleNet V2 unit on 24 channels (nhwc): a channel Slice pair, a conv
 // branch on one half, ChannelShuffle of the untouched half and the branch,
-// then a channel Split feeding a conv and a Concat. The channel moves stay
-// nhwc (LayoutRule::kChannelsLast): no Reorder reads or writes a value
-// between the first conv and the last, and the outputs equal the plain run.
-// A channel Slice of a 32-channel nChw16c map stays plain (nhwc only).
+// then a channel Split feeding a conv and a Concat, and a Slice of a
+// 32-channel map to 16. The channel moves stay nhwc (LayoutRule::
+// kChannelsLast): no Reorder reads or writes a value between the first
+// conv and the last, and the outputs equal the plain run.
 TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 6, 6});
@@ -1284,13 +1284,46 @@ TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   EXPECT_EQ(in_layouts(a, node(g, "slice0")), (std::vector<std::string>{L, P, P, P}));
   EXPECT_EQ(in_layouts(a, node(g, "shuffle")), (std::vector<std::string>{L, L}));
   EXPECT_EQ(out_layouts(a, node(g, "split")), (std::vector<std::string>{L, L}));
-  // conv5's 32 channels are in the 24-channel group (nhwc); the Slice of it
-  // to 16 channels joins no group (no odd count) and runs plain between
-  // one Reorder out of nhwc, and conv6 reads that plain slice.
-  EXPECT_FALSE(has_layouts(a, node(g, "slice16")));
-  for (ir::Node* r : inner_reorders(g)) {
-    const std::string from = r->input(0)->producer()->name;
-    EXPECT_TRUE(from == "conv5" || from == "conv6") << "a Reorder of " << from;
+  EXPECT_EQ(out_layouts(a, node(g, "slice16")), (std::vector<std::string>{L}));
+  EXPECT_EQ(in_layouts(a, node(g, "conv6"))[0], L);
+  const auto r = inner_reorders(g);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->input(0)->producer()->name, "conv6");  // to the plain graph output's Relu
+}
+
+// Channel moves in a group of 16-multiple channels (no odd count) weigh
+// like odd-channel values: against an in-place Concat that moves more
+// elements the group keeps nChw16c and the Slice runs plain between
+// Reorders; with an Add instead of the Concat the group goes nhwc and the
+// Slice with it.
+TEST(LayoutPropagation, ChannelMovesWeighAgainstInPlaceConcats) {
+  for (bool with_concat : {true, false}) {
+    SCOPED_TRACE(with_concat ? "Concat" : "Add");
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 6, 6});
+    ir::Value* a0 = unary(g, "Relu", conv(g, x, 32, 3, "conv_a"), "relu_a");
+    ir::Value* b = conv(g, a0, 32, 3, "conv_b");
+    ir::Value* c = conv(g, a0, 32, 3, "conv_c");
+    ir::Value* joined = with_concat ? concat(g, {b, c}, "cat")->output(0) : binary(g, "Add", b, c, "add");
+    ir::Value* d = conv(g, joined, 32, 1, "conv_d");
+    ir::Node* sl = g.add_node("Slice",
+                              {d, g.add_constant("s", make<int64_t>({1}, {16})),
+                               g.add_constant("e", make<int64_t>({1}, {32})), g.add_constant("ax", make<int64_t>({1}, {1}))},
+                              {"slice_y"}, "slice");
+    sl->output(0)->type = f32({1, 16, 6, 6});
+    ir::Value* e = conv(g, sl->output(0), 16, 3, "conv_e");
+    g.outputs().push_back(global_pool(g, "GlobalAveragePool", e, "gap")->output(0));
+    const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 6)}}, like_avx512);
+    if (with_concat) {
+      // Concat 64 x 36 elements against the Slice's 32 x 36 + 16 x 36.
+      EXPECT_EQ(out_layouts(a, node(g, "cat")), (std::vector<std::string>{B}));
+      EXPECT_FALSE(has_layouts(a, node(g, "slice")));
+      EXPECT_EQ(a.channels_last_values, 0);
+    } else {
+      EXPECT_EQ(out_layouts(a, node(g, "slice")), (std::vector<std::string>{L}));
+      EXPECT_EQ(out_layouts(a, node(g, "add")), (std::vector<std::string>{L}));
+      EXPECT_TRUE(inner_reorders(g).empty());
+    }
   }
 }
 

@@ -62,9 +62,10 @@
 //                     ConvTranspose: 12 Reorders -> 1).
 //   Slice, Split, ChannelShuffle  nhwc in and out (each pixel's channels
 //                     moved) when every data input arrives nhwc and the
-//                     outputs' group is nhwc; they join groups only where
-//                     a value has C % 16 != 0 (ShuffleNet's split, shuffle
-//                     and Concat: no round trip to plain per block).
+//                     outputs' group is nhwc; their data counts toward
+//                     nhwc in the group's decision like odd-channel values
+//                     (ShuffleNet's split, shuffle and Concat: no round
+//                     trip to plain per block).
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
 //
@@ -253,19 +254,13 @@ class LayoutGroups {
           break;
         }
         case Kind::kChannelsLast:
-          // Only where an nhwc group is likely (odd channel counts): a
-          // channel Slice of a 16-multiple map must not pull an nChw16c
-          // group's values into a decision it cannot take part in.
+          // nhwc only: in an nChw16c group they run plain between Reorders,
+          // which the group's decision weighs like odd-channel values.
           if (channels_last_movable(n)) {
-            bool odd = false;
             for (const ir::Value* v : n->inputs())
-              odd = odd || (layout_shape(v) && channels(v) % ops::kBlockedChannels != 0);
-            for (const ir::Value* o : n->outputs()) odd = odd || channels(o) % ops::kBlockedChannels != 0;
-            if (odd) {
-              for (const ir::Value* v : n->inputs())
-                if (layout_shape(v)) unite(v, out);
-              for (const ir::Value* o : n->outputs()) unite(o, out);
-            }
+              if (layout_shape(v)) unite(v, out);
+            for (const ir::Value* o : n->outputs()) unite(o, out);
+            channel_moves_.push_back(n);
           }
           break;
         case Kind::kGlobalPool:
@@ -294,6 +289,18 @@ class LayoutGroups {
       const ir::Value* v = odd_group_convs_[i];
       if (parent_.count(v))
         odd_elems[root(v)] += shape_numel(v->type.static_shape()) + shape_numel(odd_group_srcs_[i]->type.static_shape());
+    }
+    // So do channel moves (Slice, Split, ChannelShuffle: nhwc or plain
+    // only): in nChw16c their data goes through Reorders. ShuffleNet V2
+    // x0.5's 48- to 192-channel stages, without an odd count, went nChw16c
+    // and kept 26 Reorders around their shuffles.
+    std::vector<const ir::Value*> moved;  // a value of each channel move's group
+    for (const ir::Node* n : channel_moves_) {
+      for (const ir::Value* v : n->inputs())
+        if (layout_shape(v) && held_in(g, v)) odd_elems[root(v)] += shape_numel(v->type.static_shape());
+      for (const ir::Value* o : n->outputs())
+        if (held_in(g, o)) odd_elems[root(o)] += shape_numel(o->type.static_shape());
+      moved.push_back(n->output(0));
     }
     // A group also keeps nChw16c when the Winograd convolutions it allows
     // (oneDNN has them for nChw16c only) save more than its odd-channel
@@ -338,6 +345,8 @@ class LayoutGroups {
         channels_last_.insert(root(v));
     for (const ir::Value* v : odd_group_convs_)
       if (parent_.count(v) && !keep16.count(root(v))) channels_last_.insert(root(v));
+    for (const ir::Value* v : moved)
+      if (parent_.count(v) && odd_elems[root(v)] > 0 && !keep16.count(root(v))) channels_last_.insert(root(v));
   }
 
   /// nChw16c or nhwc for a value of layout_shape.
@@ -379,6 +388,7 @@ class LayoutGroups {
 
   std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
   std::vector<const ir::Value*> odd_group_convs_;   // outputs of convolutions odd_group_channels
+  std::vector<const ir::Node*> channel_moves_;      // kChannelsLast nodes channels_last_movable
   std::vector<const ir::Value*> odd_group_srcs_;    // and their inputs
   mutable std::unordered_map<const ir::Value*, const ir::Value*> parent_;
   std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
