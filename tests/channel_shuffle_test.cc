@@ -7,7 +7,8 @@
 //  - the ChannelShuffle kernel against the formula of ops/channel_shuffle.cc
 //    (y[n, j*g + i] = cat[n, i*(C/g) + j]), plain and nhwc, one to three
 //    inputs, the two-branch loop and the general table, sizes that go
-//    parallel; Slice and Split read and write nhwc with plain's answers.
+//    parallel; Slice and Split read and write nhwc with plain's answers,
+//    and nChw16c for whole 16-channel blocks (other ranges refused).
 // All data movement: results must be bit-identical.
 #include <gtest/gtest.h>
 
@@ -59,6 +60,32 @@ TEST(ChannelShuffleFusion, TheConcatBeforeItIsFoldedIn) {
   input %b: float32[2,8,3,1]
   %y = com.graphengine::ChannelShuffle(%a, %b) {group = 3} : float32[2,12,3,1]
   output %y
+})", 1);
+}
+
+// A Concat that something else reads too stays, and the shuffle reads it.
+TEST(ChannelShuffleFusion, AConcatReadElsewhereStays) {
+  auto pass = fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %a: float32[1,2,2,2]
+  input %b: float32[1,2,2,2]
+  const %s5: int64[5] = [1, 2, 2, 2, 2]
+  const %s4: int64[4] = [1, 4, 2, 2]
+  %c = Concat(%a, %b) {axis = 1} : float32[1,4,2,2]
+  %r = Reshape(%c, %s5) : float32[1,2,2,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,2,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,4,2,2]
+  %z = Relu(%c) : float32[1,4,2,2]
+  output %y
+  output %z
+})", R"(graph {
+  input %a: float32[1,2,2,2]
+  input %b: float32[1,2,2,2]
+  %c = Concat(%a, %b) {axis = 1} : float32[1,4,2,2]
+  %z = Relu(%c) : float32[1,4,2,2]
+  %y = com.graphengine::ChannelShuffle(%c) {group = 2} : float32[1,4,2,2]
+  output %y
+  output %z
 })", 1);
 }
 
@@ -138,8 +165,9 @@ Tensor reference_shuffle(const std::vector<Tensor>& xs, int64_t group) {
   return y;
 }
 
-/// [N,C,H,W] plain -> its nhwc bytes (still labelled [N,C,H,W]), and back.
-Tensor to_nhwc(const Tensor& t, bool back = false) {
+/// [N,C,H,W] plain -> its nhwc (or nChw16c) bytes (still labelled
+/// [N,C,H,W]), and back.
+Tensor to_nhwc(const Tensor& t, bool back = false, bool blocked = false) {
   const Shape s = t.shape();
   Tensor r(DType::kFloat32, s);
   for (int64_t n = 0; n < s[0]; ++n)
@@ -147,12 +175,14 @@ Tensor to_nhwc(const Tensor& t, bool back = false) {
       for (int64_t h = 0; h < s[2]; ++h)
         for (int64_t w = 0; w < s[3]; ++w) {
           const int64_t plain = ((n * s[1] + c) * s[2] + h) * s[3] + w;
-          const int64_t held = ((n * s[2] + h) * s[3] + w) * s[1] + c;
+          const int64_t held = blocked ? (((n * (s[1] / 16) + c / 16) * s[2] + h) * s[3] + w) * 16 + c % 16
+                                       : ((n * s[2] + h) * s[3] + w) * s[1] + c;
           if (back) r.as<float>()[plain] = t.as<float>()[held];
           else r.as<float>()[held] = t.as<float>()[plain];
         }
   return r;
 }
+Tensor to_blocked(const Tensor& t, bool back = false) { return to_nhwc(t, back, true); }
 
 kernels::KernelConfig layouts(size_t inputs, size_t outputs, ops::Layout data, size_t data_inputs) {
   kernels::KernelConfig c;
@@ -214,7 +244,7 @@ TEST(ChannelShuffleKernel, RefusesBadGroupsAndOtherLayouts) {
                ErrorCode::kInvalidModel, "differ outside dim 1");
 }
 
-TEST(ChannelsLastMoves, SliceMatchesPlain) {
+TEST(ChannelMoves, SliceMatchesPlain) {
   const Tensor x = distinct_inputs({{2, 7, 5, 6}})[0];
   struct Case {
     std::vector<int64_t> starts, ends, axes, steps;
@@ -236,7 +266,7 @@ TEST(ChannelsLastMoves, SliceMatchesPlain) {
   }
 }
 
-TEST(ChannelsLastMoves, SplitMatchesPlain) {
+TEST(ChannelMoves, SplitMatchesPlain) {
   const Tensor x = distinct_inputs({{2, 10, 4, 6}})[0];
   for (int64_t axis : {1, 2, 3, -3}) {
     const std::vector<int64_t> parts = axis == 3   ? std::vector<int64_t>{1, 5}
@@ -250,6 +280,40 @@ TEST(ChannelsLastMoves, SplitMatchesPlain) {
     ASSERT_EQ(got.size(), 2u);
     for (size_t i = 0; i < 2; ++i) expect_same(to_nhwc(got[i], true), want[i], "Split axis " + std::to_string(axis));
   }
+}
+
+// nChw16c: channel ranges of whole 16-channel blocks, with any N, H, W
+// slice; a range that is not is refused naming the node (a forged plan).
+TEST(ChannelMoves, BlockedSliceAndSplitOfWholeBlocks) {
+  const Tensor x = distinct_inputs({{2, 48, 5, 4}})[0];
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  for (const Case& k : {Case{{16}, {48}, {1}, {1}}, Case{{0, 1}, {16, 5}, {1, 2}, {1, 2}},
+                        Case{{1, 16, 3}, {2, 48, 0}, {0, 1, 3}, {1, 1, -1}}}) {
+    const auto n = static_cast<int64_t>(k.axes.size());
+    std::vector<Tensor> in{x, make<int64_t>({n}, k.starts), make<int64_t>({n}, k.ends), make<int64_t>({n}, k.axes),
+                           make<int64_t>({n}, k.steps)};
+    const Tensor want = run_op("Slice", in)[0];
+    if (want.shape()[1] % 16 != 0) continue;
+    in[0] = to_blocked(x);
+    const Tensor got = run_op("Slice", in, {}, 1, "", layouts(5, 1, ops::Layout::kNChw16c, 1))[0];
+    expect_same(to_blocked(got, true), want, "blocked Slice from channel " + std::to_string(k.starts[0]));
+  }
+  std::vector<Tensor> bad{to_blocked(x), make<int64_t>({1}, {8}), make<int64_t>({1}, {40}), make<int64_t>({1}, {1})};
+  expect_error([&] { run_op("Slice", bad, {}, 1, "", layouts(4, 1, ops::Layout::kNChw16c, 1)); },
+               ErrorCode::kInvalidModel, "whole 16-channel blocks");
+  std::vector<Tensor> in{x, make<int64_t>({3}, {16, 16, 16})};
+  const auto want = run_op("Split", in, {ir::Attribute::Int("axis", 1)}, 3);
+  in[0] = to_blocked(x);
+  const auto got = run_op("Split", in, {ir::Attribute::Int("axis", 1)}, 3, "", layouts(2, 3, ops::Layout::kNChw16c, 1));
+  for (size_t i = 0; i < 3; ++i) expect_same(to_blocked(got[i], true), want[i], "blocked Split part " + std::to_string(i));
+  expect_error(
+      [&] {
+        run_op("Split", {to_blocked(x), make<int64_t>({2}, {8, 40})}, {ir::Attribute::Int("axis", 1)}, 2, "",
+               layouts(2, 2, ops::Layout::kNChw16c, 1));
+      },
+      ErrorCode::kInvalidModel, "whole 16-channel blocks");
 }
 
 }  // namespace

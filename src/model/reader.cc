@@ -673,13 +673,13 @@ class GraphBuilder {
         for (size_t i = 0; i < out.size(); ++i)
           if (!plain_or_free(n.output(i), out[i])) refuse("a global pool writes plain");
         return;
-      case ops::LayoutRule::kChannelsLast: {
-        // Input 0 and every output in one layout, plain or nhwc; the other
-        // inputs in it or plain (index tensors; ChannelShuffle's kernel
-        // checks that its data inputs all share the output's layout).
+      case ops::LayoutRule::kChannelMove: {
+        // Input 0 and every output in one layout; the other inputs in it or
+        // plain (index tensors; ChannelShuffle's kernel checks that its data
+        // inputs all share the output's layout).
+        // The kernels check what else a layout needs (nChw16c: whole
+        // 16-channel blocks; ChannelShuffle: plain or nhwc).
         const ops::Layout l = out.empty() ? ops::Layout::kPlain : out[0];
-        if (l != ops::Layout::kPlain && l != ops::Layout::kNhwc)
-          refuse(std::string("runs plain or nhwc, not ") + ops::layout_name(l));
         for (size_t i = 1; i < out.size(); ++i)
           if (out[i] != l && !layout_free(n.output(i))) refuse("every output must have one layout");
         for (size_t i = 0; i < in.size(); ++i) {

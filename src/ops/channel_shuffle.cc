@@ -10,8 +10,8 @@
 // of one dtype and rank >= 2, equal in every dim but 1. Attribute group
 // (int, >= 1, dividing C). Output: [N, C, ...] of that dtype. Errors
 // (kInvalidModel): no input, mixed dtypes or shapes, a group that does not
-// divide C. Runs plain, or per pixel on nhwc tensors (LayoutRule::
-// kChannelsLast).
+// divide C, a channel count past int64. Runs plain, or per pixel on nhwc
+// tensors (LayoutRule::kChannelMove).
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -31,7 +31,7 @@ void infer_channel_shuffle(InferContext& ctx) {
     bool same = s.size() == out.size();
     for (size_t d = 0; same && d < s.size(); ++d) same = d == 1 || s[d] == ctx.shape(0)[d];
     if (!same) ctx.error("input shapes " + shape_str(ctx.shape(0)) + " and " + shape_str(s) + " differ outside dim 1");
-    out[1] += s[1];
+    if (__builtin_add_overflow(out[1], s[1], &out[1])) ctx.error("the concatenated channel count overflows int64");
   }
   const int64_t group = ctx.node->get_int("group", 0);
   if (group < 1 || out[1] % group != 0)
@@ -45,6 +45,6 @@ void infer_channel_shuffle(InferContext& ctx) {
 GEC_REGISTER_OP({.domain = kGecDomain,
                  .op_type = "ChannelShuffle",
                  .infer = infer_channel_shuffle,
-                 .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelsLast)});
+                 .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelMove)});
 
 }  // namespace gec::ops

@@ -84,7 +84,7 @@ enum class LayoutRule : uint8_t {
   kConcat,         ///< Concat on axis 1: nChw16c inputs with C % 16 == 0 (in place), or nhwc ones (copied)
   kResize,         ///< Resize of H and W only: input 0 blocked in, output 0 blocked out, where the target's layout query has a kernel
   kElementwiseGroup,  ///< as kBinaryPassThrough, to every output (FusedElementwise)
-  kChannelsLast,   ///< per-pixel data movement (Slice, Split, ChannelShuffle): 4-D data inputs and outputs all nhwc, or all plain; other inputs plain
+  kChannelMove,    ///< Slice, Split, ChannelShuffle: data inputs and outputs in one layout: plain, nhwc, or nChw16c where the target's layout query says the channel ranges are whole 16-channel blocks; index inputs plain
 };
 
 /// Where mixed precision may run an op in a lower precision (bf16).

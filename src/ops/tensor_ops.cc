@@ -556,8 +556,8 @@ GEC_REGISTER_OP({.domain = "", .op_type = "Flatten", .infer = infer_flatten, .tr
 GEC_REGISTER_OP({.domain = "", .op_type = "Squeeze", .infer = infer_squeeze, .traits = traits(PatternKind::kInjective).aliases_input0()});
 GEC_REGISTER_OP({.domain = "", .op_type = "Unsqueeze", .infer = infer_unsqueeze, .traits = traits(PatternKind::kInjective).aliases_input0()});
 GEC_REGISTER_OP({.domain = "", .op_type = "Concat", .infer = infer_concat, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kConcat)});
-GEC_REGISTER_OP({.domain = "", .op_type = "Split", .infer = infer_split, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelsLast)});
-GEC_REGISTER_OP({.domain = "", .op_type = "Slice", .infer = infer_slice, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelsLast)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Split", .infer = infer_split, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelMove)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Slice", .infer = infer_slice, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kChannelMove)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Gather", .infer = infer_gather, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GatherElements", .infer = infer_gather_elements, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "GatherND", .infer = infer_gather_nd, .traits = traits(PatternKind::kInjective)});

@@ -14,8 +14,10 @@
 // 3 channels is).
 //
 // Which layout: values that layout-following ops connect form groups
-// (LayoutGroups below); a group is nhwc when it has a value with C % 16 != 0
-// and no channel Concat that nChw16c could run in place, else nChw16c.
+// (LayoutGroups below); a group is nhwc when its odd-channel values (C % 16
+// != 0), odd-group convolutions and channel moves nChw16c has no kernel for
+// outweigh the in-place channel Concats and Winograd convolutions nChw16c
+// would give it, else nChw16c.
 // Both layouts have exactly NCHW's bytes (nChw16c because C % 16 == 0), so
 // the value types, the memory plan and the arena stay as they are; the
 // decision is returned per node (LayoutAssignment) and goes into the
@@ -60,12 +62,15 @@
 //                     (smaller, when upsampling) input. FPN-style necks
 //                     go blocked (ppocr_v4_det's, with its nhwc Concat and
 //                     ConvTranspose: 12 Reorders -> 1).
-//   Slice, Split, ChannelShuffle  nhwc in and out (each pixel's channels
-//                     moved) when every data input arrives nhwc and the
-//                     outputs' group is nhwc; their data counts toward
-//                     nhwc in the group's decision like odd-channel values
-//                     (ShuffleNet's split, shuffle and Concat: no round
-//                     trip to plain per block).
+//   Slice, Split, ChannelShuffle  in their group's layout when every data
+//                     input arrives in it and the target has a kernel for
+//                     it: nhwc moves each pixel's channels; nChw16c only
+//                     whole 16-channel blocks (a Slice or Split of
+//                     channels at multiples of 16: YOLOv8-style C2f
+//                     splits). Those without an nChw16c kernel count
+//                     toward nhwc in the group's decision like odd-channel
+//                     values (ShuffleNet's split, shuffle and Concat: no
+//                     round trip to plain per block).
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
 //
@@ -161,7 +166,7 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
   return true;
 }
 
-/// A node of LayoutRule::kChannelsLast (Slice, Split, ChannelShuffle) whose
+/// A node of LayoutRule::kChannelMove (Slice, Split, ChannelShuffle) whose
 /// data could be held nhwc: input 0, every other float32 input (the data
 /// ChannelShuffle concatenates; Slice's and Split's other inputs are index
 /// tensors, read plain) and every output are float32 [N,C,H,W] of static
@@ -178,10 +183,12 @@ bool channels_last_movable(const ir::Node* n) {
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
-/// channel counts are all multiples of 16) form one group, held nChw16c when
-/// every value in it that the pass may hold non-plain (not a graph output)
-/// has C % 16 == 0 and no grouped convolution splits a 16-channel block
-/// (odd_group_channels), or it holds such channel Concats moving at least as
+/// channel counts are all multiples of 16; a Slice's, Split's or
+/// ChannelShuffle's data) form one group, held nChw16c when every value in
+/// it that the pass may hold non-plain (not a graph output) has C % 16 == 0,
+/// no grouped convolution splits a 16-channel block (odd_group_channels) and
+/// no channel move lacks an nChw16c kernel (their data then counts as
+/// odd-channel elements), or it holds such channel Concats moving at least as
 /// many elements as its odd-channel values hold (in nChw16c a Concat writes
 /// its inputs in place, in nhwc it could not: GoogLeNet's 24-channel 5x5
 /// branches and SqueezeNet's 1000-class head are the few), or the Winograd
@@ -253,14 +260,18 @@ class LayoutGroups {
           }
           break;
         }
-        case Kind::kChannelsLast:
-          // nhwc only: in an nChw16c group they run plain between Reorders,
-          // which the group's decision weighs like odd-channel values.
+        case Kind::kChannelMove:
+          // Those without an nChw16c kernel (a ChannelShuffle, a Slice of
+          // channels that are not whole 16-channel blocks) run plain
+          // between Reorders in an nChw16c group: weighed like odd-channel
+          // values below.
           if (channels_last_movable(n)) {
             for (const ir::Value* v : n->inputs())
               if (layout_shape(v)) unite(v, out);
             for (const ir::Value* o : n->outputs()) unite(o, out);
-            channel_moves_.push_back(n);
+            if (!fast_implementation(kernels::implementation_for_layout(*n, ops::Layout::kNChw16c,
+                                                                        ops::Layout::kNChw16c)))
+              channel_moves_.push_back(n);
           }
           break;
         case Kind::kGlobalPool:
@@ -296,10 +307,11 @@ class LayoutGroups {
     // and kept 26 Reorders around their shuffles.
     std::vector<const ir::Value*> moved;  // a value of each channel move's group
     for (const ir::Node* n : channel_moves_) {
+      // (A Slice or Split of the batch dim joins no group: unite needs one N.)
       for (const ir::Value* v : n->inputs())
-        if (layout_shape(v) && held_in(g, v)) odd_elems[root(v)] += shape_numel(v->type.static_shape());
+        if (layout_shape(v) && parent_.count(v) && held_in(g, v)) odd_elems[root(v)] += shape_numel(v->type.static_shape());
       for (const ir::Value* o : n->outputs())
-        if (held_in(g, o)) odd_elems[root(o)] += shape_numel(o->type.static_shape());
+        if (parent_.count(o) && held_in(g, o)) odd_elems[root(o)] += shape_numel(o->type.static_shape());
       moved.push_back(n->output(0));
     }
     // A group also keeps nChw16c when the Winograd convolutions it allows
@@ -388,7 +400,7 @@ class LayoutGroups {
 
   std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
   std::vector<const ir::Value*> odd_group_convs_;   // outputs of convolutions odd_group_channels
-  std::vector<const ir::Node*> channel_moves_;      // kChannelsLast nodes channels_last_movable
+  std::vector<const ir::Node*> channel_moves_;      // kChannelMove nodes channels_last_movable
   std::vector<const ir::Value*> odd_group_srcs_;    // and their inputs
   mutable std::unordered_map<const ir::Value*, const ir::Value*> parent_;
   std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
@@ -583,16 +595,20 @@ class LayoutAssigner {
         l.out[0] = true;
         return;
       }
-      case Kind::kChannelsLast: {
-        // nhwc in, nhwc out, moving each pixel's channels; only inside an
-        // nhwc group and when every data input arrives nhwc.
+      case Kind::kChannelMove: {
+        // In the group's layout when every data input arrives in it and
+        // the target has a kernel for that (kernels::
+        // implementation_for_layout, the target's own answer: the query
+        // this pass is given may stand in for oneDNN's convolutions only).
         if (!channels_last_movable(n)) return;
+        const ops::Layout layout = groups_->of(out);
+        if (!fast_implementation(kernels::implementation_for_layout(*n, layout, layout))) return;
         for (const ir::Value* o : n->outputs())
-          if (!candidate(g, *groups_, o) || groups_->of(o) != ops::Layout::kNhwc) return;
+          if (!candidate(g, *groups_, o) || groups_->of(o) != layout) return;
         for (size_t i = 0; i < n->inputs().size(); ++i) {
           const ir::Value* v = n->input(i);
           if (!layout_shape(v)) continue;  // Slice's starts, ends, ...: plain
-          if (!blocked(v) || groups_->of(v) != ops::Layout::kNhwc) return;
+          if (!blocked(v) || groups_->of(v) != layout) return;
           l.in[i] = true;
         }
         l.out.assign(l.out.size(), true);

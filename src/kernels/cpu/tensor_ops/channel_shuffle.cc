@@ -5,7 +5,7 @@
 //   nhwc (4-D float32, every input and Y [N][H][W][C] in memory): every
 //   pixel scatters its channels through one table, so a ShuffleNet block's
 //   Concat, shuffle and the Slices after it stay in the convolutions' nhwc
-//   (LayoutRule::kChannelsLast) instead of going through plain and back.
+//   (LayoutRule::kChannelMove) instead of going through plain and back.
 // Threads split (n, c) pairs (plain) or pixels (nhwc).
 #include <algorithm>
 
@@ -103,6 +103,17 @@ class ChannelShuffleKernel final : public Kernel {
   int64_t group_;
   ops::Layout layout_;
 };
+
+/// LayoutQuery for ChannelShuffle (kernels::implementation_for_layout):
+/// "native.channel_shuffle" for nhwc, "" for nChw16c (no kernel) and plain.
+std::string channel_shuffle_layout_query(const ir::Node&, ops::Layout src, ops::Layout dst) {
+  return src == dst && src == ops::Layout::kNhwc ? "native.channel_shuffle" : "";
+}
+
+const bool kChannelShuffleLayoutQuery = [] {
+  register_layout_query(ops::kGecDomain, "ChannelShuffle", channel_shuffle_layout_query);
+  return true;
+}();
 
 GEC_REGISTER_KERNEL(ops::kGecDomain, "ChannelShuffle", [](const ir::Node& n, const KernelConfig& config) {
   return std::make_unique<ChannelShuffleKernel>(n, config);

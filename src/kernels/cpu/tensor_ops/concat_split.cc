@@ -96,9 +96,11 @@ class ConcatKernel final : public Kernel {
   ops::Layout layout_;
 };
 
-/// Split; in nhwc (LayoutRule::kChannelsLast: input and outputs [N][H][W][C]
+/// Split; in nhwc (LayoutRule::kChannelMove: input and outputs [N][H][W][C]
 /// in memory) the tensors are seen as [N,H,W,C] and split on the axis the
-/// node's axis names there (a channel Split copies each pixel's ranges).
+/// node's axis names there (a channel Split copies each pixel's ranges); in
+/// nChw16c a channel Split into whole 16-channel blocks moves, per batch
+/// index, the same contiguous ranges as in plain (split_layout_query).
 class SplitKernel final : public Kernel {
  public:
   SplitKernel(const ir::Node& n, const KernelConfig& config)
@@ -114,6 +116,13 @@ class SplitKernel final : public Kernel {
     std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc
     std::vector<const Shape*> shapes;
     for (TensorView* o : ctx.outputs) shapes.push_back(&o->shape);
+    if (layout_ == ops::Layout::kNChw16c) {
+      bool blocks = r == 4 && axis == 1;
+      for (const Shape* s : shapes) blocks = blocks && (*s)[1] % ops::kBlockedChannels == 0;
+      if (!blocks)
+        fail(ErrorCode::kInvalidModel,
+             what_ + ": planned in layout nChw16c, which needs a 4-D channel Split into whole 16-channel blocks");
+    }
     if (layout_ == ops::Layout::kNhwc) {
       if (r != 4 || axis < 0 || axis > 3)
         fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs a 4-D input");
@@ -137,6 +146,28 @@ class SplitKernel final : public Kernel {
   int64_t axis_;
   ops::Layout layout_;
 };
+
+/// LayoutQuery for Split (kernels::implementation_for_layout): "native.split"
+/// for a static 4-D float32 input with `src` = `dst` nhwc, or nChw16c for a
+/// channel Split whose outputs all have whole 16-channel blocks; "" otherwise.
+std::string split_layout_query(const ir::Node& n, ops::Layout src, ops::Layout dst) {
+  if (src != dst || src == ops::Layout::kPlain || n.outputs().empty() || !n.has_input(0)) return "";
+  const ir::Value* x = n.input(0);
+  if (!x->type.is_static() || x->type.dtype != DType::kFloat32 || x->type.static_shape().size() != 4) return "";
+  if (src == ops::Layout::kNhwc) return "native.split";
+  const int64_t axis = n.get_int("axis", 0);
+  if (axis != 1 && axis != -3) return "";
+  for (const ir::Value* o : n.outputs())
+    if (!o || !o->type.is_static() || o->type.static_shape().size() != 4 ||
+        o->type.static_shape()[1] % ops::kBlockedChannels != 0)
+      return "";
+  return "native.split";
+}
+
+const bool kSplitLayoutQuery = [] {
+  register_layout_query("", "Split", split_layout_query);
+  return true;
+}();
 
 GEC_REGISTER_KERNEL("", "Concat", [](const ir::Node& n, const KernelConfig& config) {
   return std::make_unique<ConcatKernel>(n, config);
