@@ -303,11 +303,19 @@ TEST(ChannelMoves, BlockedSliceAndSplitOfWholeBlocks) {
   std::vector<Tensor> bad{to_blocked(x), make<int64_t>({1}, {8}), make<int64_t>({1}, {40}), make<int64_t>({1}, {1})};
   expect_error([&] { run_op("Slice", bad, {}, 1, "", layouts(4, 1, ops::Layout::kNChw16c, 1)); },
                ErrorCode::kInvalidModel, "whole 16-channel blocks");
-  std::vector<Tensor> in{x, make<int64_t>({3}, {16, 16, 16})};
-  const auto want = run_op("Split", in, {ir::Attribute::Int("axis", 1)}, 3);
-  in[0] = to_blocked(x);
-  const auto got = run_op("Split", in, {ir::Attribute::Int("axis", 1)}, 3, "", layouts(2, 3, ops::Layout::kNChw16c, 1));
-  for (size_t i = 0; i < 3; ++i) expect_same(to_blocked(got[i], true), want[i], "blocked Split part " + std::to_string(i));
+  for (int64_t axis : {1, 0, 2, 3, -3}) {  // x is [2, 48, 5, 4]
+    const std::vector<int64_t> parts = axis == 0 ? std::vector<int64_t>{1, 1}
+                                       : axis == 2 ? std::vector<int64_t>{2, 3}
+                                       : axis == 3 ? std::vector<int64_t>{3, 1}
+                                                   : std::vector<int64_t>{16, 32};
+    std::vector<Tensor> in{x, make<int64_t>({2}, parts)};
+    const auto want = run_op("Split", in, {ir::Attribute::Int("axis", axis)}, 2);
+    in[0] = to_blocked(x);
+    const auto got =
+        run_op("Split", in, {ir::Attribute::Int("axis", axis)}, 2, "", layouts(2, 2, ops::Layout::kNChw16c, 1));
+    for (size_t i = 0; i < 2; ++i)
+      expect_same(to_blocked(got[i], true), want[i], "blocked Split axis " + std::to_string(axis));
+  }
   expect_error(
       [&] {
         run_op("Split", {to_blocked(x), make<int64_t>({2}, {8, 40})}, {ir::Attribute::Int("axis", 1)}, 2, "",

@@ -1302,6 +1302,42 @@ TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   EXPECT_EQ(r[0]->input(0)->producer()->name, "conv6");  // to the plain graph output's Relu
 }
 
+// A ChannelShuffle whose second input is a graph output (held plain) and
+// first a blocked conv output: all its data inputs must share a layout, so
+// it runs plain with the first reordered (it once kept input 0 nhwc while
+// reading input 1 plain, and its kernel refused the plan).
+TEST(LayoutPropagation, ChannelShuffleOfMixedInputsRunsPlain) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* a = conv(g, unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1"), 12, 1, "conv_a");
+  ir::Value* b = conv(g, a, 12, 3, "conv_b");
+  ir::Node* shuffle = g.add_node("ChannelShuffle", {a, b}, {"shuffle_y"}, "shuffle", ops::kGecDomain);
+  shuffle->set_attr(ir::Attribute::Int("group", 2));
+  shuffle->output(0)->type = f32({1, 24, 6, 6});
+  g.outputs().push_back(b);
+  g.outputs().push_back(conv(g, shuffle->output(0), 24, 1, "conv_c"));
+  const LayoutAssignment a_ = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 9)}}, like_avx512);
+  EXPECT_FALSE(has_layouts(a_, node(g, "shuffle")));
+}
+
+// A Split of H in a 64-channel group stays nChw16c (whole blocks move on
+// any axis), and so do the convolutions around it.
+TEST(LayoutPropagation, SplitOfRowsKeepsABlockedGroup) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 8, 6});
+  ir::Value* c = conv(g, unary(g, "Relu", conv(g, x, 64, 3, "conv1"), "relu1"), 64, 3, "conv2");
+  ir::Node* split = g.add_node("Split", {c}, {"top", "bottom"}, "split");
+  split->set_attr(ir::Attribute::Int("axis", 2));
+  for (ir::Value* o : split->outputs()) o->type = f32({1, 64, 4, 6});
+  ir::Value* sum = binary(g, "Add", conv(g, split->output(0), 64, 3, "conv_t"), conv(g, split->output(1), 64, 3, "conv_b"),
+                          "add");
+  g.outputs().push_back(global_pool(g, "GlobalAveragePool", sum, "gap")->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 8, 6}, 10)}}, like_avx512);
+  EXPECT_EQ(out_layouts(a, node(g, "split")), (std::vector<std::string>{B, B}));
+  EXPECT_EQ(a.channels_last_values, 0);
+  EXPECT_TRUE(inner_reorders(g).empty());
+}
+
 // A YOLOv8-style C2f block on 16-multiple channels: a channel Split into
 // two 32-channel halves, a conv chain on one, and a Concat of all four. The
 // Split has an nChw16c kernel for whole 16-channel blocks (the target's

@@ -605,12 +605,14 @@ class LayoutAssigner {
         if (!fast_implementation(kernels::implementation_for_layout(*n, layout, layout))) return;
         for (const ir::Value* o : n->outputs())
           if (!candidate(g, *groups_, o) || groups_->of(o) != layout) return;
-        for (size_t i = 0; i < n->inputs().size(); ++i) {
+        std::vector<bool> in(n->inputs().size(), false);  // all data inputs or none
+        for (size_t i = 0; i < in.size(); ++i) {
           const ir::Value* v = n->input(i);
           if (!layout_shape(v)) continue;  // Slice's starts, ends, ...: plain
           if (!blocked(v) || groups_->of(v) != layout) return;
-          l.in[i] = true;
+          in[i] = true;
         }
+        l.in = in;
         l.out.assign(l.out.size(), true);
         return;
       }

@@ -99,8 +99,8 @@ class ConcatKernel final : public Kernel {
 /// Split; in nhwc (LayoutRule::kChannelMove: input and outputs [N][H][W][C]
 /// in memory) the tensors are seen as [N,H,W,C] and split on the axis the
 /// node's axis names there (a channel Split copies each pixel's ranges); in
-/// nChw16c a channel Split into whole 16-channel blocks moves, per batch
-/// index, the same contiguous ranges as in plain (split_layout_query).
+/// nChw16c as [N,C/16,H,W,16], a channel Split into whole 16-channel blocks
+/// (split_layout_query).
 class SplitKernel final : public Kernel {
  public:
   SplitKernel(const ir::Node& n, const KernelConfig& config)
@@ -113,15 +113,21 @@ class SplitKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
     int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc
+    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc and nChw16c
+    nhwc.reserve(ctx.outputs.size());
     std::vector<const Shape*> shapes;
     for (TensorView* o : ctx.outputs) shapes.push_back(&o->shape);
     if (layout_ == ops::Layout::kNChw16c) {
-      bool blocks = r == 4 && axis == 1;
+      // Seen as [N, C/16, H, W, 16]: N, H and W split as they are, C in
+      // whole 16-channel blocks.
+      bool blocks = r == 4 && axis >= 0 && axis < 4;
       for (const Shape* s : shapes) blocks = blocks && (*s)[1] % ops::kBlockedChannels == 0;
       if (!blocks)
         fail(ErrorCode::kInvalidModel,
-             what_ + ": planned in layout nChw16c, which needs a 4-D channel Split into whole 16-channel blocks");
+             what_ + ": planned in layout nChw16c, which needs a 4-D Split into whole 16-channel blocks");
+      for (const Shape* s : shapes)
+        nhwc.push_back({(*s)[0], (*s)[1] / ops::kBlockedChannels, (*s)[2], (*s)[3], ops::kBlockedChannels});
+      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
     }
     if (layout_ == ops::Layout::kNhwc) {
       if (r != 4 || axis < 0 || axis > 3)
@@ -148,15 +154,15 @@ class SplitKernel final : public Kernel {
 };
 
 /// LayoutQuery for Split (kernels::implementation_for_layout): "native.split"
-/// for a static 4-D float32 input with `src` = `dst` nhwc, or nChw16c for a
-/// channel Split whose outputs all have whole 16-channel blocks; "" otherwise.
+/// for a static 4-D float32 input with `src` = `dst` nhwc, or nChw16c when the
+/// input and every output have whole 16-channel blocks (any axis); ""
+/// otherwise.
 std::string split_layout_query(const ir::Node& n, ops::Layout src, ops::Layout dst) {
   if (src != dst || src == ops::Layout::kPlain || n.outputs().empty() || !n.has_input(0)) return "";
   const ir::Value* x = n.input(0);
   if (!x->type.is_static() || x->type.dtype != DType::kFloat32 || x->type.static_shape().size() != 4) return "";
   if (src == ops::Layout::kNhwc) return "native.split";
-  const int64_t axis = n.get_int("axis", 0);
-  if (axis != 1 && axis != -3) return "";
+  if (x->type.static_shape()[1] % ops::kBlockedChannels != 0) return "";
   for (const ir::Value* o : n.outputs())
     if (!o || !o->type.is_static() || o->type.static_shape().size() != 4 ||
         o->type.static_shape()[1] % ops::kBlockedChannels != 0)
