@@ -66,8 +66,8 @@
 //                     input arrives in it and the target has a kernel for
 //                     it: nhwc moves each pixel's channels; nChw16c only
 //                     whole 16-channel blocks (a Slice or Split of
-//                     channels at multiples of 16: YOLOv8-style C2f
-//                     splits). Those without an nChw16c kernel count
+//                     channels at multiples of 16, YOLOv8-style C2f
+//                     splits, or of N, H, W). Those without an nChw16c kernel count
 //                     toward nhwc in the group's decision like odd-channel
 //                     values (ShuffleNet's split, shuffle and Concat: no
 //                     round trip to plain per block).
