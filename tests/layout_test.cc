@@ -83,6 +83,31 @@ ir::Node* global_pool(ir::Graph& g, const std::string& op, ir::Value* x, const s
   return n;
 }
 
+/// Slice of `x` from `from` to `to` on `axis` (constant starts, ends,
+/// axes); output `name` + "_y".
+ir::Node* slice(ir::Graph& g, ir::Value* x, int64_t axis, int64_t from, int64_t to, const std::string& name) {
+  ir::Node* n = g.add_node("Slice",
+                           {x, g.add_constant(name + "_s", make<int64_t>({1}, {from})),
+                            g.add_constant(name + "_e", make<int64_t>({1}, {to})),
+                            g.add_constant(name + "_a", make<int64_t>({1}, {axis}))},
+                           {name + "_y"}, name);
+  Shape s = x->type.static_shape();
+  s[static_cast<size_t>(axis)] = to - from;
+  n->output(0)->type = f32(s);
+  return n;
+}
+
+/// Split of the 4-D `x` into two equal halves on `axis`; outputs `name` +
+/// "_0" and "_1".
+ir::Node* halves(ir::Graph& g, ir::Value* x, int64_t axis, const std::string& name) {
+  ir::Node* n = g.add_node("Split", {x}, {name + "_0", name + "_1"}, name);
+  n->set_attr(ir::Attribute::Int("axis", axis));
+  Shape s = x->type.static_shape();
+  s[static_cast<size_t>(axis)] /= 2;
+  for (ir::Value* o : n->outputs()) o->type = f32(s);
+  return n;
+}
+
 ir::Node* node(const ir::Graph& g, const std::string& name) {
   for (const auto& n : g.nodes())
     if (n->name == name) return n.get();
@@ -894,12 +919,8 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
     ir::Value* c1 = conv(g, x, 16, 3, "conv1");
     ir::Value* plain = conv(g, x, 16, 1, "conv_plain");  // a full-shape operand, written plain
     ir::Node* mid = c.op == "Add" ? g.add_node("Add", {c1, plain}, {"mid_y"}, "mid")
-                    : c.op == "Slice"
-                        ? g.add_node("Slice",
-                                     {c1, g.add_constant("s", make<int64_t>({1}, {0})),
-                                      g.add_constant("e", make<int64_t>({1}, {16})), g.add_constant("a", make<int64_t>({1}, {1}))},
-                                     {"mid_y"}, "mid")
-                        : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
+                    : c.op == "Slice" ? slice(g, c1, 1, 0, 16, "mid")
+                                      : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
     if (c.op == "Softmax") mid->set_attr(ir::Attribute::Int("axis", 1));
     mid->output(0)->type = c1->type;
     ir::Value* c2 = conv(g, mid->output(0), 16, 3, "conv2");
@@ -1265,29 +1286,17 @@ TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 6, 6});
   ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  auto slice = [&](ir::Value* v, int64_t from, int64_t to, const std::string& name) {
-    ir::Node* n = g.add_node("Slice",
-                             {v, g.add_constant(name + "_s", make<int64_t>({1}, {from})),
-                              g.add_constant(name + "_e", make<int64_t>({1}, {to})),
-                              g.add_constant(name + "_a", make<int64_t>({1}, {1}))},
-                             {name + "_y"}, name);
-    Shape s = v->type.static_shape();
-    s[1] = to - from;
-    n->output(0)->type = f32(s);
-    return n->output(0);
-  };
-  ir::Value* half0 = slice(c1, 0, 12, "slice0");
-  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(c1, 12, 24, "slice1"), 12, 1, "conv2"), "relu2"), 12,
-                           3, "conv3");
+  ir::Value* half0 = slice(g, c1, 1, 0, 12, "slice0")->output(0);
+  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(g, c1, 1, 12, 24, "slice1")->output(0), 12, 1, "conv2"),
+                                    "relu2"),
+                           12, 3, "conv3");
   ir::Node* shuffle = g.add_node("ChannelShuffle", {half0, branch}, {"shuffle_y"}, "shuffle", ops::kGecDomain);
   shuffle->set_attr(ir::Attribute::Int("group", 2));
   shuffle->output(0)->type = f32({1, 24, 6, 6});
-  ir::Node* split = g.add_node("Split", {shuffle->output(0)}, {"split_a", "split_b"}, "split");
-  split->set_attr(ir::Attribute::Int("axis", 1));
-  for (ir::Value* o : split->outputs()) o->type = f32({1, 12, 6, 6});
+  ir::Node* split = halves(g, shuffle->output(0), 1, "split");
   ir::Node* cat = concat(g, {split->output(0), conv(g, split->output(1), 12, 1, "conv4")}, "cat");
   ir::Value* c32 = conv(g, cat->output(0), 32, 1, "conv5");
-  ir::Value* y = conv(g, slice(c32, 0, 16, "slice16"), 16, 1, "conv6");
+  ir::Value* y = conv(g, slice(g, c32, 1, 0, 16, "slice16")->output(0), 16, 1, "conv6");
   g.outputs().push_back(unary(g, "Relu", y, "relu_out"));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 4)}}, like_avx512);
   for (const char* n : {"slice0", "slice1", "shuffle", "cat"})
@@ -1326,9 +1335,7 @@ TEST(LayoutPropagation, SplitOfRowsKeepsABlockedGroup) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 8, 6});
   ir::Value* c = conv(g, unary(g, "Relu", conv(g, x, 64, 3, "conv1"), "relu1"), 64, 3, "conv2");
-  ir::Node* split = g.add_node("Split", {c}, {"top", "bottom"}, "split");
-  split->set_attr(ir::Attribute::Int("axis", 2));
-  for (ir::Value* o : split->outputs()) o->type = f32({1, 64, 4, 6});
+  ir::Node* split = halves(g, c, 2, "split");
   ir::Value* sum = binary(g, "Add", conv(g, split->output(0), 64, 3, "conv_t"), conv(g, split->output(1), 64, 3, "conv_b"),
                           "add");
   g.outputs().push_back(global_pool(g, "GlobalAveragePool", sum, "gap")->output(0));
@@ -1347,9 +1354,7 @@ TEST(LayoutPropagation, ChannelSplitOfWholeBlocksStaysBlocked) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 3, 6, 6});
   ir::Value* b = conv(g, unary(g, "Relu", conv(g, x, 32, 3, "conv_a"), "relu_a"), 64, 1, "conv_b");
-  ir::Node* split = g.add_node("Split", {b}, {"half0", "half1"}, "split");
-  split->set_attr(ir::Attribute::Int("axis", 1));
-  for (ir::Value* o : split->outputs()) o->type = f32({1, 32, 6, 6});
+  ir::Node* split = halves(g, b, 1, "split");
   ir::Value* c = conv(g, split->output(1), 32, 3, "conv_c");
   ir::Value* d = conv(g, c, 32, 3, "conv_d");
   ir::Node* cat = concat(g, {split->output(0), split->output(1), c, d}, "cat");
@@ -1372,14 +1377,8 @@ TEST(LayoutPropagation, BatchSlicesOfPlainValuesStayPlain) {
   ir::Value* x = input(g, "x", {2, 4, 5, 5});
   ir::Node* sm = g.add_node("Softmax", {x}, {"sm_y"}, "sm");
   sm->output(0)->type = x->type;
-  ir::Node* sl = g.add_node("Slice",
-                            {sm->output(0), g.add_constant("s", make<int64_t>({1}, {0})),
-                             g.add_constant("e", make<int64_t>({1}, {1})), g.add_constant("ax", make<int64_t>({1}, {0}))},
-                            {"slice_y"}, "slice");
-  sl->output(0)->type = f32({1, 4, 5, 5});
-  ir::Node* split = g.add_node("Split", {sm->output(0)}, {"part0", "part1"}, "split");
-  split->set_attr(ir::Attribute::Int("axis", 0));
-  for (ir::Value* o : split->outputs()) o->type = f32({1, 4, 5, 5});
+  ir::Node* sl = slice(g, sm->output(0), 0, 0, 1, "slice");
+  ir::Node* split = halves(g, sm->output(0), 0, "split");
   g.outputs().push_back(conv(g, sl->output(0), 16, 3, "conv_a"));
   g.outputs().push_back(conv(g, split->output(1), 16, 3, "conv_b"));
   const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({2, 4, 5, 5}, 8)}}, like_avx512);
@@ -1402,11 +1401,7 @@ TEST(LayoutPropagation, ChannelMovesWeighAgainstInPlaceConcats) {
     ir::Value* c = conv(g, a0, 32, 3, "conv_c");
     ir::Value* joined = with_concat ? concat(g, {b, c}, "cat")->output(0) : binary(g, "Add", b, c, "add");
     ir::Value* d = conv(g, joined, 32, 1, "conv_d");
-    ir::Node* sl = g.add_node("Slice",
-                              {d, g.add_constant("s", make<int64_t>({1}, {8})),
-                               g.add_constant("e", make<int64_t>({1}, {24})), g.add_constant("ax", make<int64_t>({1}, {1}))},
-                              {"slice_y"}, "slice");
-    sl->output(0)->type = f32({1, 16, 6, 6});
+    ir::Node* sl = slice(g, d, 1, 8, 24, "slice");
     ir::Value* e = conv(g, sl->output(0), 16, 3, "conv_e");
     g.outputs().push_back(global_pool(g, "GlobalAveragePool", e, "gap")->output(0));
     const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 6)}}, like_avx512);

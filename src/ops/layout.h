@@ -66,6 +66,23 @@ inline bool layout_fits_channels(Layout l, int64_t channels) {
   return l != Layout::kNChw16c || channels % kBlockedChannels == 0;
 }
 
+/// The dims, in memory order, of a [N,C,H,W] tensor `s` held in `l`: plain
+/// as they are, nhwc [N,H,W,C], nChw16c [N,C/16,H,W,16] (C % 16 == 0 is
+/// the caller's to check: layout_fits_channels). `s` must be 4-D for a
+/// non-plain `l`.
+inline std::vector<int64_t> held_dims(Layout l, const std::vector<int64_t>& s) {
+  if (l == Layout::kNhwc) return {s[0], s[2], s[3], s[1]};
+  if (l == Layout::kNChw16c) return {s[0], s[1] / kBlockedChannels, s[2], s[3], kBlockedChannels};
+  return s;
+}
+
+/// Where dim `axis` (0..3) of [N,C,H,W] is in held_dims(l, ...): nhwc moves
+/// C last; in nChw16c dim 1 is C's 16-channel blocks.
+inline int64_t held_axis(Layout l, int64_t axis) {
+  static constexpr int64_t kNhwcAxis[4] = {0, 3, 1, 2};
+  return l == Layout::kNhwc ? kNhwcAxis[axis] : axis;
+}
+
 /// A [N,C,H,W] shape with H = W = 1: every layout here holds it with
 /// plain's bytes, so it is read in any without a Reorder.
 inline bool same_bytes_in_every_layout(const std::vector<int64_t>& s) { return s.size() == 4 && s[2] * s[3] == 1; }

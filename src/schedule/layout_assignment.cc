@@ -167,11 +167,11 @@ bool held_in(const ir::Graph& g, const ir::Value* v) {
 }
 
 /// A node of LayoutRule::kChannelMove (Slice, Split, ChannelShuffle) whose
-/// data could be held nhwc: input 0, every other float32 input (the data
+/// data could be held non-plain: input 0, every other float32 input (the data
 /// ChannelShuffle concatenates; Slice's and Split's other inputs are index
 /// tensors, read plain) and every output are float32 [N,C,H,W] of static
 /// shape.
-bool channels_last_movable(const ir::Node* n) {
+bool channel_move_holdable(const ir::Node* n) {
   if (n->inputs().empty() || !layout_shape(n->input(0)) || n->outputs().empty()) return false;
   for (const ir::Value* o : n->outputs())
     if (!layout_shape(o)) return false;
@@ -265,7 +265,7 @@ class LayoutGroups {
           // channels that are not whole 16-channel blocks) run plain
           // between Reorders in an nChw16c group: weighed like odd-channel
           // values below.
-          if (channels_last_movable(n)) {
+          if (channel_move_holdable(n)) {
             for (const ir::Value* v : n->inputs())
               if (layout_shape(v)) unite(v, out);
             for (const ir::Value* o : n->outputs()) unite(o, out);
@@ -400,7 +400,7 @@ class LayoutGroups {
 
   std::vector<const ir::Value*> in_place_concats_;  // outputs of channel Concats nChw16c can hold
   std::vector<const ir::Value*> odd_group_convs_;   // outputs of convolutions odd_group_channels
-  std::vector<const ir::Node*> channel_moves_;      // kChannelMove nodes channels_last_movable
+  std::vector<const ir::Node*> channel_moves_;      // channel_move_holdable nodes without an nChw16c kernel
   std::vector<const ir::Value*> odd_group_srcs_;    // and their inputs
   mutable std::unordered_map<const ir::Value*, const ir::Value*> parent_;
   std::unordered_set<const ir::Value*> channels_last_;  // roots of nhwc groups
@@ -600,7 +600,7 @@ class LayoutAssigner {
         // the target has a kernel for that (kernels::
         // implementation_for_layout, the target's own answer: the query
         // this pass is given may stand in for oneDNN's convolutions only).
-        if (!channels_last_movable(n)) return;
+        if (!channel_move_holdable(n)) return;
         const ops::Layout layout = groups_->of(out);
         if (!fast_implementation(kernels::implementation_for_layout(*n, layout, layout))) return;
         for (const ir::Value* o : n->outputs())

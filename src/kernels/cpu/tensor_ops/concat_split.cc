@@ -55,9 +55,33 @@ void move_blocks(const Parts& p, std::vector<T*> parts, T* rows, bool to_row, in
   });
 }
 
-/// Concat; in nChw16c (C % 16 == 0: each input's channel blocks are one
-/// range per batch index, as in plain) and in nhwc (ops/layout.h), where the
-/// tensors are seen as [N,H,W,C] and joined on their last axis.
+/// Points `shapes` ([N,C,H,W] each) at the dims the bytes of `layout` hold
+/// them in (ops::held_dims, stored in `held`) and returns `axis` mapped to
+/// those dims; plain leaves both as they are. Errors (kInvalidModel, naming
+/// `what`): a non-plain layout with a rank other than 4, nChw16c with a C
+/// that is not whole 16-channel blocks.
+int64_t hold_parts(ops::Layout layout, std::vector<const Shape*>& shapes, std::vector<Shape>& held, int64_t axis,
+                   const std::string& what) {
+  if (layout == ops::Layout::kPlain) return axis;
+  const std::string in_layout = std::string(": planned in layout ") + ops::layout_name(layout);
+  for (const Shape* s : shapes) {
+    if (s->size() != 4 || axis < 0 || axis > 3) fail(ErrorCode::kInvalidModel, what + in_layout + ", which needs 4-D tensors");
+    if (!ops::layout_fits_channels(layout, (*s)[1]))
+      fail(ErrorCode::kInvalidModel, what + in_layout + ", which needs whole 16-channel blocks");
+  }
+  held.clear();
+  held.reserve(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    held.push_back(ops::held_dims(layout, *shapes[i]));
+    shapes[i] = &held[i];
+  }
+  return ops::held_axis(layout, axis);
+}
+
+/// Concat; in nChw16c (C % 16 == 0, seen as [N,C/16,H,W,16]: each input's
+/// channel blocks are one range per batch index, as in plain) and in nhwc
+/// (ops/layout.h), where the tensors are seen as [N,H,W,C] and joined on
+/// their last axis (hold_parts).
 class ConcatKernel final : public Kernel {
  public:
   ConcatKernel(const ir::Node& n, const KernelConfig& config)
@@ -70,16 +94,12 @@ class ConcatKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
     int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc
+    if (layout_ == ops::Layout::kNhwc && (r != 4 || axis != 1))
+      fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs 4-D inputs joined on axis 1");
+    std::vector<Shape> held;
     std::vector<const Shape*> shapes;
     for (size_t i = 0; i < ctx.inputs.size(); ++i) shapes.push_back(&ctx.in(i).shape);
-    if (layout_ == ops::Layout::kNhwc) {
-      if (r != 4 || axis != 1)
-        fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs 4-D inputs joined on axis 1");
-      for (const Shape* s : shapes) nhwc.push_back({(*s)[0], (*s)[2], (*s)[3], (*s)[1]});
-      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
-      axis = 3;
-    }
+    axis = hold_parts(layout_, shapes, held, axis, what_);
     const Parts p = make_parts(shapes, axis);
     dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
       using T = decltype(tag);
@@ -113,30 +133,10 @@ class SplitKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const int64_t r = static_cast<int64_t>(ctx.in(0).shape.size());
     int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    std::vector<Shape> nhwc;  // the shapes as the bytes hold them, for nhwc and nChw16c
-    nhwc.reserve(ctx.outputs.size());
+    std::vector<Shape> held;
     std::vector<const Shape*> shapes;
     for (TensorView* o : ctx.outputs) shapes.push_back(&o->shape);
-    if (layout_ == ops::Layout::kNChw16c) {
-      // Seen as [N, C/16, H, W, 16]: N, H and W split as they are, C in
-      // whole 16-channel blocks.
-      bool blocks = r == 4 && axis >= 0 && axis < 4;
-      for (const Shape* s : shapes) blocks = blocks && (*s)[1] % ops::kBlockedChannels == 0;
-      if (!blocks)
-        fail(ErrorCode::kInvalidModel,
-             what_ + ": planned in layout nChw16c, which needs a 4-D Split into whole 16-channel blocks");
-      for (const Shape* s : shapes)
-        nhwc.push_back({(*s)[0], (*s)[1] / ops::kBlockedChannels, (*s)[2], (*s)[3], ops::kBlockedChannels});
-      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
-    }
-    if (layout_ == ops::Layout::kNhwc) {
-      if (r != 4 || axis < 0 || axis > 3)
-        fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs a 4-D input");
-      for (const Shape* s : shapes) nhwc.push_back({(*s)[0], (*s)[2], (*s)[3], (*s)[1]});
-      for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = &nhwc[i];
-      static constexpr int64_t kHeldAxis[4] = {0, 3, 1, 2};  // N,C,H,W -> position in N,H,W,C
-      axis = kHeldAxis[axis];
-    }
+    axis = hold_parts(layout_, shapes, held, axis, what_);
     const Parts p = make_parts(shapes, axis);
     dispatch_by_size(ctx.in(0).dtype, what_, [&](auto tag) {
       using T = decltype(tag);

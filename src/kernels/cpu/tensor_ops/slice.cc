@@ -34,18 +34,19 @@ void held_view(const Shape& in, const std::vector<ops::SliceAxis>& sl, ops::Layo
   if (layout == ops::Layout::kPlain) return;
   if (sl.size() != 4)
     fail(ErrorCode::kInvalidModel, what + ": planned in layout " + ops::layout_name(layout) + ", which needs a 4-D input");
-  if (layout == ops::Layout::kNhwc) {
-    held = {in[0], in[2], in[3], in[1]};
-    axes = {sl[0], sl[2], sl[3], sl[1]};
-    return;
-  }
   const int64_t b = ops::kBlockedChannels;
   const ops::SliceAxis& c = sl[1];
-  if (in[1] % b != 0 || c.start % b != 0 || c.count % b != 0 || (c.count > 1 && c.step != 1))
+  if (layout == ops::Layout::kNChw16c &&
+      (in[1] % b != 0 || c.start % b != 0 || c.count % b != 0 || (c.count > 1 && c.step != 1)))
     fail(ErrorCode::kInvalidModel, what + ": planned in layout nChw16c, which needs whole 16-channel blocks, got " +
                                        std::to_string(c.count) + " channels from " + std::to_string(c.start));
-  held = {in[0], in[1] / b, in[2], in[3], b};
-  axes = {sl[0], ops::SliceAxis{c.start / b, 1, c.count / b}, sl[2], sl[3], ops::SliceAxis{0, 1, b}};
+  held = ops::held_dims(layout, in);
+  axes.assign(held.size(), ops::SliceAxis{0, 1, 1});
+  for (int64_t a = 0; a < 4; ++a) axes[static_cast<size_t>(ops::held_axis(layout, a))] = sl[static_cast<size_t>(a)];
+  if (layout == ops::Layout::kNChw16c) {  // C's blocks, then the 16 lanes of each
+    axes[1] = ops::SliceAxis{c.start / b, 1, c.count / b};
+    axes[4] = ops::SliceAxis{0, 1, b};
+  }
 }
 
 class SliceKernel final : public Kernel {
