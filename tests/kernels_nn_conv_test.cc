@@ -510,17 +510,6 @@ TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
 }
 
 
-/// `t` [N, C, H, W] (C % 16 == 0) as nChw16c bytes: [N][C/16][H][W][16].
-Tensor to_nchw16c(const Tensor& t) {
-  const Shape& s = t.shape();
-  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
-  Tensor b(DType::kFloat32, s);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p)
-        b.as<float>()[((n * (C / 16) + c / 16) * HW + p) * 16 + c % 16] = t.as<float>()[(n * C + c) * HW + p];
-  return b;
-}
 
 /// A 3x3, pads 1 Conv (or, with an activation or a residual, a FusedConv)
 /// node over static types: X [xs], W [m, xs[1], 3, 3] and B constants, Y.
@@ -726,19 +715,6 @@ TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
   EXPECT_NE(kernels::create_kernel(*relu, rc), nullptr);
 }
 
-/// `t` [N, C, H, W] (plain) as the bytes of `l`: nhwc [N][H][W][C] or
-/// nChw16c (C % 16 == 0); plain as it is.
-Tensor to_layout(const Tensor& t, ops::Layout l) {
-  if (l == ops::Layout::kNChw16c) return to_nchw16c(t);
-  if (l == ops::Layout::kPlain) return t;
-  const Shape& s = t.shape();
-  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
-  Tensor b(DType::kFloat32, s);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) b.as<float>()[(n * HW + p) * C + c] = t.as<float>()[(n * C + c) * HW + p];
-  return b;
-}
 
 /// One direct-variant case: X [xs] * W [m, xs[1], kh, kw] with the window
 /// attributes, in layout `in` -> `out`, bias or not, residual Z or not, a

@@ -221,6 +221,63 @@ TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
   }
 }
 
+// A pool at the edge of two layout groups reads one layout and writes the
+// other (schedule/layout_assignment.cc's stage edges): every pair of
+// nChw16c and nhwc gives plain's pooling (oneDNN's) in the output's bytes,
+// on 1 and 2 threads, for max and average windows that cross the edges
+// (ceil_mode, pads); C % 16 != 0 is refused when the layouts differ.
+TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
+  const Shape xs{2, 48, 11, 10};
+  Tensor x(DType::kFloat32, xs);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 37) % 101) / 7.f - 6.f;
+  const std::vector<ops::Layout> layouts{ops::Layout::kNChw16c, ops::Layout::kNhwc};
+  for (const char* op : {"MaxPool", "AveragePool"})
+    for (int64_t stride : {1, 2}) {
+      ir::Graph g;
+      ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, xs));
+      ir::Node* node = g.add_node(op, {in}, {"y"}, "edge");
+      node->set_attr(ir::Attribute::Ints("kernel_shape", {3, 3}));
+      node->set_attr(ir::Attribute::Ints("strides", {stride, stride}));
+      node->set_attr(ir::Attribute::Ints("pads", {1, 0, 0, 1}));
+      node->set_attr(ir::Attribute::Int("ceil_mode", 1));
+      const TensorView plain_view = x.view();
+      const Tensor want = kernels::evaluate_node(*node, {&plain_view}, 1)[0];
+      for (ops::Layout from : layouts)
+        for (ops::Layout to : layouts) {
+          const Tensor xb = to_layout(x, from);
+          const TensorView view = xb.view();
+          kernels::KernelConfig config;
+          config.input_layouts = {from};
+          config.output_layouts = {to};
+          EXPECT_EQ(kernels::create_kernel(*node, config)->impl_name(), "native.pool");
+          const std::vector<float> expected = values<float>(to_layout(want, to));
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE(std::string(op) + " stride " + std::to_string(stride) + " " + ops::layout_name(from) +
+                         " -> " + ops::layout_name(to) + " on " + std::to_string(threads) + " threads");
+            const std::vector<float> y = values<float>(kernels::evaluate_node(*node, {&view}, threads, nullptr, config)[0]);
+            ASSERT_EQ(y.size(), expected.size());
+            for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-5f * (1.f + std::fabs(expected[i]))) << i;
+          }
+        }
+    }
+  // 20 channels: nhwc holds them, a change of layout would need nChw16c's padding.
+  const Shape odd{1, 20, 6, 6};
+  const Tensor xo(DType::kFloat32, odd);
+  const TensorView view = xo.view();
+  ir::Graph g;
+  ir::Value* in = g.add_value("x", ir::TensorType::of(DType::kFloat32, odd));
+  ir::Node* node = g.add_node("MaxPool", {in}, {"y"}, "odd");
+  node->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  node->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  kernels::KernelConfig config;
+  config.input_layouts = {ops::Layout::kNhwc};
+  config.output_layouts = {ops::Layout::kNChw16c};
+  expect_error([&] { kernels::evaluate_node(*node, {&view}, 1, nullptr, config); }, ErrorCode::kInvalidArgument,
+               "needs C % 16 == 0");
+  config.output_layouts = {ops::Layout::kPlain};
+  expect_error([&] { kernels::create_kernel(*node, config); }, ErrorCode::kInvalidModel, "reads and writes nChw16c or nhwc");
+}
+
 // A window wholly in the padding (a dilation stepping over a 2x2 input)
 // has no max to give: both pooling kernels (oneDNN's on plain, native.pool
 // on nChw16c) refuse it, naming the node, rather than writing -inf (which

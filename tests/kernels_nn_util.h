@@ -3,9 +3,36 @@
 // shape changes (to exercise the create -> reshape -> run lifecycle).
 #pragma once
 
+#include "ops/layout.h"
 #include "test_util.h"
 
 namespace gec::testing {
+
+/// `t` [N, C, H, W] (C % 16 == 0) as nChw16c bytes: [N][C/16][H][W][16].
+inline Tensor to_nchw16c(const Tensor& t) {
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
+  Tensor b(DType::kFloat32, s);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p)
+        b.as<float>()[((n * (C / 16) + c / 16) * HW + p) * 16 + c % 16] = t.as<float>()[(n * C + c) * HW + p];
+  return b;
+}
+
+/// `t` [N, C, H, W] (plain) as the bytes of `l`: nhwc [N][H][W][C] or
+/// nChw16c (C % 16 == 0); plain as it is.
+inline Tensor to_layout(const Tensor& t, ops::Layout l) {
+  if (l == ops::Layout::kNChw16c) return to_nchw16c(t);
+  if (l == ops::Layout::kPlain) return t;
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
+  Tensor b(DType::kFloat32, s);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) b.as<float>()[(n * HW + p) * C + c] = t.as<float>()[(n * C + c) * HW + p];
+  return b;
+}
 
 inline ir::Attribute ai(const std::string& n, int64_t v) { return ir::Attribute::Int(n, v); }
 inline ir::Attribute af(const std::string& n, float v) { return ir::Attribute::Float(n, v); }

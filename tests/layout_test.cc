@@ -537,7 +537,9 @@ TEST(LayoutPropagation, ResizeWithRunTimeScalesStaysPlain) {
   EXPECT_FALSE(has_layouts(a, rs));
   if (!kernels::is_reference_implementation(kernels::implementation_for_layout(
           *node(g, "conv1b"), ops::Layout::kNChw16c, ops::Layout::kNChw16c))) {
-    EXPECT_EQ(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{B}));
+    // conv1's group: nChw16c, or nhwc where oneDNN's brgemm kernels pay.
+    EXPECT_TRUE(has_layouts(a, node(g, "conv1")));
+    EXPECT_NE(out_layouts(a, node(g, "conv1")), (std::vector<std::string>{P}));
     EXPECT_EQ(out_layouts(a, node(g, "conv3")), (std::vector<std::string>{L}));
   }
 }
@@ -760,6 +762,41 @@ TEST(LayoutPropagation, ConvTransposeReadsAnNhwcInput) {
   EXPECT_TRUE(inner_reorders(g).empty());
 }
 
+// A pool that shrinks H x W ends one layout group and starts another, and
+// each side chooses its own layout. Where oneDNN's nhwc kernels are brgemm
+// ones (brg_for_nhwc), the 20x20 stage after the pool goes nhwc (its 3x3
+// convolutions gain there), while the 40x40 stage before it keeps nChw16c
+// for its in-place Concat; the MaxPool reads nChw16c and writes nhwc, with
+// no Reorder between. Without brgemm kernels (like_avx512) both stay nChw16c.
+std::string brg_for_nhwc(const ir::Node& n, ops::Layout src, ops::Layout dst) {
+  if (src == ops::Layout::kNhwc && dst == ops::Layout::kNhwc) return "brg:avx512_core";
+  return like_avx512(n, src, dst);
+}
+TEST(LayoutPropagation, StagesOnEachSideOfAPoolChooseTheirOwnLayout) {
+  for (bool brg : {true, false}) {
+    SCOPED_TRACE(brg ? "brgemm nhwc kernels" : "JIT kernels only");
+    ir::Graph g;
+    ir::Value* x = input(g, "x", {1, 3, 40, 40});
+    ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+    ir::Node* cat = concat(g, {conv(g, r1, 16, 3, "branch_a"), conv(g, r1, 16, 1, "branch_b")}, "concat");
+    ir::Node* mp = g.add_node("MaxPool", {cat->output(0)}, {"mp_y"}, "maxpool");
+    mp->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+    mp->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+    mp->output(0)->type = f32({1, 32, 20, 20});
+    ir::Value* r3 = unary(g, "Relu", conv(g, mp->output(0), 32, 3, "conv3"), "relu3");
+    g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, r3, 32, 3, "conv4"), "gap")->output(0));
+    const LayoutAssignment a =
+        run_pass_and_compare(g, {{"x", wave({1, 3, 40, 40}, 9)}}, brg ? brg_for_nhwc : like_avx512);
+    const std::string after = brg ? L : B;
+    EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
+    EXPECT_EQ(in_layouts(a, mp), (std::vector<std::string>{B}));
+    EXPECT_EQ(out_layouts(a, mp), (std::vector<std::string>{after}));
+    EXPECT_EQ(out_layouts(a, node(g, "conv3")), (std::vector<std::string>{after}));
+    EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{after}));
+    EXPECT_TRUE(reorders(g).empty());
+  }
+}
+
 // ---- the small CNN through -O3 ------------------------------------------------
 
 // x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->
@@ -807,14 +844,23 @@ TEST(LayoutPropagation, SmallCnnAtO3SameOutputsWithAndWithoutThePass) {
     for (const auto& n : with.nodes()) EXPECT_FALSE(output_blocked(a, n.get())) << n->name;
     return;
   }
-  // Everything from conv1's output to the concat is blocked; no reorders.
-  EXPECT_TRUE(reorders(with).empty());
-  EXPECT_EQ(out_layouts(a, node(with, "concat")), (std::vector<std::string>{B}));
-  EXPECT_EQ(in_layouts(a, node(with, "maxpool")), (std::vector<std::string>{B}));
-  int blocked_convs = 0;
+  // Everything from conv1's output to the concat is non-plain: nChw16c, or
+  // nhwc where the group's convolutions and pools gain (each side of the
+  // maxpool, a stage edge, chooses its own; the pool writes the other
+  // side's layout). No Reorder but x's own into nhwc (a 3-channel conv
+  // reads a plain src only into nChw16c).
+  for (const ir::Node* r : reorders(with)) EXPECT_EQ(r->input(0)->name(), "x");
+  const std::vector<std::string> mp_out = out_layouts(a, node(with, "maxpool"));
+  ASSERT_EQ(mp_out.size(), 1u);
+  EXPECT_NE(mp_out[0], P);
+  EXPECT_EQ(in_layouts(a, node(with, "maxpool")), out_layouts(a, node(with, "conv2")));  // conv2 + add + relu, fused
+  EXPECT_EQ(out_layouts(a, node(with, "concat")), mp_out);
+  int held_convs = 0;
   for (const auto& n : with.nodes())
-    if (output_blocked(a, n.get()) && n->op_type.find("Conv") != std::string::npos) ++blocked_convs;
-  EXPECT_EQ(blocked_convs, 4);
+    if (n->op_type.find("Conv") != std::string::npos && has_layouts(a, n.get()) &&
+        out_layouts(a, n.get()) != std::vector<std::string>{P})
+      ++held_convs;
+  EXPECT_EQ(held_convs, 4);
 }
 
 // The layouts travel through the plan: the small CNN with every conv chain
@@ -839,7 +885,7 @@ TEST(LayoutPropagation, BlockedPlanRunsThroughTheOfflineModel) {
   const model::LoadedModel loaded = model::read_gom_bytes(bytes);
   int blocked_steps = 0;
   for (const schedule::Step& st : loaded.execution_plan.graphs[0].steps)
-    for (ops::Layout l : st.output_layouts) blocked_steps += l == ops::Layout::kNChw16c;
+    for (ops::Layout l : st.output_layouts) blocked_steps += l != ops::Layout::kPlain;
   EXPECT_EQ(blocked_steps, a.blocked_values);
   SessionOptions so;
   so.num_threads = 2;

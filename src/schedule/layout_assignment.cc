@@ -180,6 +180,13 @@ bool channel_move_holdable(const ir::Node* n) {
   return true;
 }
 
+/// A pool the pixel-vector kernel runs (pool.cc's PixelPoolKernel).
+bool pool_eligible(const ir::Node* n) {
+  if (n->op_type == "MaxPool" && n->outputs().size() > 1 && n->output(1) && !n->output(1)->name().empty())
+    return false;  // Indices: the native kernel
+  return n->op_type != "MaxPool" || n->get_int("storage_order", 0) == 0;
+}
+
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
 /// op's operands and results; a pool's input and output; a Concat whose
@@ -213,6 +220,52 @@ class LayoutGroups {
   /// FLOP-equivalents of the Reorders of one odd-channel element (a read and
   /// a write of 4 bytes each way, ~20 GB/s, against ~450 GFLOP/s of conv).
   static constexpr double kReorderFlopsPerElement = 400.0;
+  /// FLOP-equivalents of one tap of a pool on 16-float pixels (GoogLeNet's
+  /// 3x3 MaxPools in nChw16c: 20-40 at 300 GFLOP/s of conv), and the share
+  /// pixels of C floats save (nhwc: 0.41-0.58 of the time, 0.50 on
+  /// ResNet-50's).
+  static constexpr double kPoolFlopsPerTap = 30.0;
+  static constexpr double kPoolNhwcSaving = 0.5;
+  /// FLOP-equivalents of an nhwc Concat's copy of one output element
+  /// (GoogLeNet's and SqueezeNet's: 0.23-0.28 ns per element).
+  static constexpr double kConcatCopyFlopsPerElement = 80.0;
+
+  /// A convolution's time in nhwc, in units of oneDNN 2.6's nChw16c direct
+  /// kernel's, where its nhwc kernel is a brgemm one (its implementation
+  /// name says "brg"; 0 otherwise: no gain counted). Measured per node in
+  /// GoogLeNet and ResNet-50 compiled whole each way (`gec profile`, 2
+  /// threads, this AVX-512 host): spatial kernels over at most 16x16 output
+  /// pixels 0.63-0.77, 28x28 0.68-0.87, larger ones 0.86-1.01; 1x1
+  /// convolutions 0.67-0.97. Ungrouped convolutions only (grouped and
+  /// depthwise ones: not measured, no gain counted).
+  static double nhwc_share(const LayoutQuery& query, const ir::Node* n, const Shape& ws) {
+    if (!query || n->get_int("group", 1) != 1 || ws.size() != 4 || !n->output(0)->type.is_static()) return 0;
+    const Shape ys = n->output(0)->type.static_shape();
+    if (ys.size() != 4) return 0;
+    if (query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc).find("brg") == std::string::npos) return 0;
+    const int64_t pixels = ys[2] * ys[3];
+    if (ws[2] * ws[3] == 1) return pixels <= 32 * 32 ? 0.95 : 1.0;
+    return pixels <= 16 * 16 ? 0.72 : pixels <= 32 * 32 ? 0.85 : 1.0;
+  }
+  /// A convolution's time in nChw16c, in the same units: 1 for the direct
+  /// kernel, less for the Winograd one (0.37-0.67 of it from 28x28 output
+  /// pixels up, 0.64-0.92 below; bench/results.md).
+  static double winograd_share(const ir::Node* n, bool winograd) {
+    if (!winograd) return 1.0;
+    const Shape ys = n->output(0)->type.static_shape();
+    return ys[2] * ys[3] >= 28 * 28 ? 0.6 : 0.75;
+  }
+  /// A pool at the edge of two stages (LayoutGroups joins its input and
+  /// output to no common group): it shrinks H x W, its input has whole
+  /// 16-channel blocks, and the native kernel runs it (pool_eligible).
+  static bool stage_edge(const ir::Node* n) {
+    const ir::Value* x = n->input(0);
+    const ir::Value* y = n->outputs().empty() ? nullptr : n->output(0);
+    if (!layout_shape(x) || !layout_shape(y) || !pool_eligible(n) || channels(x) % ops::kBlockedChannels != 0)
+      return false;
+    const Shape xs = x->type.static_shape(), ys = y->type.static_shape();
+    return xs[0] == ys[0] && ys[2] * ys[3] < xs[2] * xs[3];
+  }
 
   /// `variants`: the target's kernel variant choice (kernels::
   /// choose_variant), or empty to weigh no Winograd gains. `query`: the
@@ -221,6 +274,7 @@ class LayoutGroups {
   LayoutGroups(const ir::Graph& g, const std::vector<ir::Node*>& nodes, const kernels::VariantChoice& variants,
                const LayoutQuery& query) {
     std::vector<const ir::Node*> convs;  // joined to their input's group
+    std::vector<const ir::Node*> pools;
     for (const ir::Node* n : nodes) {
       const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
       switch (kind_of(n)) {
@@ -236,8 +290,19 @@ class LayoutGroups {
           }
           break;
         case Kind::kUnaryPassThrough:
-        case Kind::kPool:
           unite(n->input(0), out);
+          break;
+        case Kind::kPool:
+          // A pool that shrinks H x W of whole 16-channel blocks ends one
+          // group and starts another (its kernel writes either layout from
+          // either: the stages on each side of it choose their own).
+          if (stage_edge(n)) {
+            add(n->input(0));
+            add(out);
+          } else {
+            unite(n->input(0), out);
+          }
+          pools.push_back(n);
           break;
         case Kind::kResize:
           if (layout_shape(n->input(0)) && layout_shape(out) &&
@@ -323,6 +388,10 @@ class LayoutGroups {
     // conv that runs plain instead of nhwc costs up to kPlainConvPenalty
     // times its work more, and each odd-channel element about
     // kReorderFlopsPerElement for its Reorders.
+    // Time a group's convolutions would save in nhwc (FLOP-equivalents of
+    // the nChw16c direct kernel, negative where they would lose): see
+    // nhwc_share below.
+    std::unordered_map<const ir::Value*, double> nhwc_gain;  // by root
     std::unordered_map<const ir::Value*, double> wino_flops, odd_conv_flops;  // by root
     for (const ir::Node* n : convs) {
       const ir::Value* x = n->input(0);
@@ -335,14 +404,20 @@ class LayoutGroups {
                        (channels(y) % ops::kBlockedChannels != 0 && held_in(g, y)) || odd_group_channels(n);
       if (odd) {
         odd_conv_flops[root(y)] += flops;
-      } else if (variants && channels(x) % ops::kBlockedChannels == 0 && held_in(g, y)) {
+      } else if (channels(x) % ops::kBlockedChannels == 0 && held_in(g, y)) {
         // Only a conv that can run nChw16c -> nChw16c (a graph output stays plain).
-        kernels::KernelConfig c = kernels::KernelConfig::for_node(*n);
-        c.input_layouts.assign(n->inputs().size(), ops::Layout::kPlain);
-        c.input_layouts[0] = ops::Layout::kNChw16c;
-        if (n->has_input(3)) c.input_layouts[3] = ops::Layout::kNChw16c;
-        c.output_layouts = {ops::Layout::kNChw16c};
-        if (variants(*n, c) == "winograd") wino_flops[root(y)] += flops;
+        bool winograd = false;
+        if (variants) {
+          kernels::KernelConfig c = kernels::KernelConfig::for_node(*n);
+          c.input_layouts.assign(n->inputs().size(), ops::Layout::kPlain);
+          c.input_layouts[0] = ops::Layout::kNChw16c;
+          if (n->has_input(3)) c.input_layouts[3] = ops::Layout::kNChw16c;
+          c.output_layouts = {ops::Layout::kNChw16c};
+          winograd = variants(*n, c) == "winograd";
+          if (winograd) wino_flops[root(y)] += flops;
+        }
+        const double nhwc = nhwc_share(query, n, ws);
+        if (nhwc > 0) nhwc_gain[root(y)] += (winograd_share(n, winograd) - nhwc) * flops;
       }
     }
     std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats or Winograd convolutions win
@@ -359,6 +434,26 @@ class LayoutGroups {
       if (parent_.count(v) && !keep16.count(root(v))) channels_last_.insert(root(v));
     for (const ir::Value* v : moved)
       if (parent_.count(v) && odd_elems[root(v)] > 0 && !keep16.count(root(v))) channels_last_.insert(root(v));
+    // A group left nChw16c takes nhwc after all where that saves time:
+    // oneDNN's brgemm convolutions (nhwc) against its direct ones
+    // (nChw16c; nhwc_share), the pools (pixels of C floats: about half the
+    // time of 16-float ones, measured on GoogLeNet's and ResNet-50's), less
+    // the Concats nhwc copies and nChw16c writes in place (odd-channel
+    // values were weighed above: a group they left nChw16c keeps them
+    // plain unless this flips it). GoogLeNet's 14x14 and
+    // 7x7 Inception stages go nhwc (-1.0 ms of 11 in `gec profile`); its
+    // 28x28 ones, ResNet-50 and SqueezeNet keep their Winograd
+    // convolutions and in-place Concats in nChw16c.
+    for (const ir::Node* n : pools) {
+      const ir::Value* y = n->output(0);
+      if (!parent_.count(n->input(0)) || !held_in(g, n->input(0)) || !pool_eligible(n)) continue;
+      double taps = static_cast<double>(shape_numel(y->type.static_shape()));
+      for (int64_t k : n->get_ints("kernel_shape")) taps *= static_cast<double>(k);
+      nhwc_gain[root(n->input(0))] += kPoolFlopsPerTap * kPoolNhwcSaving * taps;
+    }
+    for (const auto& [r, n] : concat_elems) nhwc_gain[r] -= kConcatCopyFlopsPerElement * static_cast<double>(n);
+    for (const auto& [r, gain] : nhwc_gain)
+      if (gain > 0) channels_last_.insert(r);
   }
 
   /// nChw16c or nhwc for a value of layout_shape.
@@ -471,12 +566,6 @@ std::optional<std::pair<ops::Layout, ops::Layout>> fast_layouts(const LayoutQuer
     if (!impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl) && !gemm) return t;
   }
   return std::nullopt;
-}
-
-bool pool_eligible(const ir::Node* n) {
-  if (n->op_type == "MaxPool" && n->outputs().size() > 1 && n->output(1) && !n->output(1)->name().empty())
-    return false;  // Indices: the native kernel
-  return n->op_type != "MaxPool" || n->get_int("storage_order", 0) == 0;
 }
 
 class LayoutAssigner {

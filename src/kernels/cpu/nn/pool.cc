@@ -184,13 +184,19 @@ class PoolKernel final : public Kernel {
 };
 
 /// 2-D MaxPool-12 / AveragePool-11 (-19's dilations too) on float32 X in
-/// nChw16c or nhwc, Y in the same layout: each output pixel's channels are
-/// a few vectors (pool_simd.h), planes of [H][W][16] per channel block or
-/// [H][W][C] per image, output rows shared among the threads. Padded
+/// nChw16c or nhwc, Y in the same layout or, with C % 16 == 0, the other
+/// one (a pool at the edge of two layout groups, schedule/
+/// layout_assignment.cc: the Reorder rides on the pool's stores, or its
+/// loads, for free): each output pixel's channels are a few vectors
+/// (pool_simd.h), planes of [H][W][16] per channel block or [H][W][C] per
+/// image (a 16-channel slice of each pixel when the layouts differ), output
+/// rows shared among the threads. Padded
 /// channels of a last nChw16c block are pooled too: every window has a cell
 /// inside X (or, for a count_include_pad average, gives 0), so zeros there
 /// stay zeros. Errors (reshape): require_f32's for another dtype;
-/// kInvalidArgument when X or Y is not 4-D or Y does not fit X's windows;
+/// kInvalidArgument when X or Y is not 4-D, Y does not fit X's windows or
+/// the layouts differ and C % 16 != 0; kInvalidModel for layouts other than
+/// nChw16c and nhwc,
 /// kInvalidModel for window attributes resolve_window_attrs /
 /// window_geometry refuse, a window wholly in the padding
 /// (check_windows_reach_x) or a window value of 2^31 or more.
@@ -200,9 +206,14 @@ class PoolKernel final : public Kernel {
 class PixelPoolKernel final : public Kernel {
  public:
   PixelPoolKernel(const ir::Node& n, bool is_max, const KernelConfig& config)
-      : desc_(n.describe()), raw_(ops::read_window_attrs(n)), layout_(config.input_layout(0)) {
-    if (layout_ != config.output_layout(0))
-      fail(ErrorCode::kInvalidModel, desc_ + ": input and output must have the same layout");
+      : desc_(n.describe()),
+        raw_(ops::read_window_attrs(n)),
+        layout_(config.input_layout(0)),
+        out_layout_(config.output_layout(0)) {
+    for (ops::Layout l : {layout_, out_layout_})
+      if (l != ops::Layout::kNChw16c && l != ops::Layout::kNhwc)
+        fail(ErrorCode::kInvalidModel, desc_ + ": a pool on pixel vectors reads and writes nChw16c or nhwc, not " +
+                                           ops::layout_name(l));
     w_.is_max = is_max;
     w_.count_include_pad = n.get_int("count_include_pad", 0) != 0;
   }
@@ -238,8 +249,18 @@ class PixelPoolKernel final : public Kernel {
     w_.ph = g.pad_begin[0], w_.pw = g.pad_begin[1], w_.eh = g.pad_end[0], w_.ew = g.pad_end[1];
     const int64_t N = x.shape[0], C = x.shape[1];
     constexpr int64_t B = ops::kBlockedChannels;
-    w_.P = layout_ == ops::Layout::kNChw16c ? B : C;
-    planes_ = layout_ == ops::Layout::kNChw16c ? N * ((C + B - 1) / B) : N;
+    if (layout_ != out_layout_ && C % B != 0)
+      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " from " + ops::layout_name(layout_) +
+                                            " to " + ops::layout_name(out_layout_) + " needs C % 16 == 0");
+    // Planes of P floats per pixel: whole nhwc images when both sides are
+    // nhwc, else 16-channel blocks (a block of an nhwc image is a slice of
+    // each pixel, C floats apart).
+    const bool images = layout_ == ops::Layout::kNhwc && out_layout_ == ops::Layout::kNhwc;
+    w_.P = images ? C : B;
+    planes_ = images ? N : N * ((C + B - 1) / B);
+    blocks_ = images ? 1 : (C + B - 1) / B;
+    w_.x_pix = layout_ == ops::Layout::kNhwc ? C : B;
+    w_.y_pix = out_layout_ == ops::Layout::kNhwc ? C : B;
   }
 
   void run(KernelContext& ctx) override {
@@ -248,14 +269,21 @@ class PixelPoolKernel final : public Kernel {
     if (y.numel() == 0) return;
     const float* in = x.as<float>();
     float* out = y.as<float>();
-    const int64_t in_plane = w_.H * w_.W * w_.P, out_plane = w_.OH * w_.OW * w_.P, rows = planes_ * w_.OH;
+    const int64_t rows = planes_ * w_.OH;
+    // Plane p's first float: image p / blocks_, channel block p % blocks_.
+    const int64_t in_image = w_.H * w_.W * w_.x_pix * (layout_ == ops::Layout::kNhwc ? 1 : blocks_),
+                  out_image = w_.OH * w_.OW * w_.y_pix * (out_layout_ == ops::Layout::kNhwc ? 1 : blocks_);
+    const int64_t in_block = layout_ == ops::Layout::kNhwc ? w_.P : w_.H * w_.W * w_.P,
+                  out_block = out_layout_ == ops::Layout::kNhwc ? w_.P : w_.OH * w_.OW * w_.P;
+    const int64_t out_plane = w_.OH * w_.OW * w_.P;
     const double taps = static_cast<double>(out_plane) * static_cast<double>(planes_) * static_cast<double>(w_.kh) *
                         static_cast<double>(w_.kw);
     const bool par = ctx.num_threads > 1 && rows > 1 && taps >= 64 * 1024;
 #pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t p = r / w_.OH, oh = r % w_.OH;
-      pool_simd::pool_rows(in + p * in_plane, out + p * out_plane, w_, oh, oh + 1);
+      const int64_t p = r / w_.OH, oh = r % w_.OH, image = p / blocks_, block = p % blocks_;
+      pool_simd::pool_rows(in + image * in_image + block * in_block, out + image * out_image + block * out_block, w_,
+                           oh, oh + 1);
     }
   }
 
@@ -264,9 +292,9 @@ class PixelPoolKernel final : public Kernel {
  private:
   std::string desc_;
   ops::WindowAttrs raw_;
-  ops::Layout layout_;
+  ops::Layout layout_, out_layout_;
   pool_simd::Window w_;
-  int64_t planes_ = 0;
+  int64_t planes_ = 0, blocks_ = 1;
 };
 
 /// GlobalAveragePool-1 / GlobalMaxPool-1: Y[n,c] = mean / max of X[n,c,...]

@@ -92,15 +92,16 @@ HWY_INLINE void pool_pixels(D d, M m, int64_t valid, const float* x, int64_t at,
   (void)m;
 }
 
-/// All P floats of kG output pixels (see pool_pixels).
+/// All P floats of kG output pixels, `ostep` floats apart in Y (see
+/// pool_pixels).
 template <bool kMax, int kG, class D, class M>
-HWY_INLINE void pool_all_lanes(D d, M tail, int64_t lanes, int64_t whole, int64_t P, const float* x, int64_t at,
-                               int64_t step, int64_t row, int64_t col, int64_t ni, int64_t nj, float divisor,
-                               float* out) {
+HWY_INLINE void pool_all_lanes(D d, M tail, int64_t lanes, int64_t whole, int64_t P, int64_t ostep, const float* x,
+                               int64_t at, int64_t step, int64_t row, int64_t col, int64_t ni, int64_t nj,
+                               float divisor, float* out) {
   for (int64_t c = 0; c < whole; c += lanes)
-    pool_pixels<kMax, kG>(d, tail, lanes, x + c, at, step, row, col, ni, nj, divisor, out + c, P);
+    pool_pixels<kMax, kG>(d, tail, lanes, x + c, at, step, row, col, ni, nj, divisor, out + c, ostep);
   if (whole < P)
-    pool_pixels<kMax, kG>(d, tail, P - whole, x + whole, at, step, row, col, ni, nj, divisor, out + whole, P);
+    pool_pixels<kMax, kG>(d, tail, P - whole, x + whole, at, step, row, col, ni, nj, divisor, out + whole, ostep);
 }
 
 /// One window along one dim: its taps inside X are [lo, lo + n), and an
@@ -125,7 +126,9 @@ void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const int64_t P = w.P, whole = P / lanes * lanes;
   const auto tail = hn::FirstN(d, static_cast<size_t>(P - whole));
-  const int64_t row = w.W * P, col = w.dw * P, step = w.sw * P;  // floats per input row, tap column, output pixel
+  // floats per input row, tap column, output pixel's window step
+  const int64_t x_pix = w.x_pix > 0 ? w.x_pix : P, y_pix = w.y_pix > 0 ? w.y_pix : P;
+  const int64_t row = w.W * x_pix, col = w.dw * x_pix, step = w.sw * x_pix;
   // Output columns [ow_a, ow_b) have every tap inside X along W.
   const int64_t ow_a = std::min<int64_t>(w.OW, (w.pw + w.sw - 1) / w.sw);
   const int64_t reach = w.W - 1 + w.pw - (w.kw - 1) * w.dw;
@@ -134,20 +137,20 @@ void pool_rows_of(const float* x, float* y, const Window& w, int64_t oh0, int64_
     const int64_t ih0 = oh * w.sh - w.ph;
     const DimTaps r = dim_taps(ih0, w.kh, w.dh, w.H, w.ph, w.eh, w.count_include_pad);
     const int64_t top = (ih0 + r.lo * w.dh) * row;  // the window's first row inside X
-    float* yrow = y + oh * w.OW * P;
+    float* yrow = y + oh * w.OW * y_pix;
     for (int64_t ow = 0; ow < w.OW;) {
       const int64_t iw0 = ow * w.sw - w.pw;
       if (ow >= ow_a && ow + 4 <= ow_b) {  // four windows wholly inside X along W
         const float divisor = static_cast<float>(r.counted * w.kw);
-        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, x, top + iw0 * P, step, row * w.dh, col, r.n, w.kw, divisor,
-                                yrow + ow * P);
+        pool_all_lanes<kMax, 4>(d, tail, lanes, whole, P, y_pix, x, top + iw0 * x_pix, step, row * w.dh, col,
+                                r.n, w.kw, divisor, yrow + ow * y_pix);
         ow += 4;
         continue;
       }
       const DimTaps c = dim_taps(iw0, w.kw, w.dw, w.W, w.pw, w.ew, w.count_include_pad);
       const float divisor = static_cast<float>(r.counted * c.counted);
-      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, x, top + (iw0 + c.lo * w.dw) * P, step, row * w.dh, col, r.n,
-                              c.n, divisor, yrow + ow * P);
+      pool_all_lanes<kMax, 1>(d, tail, lanes, whole, P, y_pix, x, top + (iw0 + c.lo * w.dw) * x_pix, step,
+                              row * w.dh, col, r.n, c.n, divisor, yrow + ow * y_pix);
       ++ow;
     }
   }

@@ -8,9 +8,11 @@
 
 namespace gec::kernels::cpu::pool_simd {
 
-/// One 2-D pooling window over a plane of pixels: X [H][W][P] floats to
-/// Y [OH][OW][P] floats, P floats per pixel (16 for one nChw16c channel
-/// block, C for an nhwc image). Window taps: kernel kh x kw, strides sh,
+/// One 2-D pooling window over a plane of pixels: X [H][W] pixels to
+/// Y [OH][OW] pixels, P floats each (16 for one nChw16c channel block, C for
+/// an nhwc image), consecutive pixels x_pix floats apart in X and y_pix in
+/// Y (P, or C when the plane is one 16-channel block of an nhwc image: a
+/// pool that changes layout, pool.cc). Window taps: kernel kh x kw, strides sh,
 /// sw, dilations dh, dw (>= 1), begin pads ph, pw and end pads eh, ew as
 /// ONNX pads (ceil_mode's extra cells lie beyond eh, ew). The caller
 /// (pool.cc) has checked that these values are below 2^31 and a window
@@ -19,6 +21,7 @@ namespace gec::kernels::cpu::pool_simd {
 /// the uncounted-pads mean.
 struct Window {
   int64_t H = 0, W = 0, P = 0, OH = 0, OW = 0;
+  int64_t x_pix = 0, y_pix = 0;  // floats from one pixel to the next (>= P; 0: P)
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, eh = 0, ew = 0;
   bool is_max = true;
   /// AveragePool: count the cells inside [-pads, in + pads) (ONNX
