@@ -275,6 +275,7 @@ class LayoutGroups {
                const LayoutQuery& query) {
     std::vector<const ir::Node*> convs;  // joined to their input's group
     std::vector<const ir::Node*> pools;
+    std::vector<const ir::Node*> first_convs;  // 1-3 input channels: a plain src
     for (const ir::Node* n : nodes) {
       const ir::Value* out = n->outputs().empty() ? nullptr : n->output(0);
       switch (kind_of(n)) {
@@ -282,6 +283,8 @@ class LayoutGroups {
           if (layout_shape(n->input(0)) && channels(n->input(0)) > 3) {
             unite(n->input(0), out);
             convs.push_back(n);
+          } else if (layout_shape(n->input(0)) && layout_shape(out)) {
+            first_convs.push_back(n);
           }
           if (n->has_input(3)) unite(n->input(3), out);
           if (odd_group_channels(n)) {
@@ -452,6 +455,12 @@ class LayoutGroups {
       nhwc_gain[root(n->input(0))] += kPoolFlopsPerTap * kPoolNhwcSaving * taps;
     }
     for (const auto& [r, n] : concat_elems) nhwc_gain[r] -= kConcatCopyFlopsPerElement * static_cast<double>(n);
+    // A first convolution (1-3 input channels) reads a plain src into
+    // nChw16c, but into nhwc only after a Reorder of it (fast_layouts).
+    for (const ir::Node* n : first_convs)
+      if (parent_.count(n->output(0)) && nhwc_gain.count(root(n->output(0))))
+        nhwc_gain[root(n->output(0))] -=
+            kReorderFlopsPerElement * static_cast<double>(shape_numel(n->input(0)->type.static_shape()));
     for (const auto& [r, gain] : nhwc_gain)
       if (gain > 0) channels_last_.insert(r);
   }

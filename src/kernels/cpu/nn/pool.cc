@@ -278,13 +278,23 @@ class PixelPoolKernel final : public Kernel {
     const int64_t out_plane = w_.OH * w_.OW * w_.P;
     const double taps = static_cast<double>(out_plane) * static_cast<double>(planes_) * static_cast<double>(w_.kh) *
                         static_cast<double>(w_.kw);
-    const bool par = ctx.num_threads > 1 && rows > 1 && taps >= 64 * 1024;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t p = r / w_.OH, oh = r % w_.OH, image = p / blocks_, block = p % blocks_;
-      pool_simd::pool_rows(in + image * in_image + block * in_block, out + image * out_image + block * out_block, w_,
-                           oh, oh + 1);
+    const int threads = ctx.num_threads > 1 && rows > 1 && taps >= 64 * 1024 ? ctx.num_threads : 1;
+    // Each thread a contiguous range of the rows, one call per plane it
+    // touches (a call per row cost GoogLeNet's 14x14 pools ~15% more).
+    const auto range = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end;) {
+        const int64_t p = r / w_.OH, oh = r % w_.OH, stop = std::min(end, (p + 1) * w_.OH);
+        pool_simd::pool_rows(in + (p / blocks_) * in_image + (p % blocks_) * in_block,
+                             out + (p / blocks_) * out_image + (p % blocks_) * out_block, w_, oh, oh + (stop - r));
+        r = stop;
+      }
+    };
+    if (threads <= 1) {
+      range(0, rows);
+      return;
     }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; ++t) range(rows * t / threads, rows * (t + 1) / threads);
   }
 
   std::string impl_name() const override { return "native.pool"; }
