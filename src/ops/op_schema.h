@@ -78,7 +78,7 @@ enum class LayoutRule : uint8_t {
   kConv,           ///< oneDNN convolution: may read and write nChw16c or nhwc
   kUnaryPassThrough,   ///< input 0's layout to output 0; other inputs one-element constants
   kBinaryPassThrough,  ///< same-shaped inputs of one layout (or per-channel / one-element ones) to output 0; the kernel honours output_layout(0) (kernels/cpu/common/layout_broadcast.h)
-  kPool,           ///< MaxPool / AveragePool (native.pool in nChw16c / nhwc): blocked in, blocked out
+  kPool,           ///< MaxPool / AveragePool (native.pool in nChw16c / nhwc): blocked in, blocked out (either layout from either when C % 16 == 0)
   kGlobalPool,     ///< reads blocked, writes [N,C,1,1] (the same bytes either way)
   kConvTranspose,  ///< reads input 0 nhwc where the target's layout query has a kernel for it, writes plain
   kConcat,         ///< Concat on axis 1: nChw16c inputs with C % 16 == 0 (in place), or nhwc ones (copied)

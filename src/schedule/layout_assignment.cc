@@ -189,7 +189,10 @@ bool pool_eligible(const ir::Node* n) {
 
 /// Which non-plain layout each value would take: values that layout-
 /// following ops connect (a convolution's src, dst and Z; an elementwise
-/// op's operands and results; a pool's input and output; a Concat whose
+/// op's operands and results; a pool's input and output, unless the pool
+/// shrinks H x W of whole 16-channel blocks (stage_edge: its kernel writes
+/// either layout from either, so the stages on its two sides choose their
+/// own); a Concat whose
 /// channel counts are all multiples of 16; a Slice's, Split's or
 /// ChannelShuffle's data) form one group, held nChw16c when every value in
 /// it that the pass may hold non-plain (not a graph output) has C % 16 == 0,
@@ -201,13 +204,15 @@ bool pool_eligible(const ir::Node* n) {
 /// branches and SqueezeNet's 1000-class head are the few), or the Winograd
 /// convolutions it allows save more than its odd-channel values cost (the
 /// constructor's `variants`; oneDNN has Winograd for nChw16c only), and
-/// nhwc otherwise. One layout per
+/// nhwc otherwise; a group so held nChw16c still goes nhwc where oneDNN's
+/// brgemm convolutions and the pools save more there than its in-place
+/// Concats and Winograd convolutions lose (nhwc_share, winograd_share and
+/// the constants below; GoogLeNet's 14x14 and 7x7 stages). One layout per
 /// group, because oneDNN 2.6 has no fast convolution with nChw16c on one
-/// side and nhwc on the other (ref:any); and nChw16c where it fits, because
-/// it is what the AVX-512 direct kernels and the in-place Concat take.
-/// (Measured standalone, 2 threads: nhwc brgemm convolutions run within 10%
-/// of nChw16c on ResNet and MobileNet shapes and 2-3x faster than the plain
-/// gemm ones on 24- and 72-channel ones, where nChw16c would pad.)
+/// side and nhwc on the other (ref:any). (Measured: nhwc brgemm
+/// convolutions run 2-3x faster than the plain gemm ones on 24- and
+/// 72-channel ones, where nChw16c would pad, and within 0.63-1.01x of
+/// nChw16c's direct ones on 16-multiple ones, fastest on small maps.)
 class LayoutGroups {
  public:
   /// Share of a convolution's direct time oneDNN's Winograd kernel saves
