@@ -224,10 +224,12 @@ TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
 // A pool at the edge of two layout groups reads one layout and writes the
 // other (schedule/layout_assignment.cc's stage edges): every pair of
 // nChw16c and nhwc gives plain's pooling (oneDNN's) in the output's bytes,
-// on 1 and 2 threads, for max and average windows that cross the edges
-// (ceil_mode, pads); C % 16 != 0 is refused when the layouts differ.
+// on 1, 2 and 3 threads (3 split the rows inside a plane), for max and
+// average windows that cross the edges (ceil_mode, pads). An nChw16c side
+// with C % 16 != 0, and a MaxPool with Indices given any layout but plain,
+// are refused.
 TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
-  const Shape xs{2, 48, 11, 10};
+  const Shape xs{2, 48, 23, 22};
   Tensor x(DType::kFloat32, xs);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 37) % 101) / 7.f - 6.f;
   const std::vector<ops::Layout> layouts{ops::Layout::kNChw16c, ops::Layout::kNhwc};
@@ -251,7 +253,7 @@ TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
           config.output_layouts = {to};
           EXPECT_EQ(kernels::create_kernel(*node, config)->impl_name(), "native.pool");
           const std::vector<float> expected = values<float>(to_layout(want, to));
-          for (int threads : {1, 2}) {
+          for (int threads : {1, 2, 3}) {
             SCOPED_TRACE(std::string(op) + " stride " + std::to_string(stride) + " " + ops::layout_name(from) +
                          " -> " + ops::layout_name(to) + " on " + std::to_string(threads) + " threads");
             const std::vector<float> y = values<float>(kernels::evaluate_node(*node, {&view}, threads, nullptr, config)[0]);
@@ -260,7 +262,7 @@ TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
           }
         }
     }
-  // 20 channels: nhwc holds them, a change of layout would need nChw16c's padding.
+  // 20 channels: nhwc holds them, nChw16c does not (whole blocks only).
   const Shape odd{1, 20, 6, 6};
   const Tensor xo(DType::kFloat32, odd);
   const TensorView view = xo.view();
@@ -269,13 +271,30 @@ TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
   ir::Node* node = g.add_node("MaxPool", {in}, {"y"}, "odd");
   node->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
   node->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  for (const auto& [from, to] : {std::pair{ops::Layout::kNhwc, ops::Layout::kNChw16c},
+                                 std::pair{ops::Layout::kNChw16c, ops::Layout::kNChw16c}}) {
+    kernels::KernelConfig config;
+    config.input_layouts = {from};
+    config.output_layouts = {to};
+    expect_error([&] { kernels::evaluate_node(*node, {&view}, 1, nullptr, config); }, ErrorCode::kInvalidModel,
+                 "nChw16c needs C % 16 == 0");
+  }
   kernels::KernelConfig config;
   config.input_layouts = {ops::Layout::kNhwc};
-  config.output_layouts = {ops::Layout::kNChw16c};
-  expect_error([&] { kernels::evaluate_node(*node, {&view}, 1, nullptr, config); }, ErrorCode::kInvalidArgument,
-               "needs C % 16 == 0");
   config.output_layouts = {ops::Layout::kPlain};
   expect_error([&] { kernels::create_kernel(*node, config); }, ErrorCode::kInvalidModel, "reads and writes nChw16c or nhwc");
+  // With Indices: the plain loop's kernel, which takes plain only.
+  ir::Graph gi;
+  ir::Value* in16 = gi.add_value("x", ir::TensorType::of(DType::kFloat32, {1, 16, 6, 6}));
+  ir::Node* with_indices = gi.add_node("MaxPool", {in16}, {"y", "indices"}, "with_indices");
+  with_indices->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  for (ops::Layout l : {ops::Layout::kNChw16c, ops::Layout::kNhwc}) {
+    kernels::KernelConfig c;
+    c.input_layouts = {l};
+    c.output_layouts = {l, ops::Layout::kPlain};
+    expect_error([&] { kernels::create_kernel(*with_indices, c); }, ErrorCode::kInvalidModel, "plain NCHW only");
+  }
+  EXPECT_NE(kernels::create_kernel(*with_indices, kernels::KernelConfig{}), nullptr);
 }
 
 // A window wholly in the padding (a dilation stepping over a 2x2 input)

@@ -772,29 +772,62 @@ std::string brg_for_nhwc(const ir::Node& n, ops::Layout src, ops::Layout dst) {
   if (src == ops::Layout::kNhwc && dst == ops::Layout::kNhwc) return "brg:avx512_core";
   return like_avx512(n, src, dst);
 }
+/// x [1,3,40,40] -> conv1 (16) -> relu -> {3x3, 1x1 convs (16)} -> concat
+/// (32) -> maxpool 2x2 / 2 -> conv3 (32) -> relu -> conv4 (32) -> global
+/// average pool.
+void build_two_stages(ir::Graph& g) {
+  ir::Value* x = input(g, "x", {1, 3, 40, 40});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
+  ir::Node* cat = concat(g, {conv(g, r1, 16, 3, "branch_a"), conv(g, r1, 16, 1, "branch_b")}, "concat");
+  ir::Node* mp = g.add_node("MaxPool", {cat->output(0)}, {"mp_y"}, "maxpool");
+  mp->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
+  mp->set_attr(ir::Attribute::Ints("strides", {2, 2}));
+  mp->output(0)->type = f32({1, 32, 20, 20});
+  ir::Value* r3 = unary(g, "Relu", conv(g, mp->output(0), 32, 3, "conv3"), "relu3");
+  g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, r3, 32, 3, "conv4"), "gap")->output(0));
+}
 TEST(LayoutPropagation, StagesOnEachSideOfAPoolChooseTheirOwnLayout) {
   for (bool brg : {true, false}) {
     SCOPED_TRACE(brg ? "brgemm nhwc kernels" : "JIT kernels only");
     ir::Graph g;
-    ir::Value* x = input(g, "x", {1, 3, 40, 40});
-    ir::Value* r1 = unary(g, "Relu", conv(g, x, 16, 3, "conv1"), "relu1");
-    ir::Node* cat = concat(g, {conv(g, r1, 16, 3, "branch_a"), conv(g, r1, 16, 1, "branch_b")}, "concat");
-    ir::Node* mp = g.add_node("MaxPool", {cat->output(0)}, {"mp_y"}, "maxpool");
-    mp->set_attr(ir::Attribute::Ints("kernel_shape", {2, 2}));
-    mp->set_attr(ir::Attribute::Ints("strides", {2, 2}));
-    mp->output(0)->type = f32({1, 32, 20, 20});
-    ir::Value* r3 = unary(g, "Relu", conv(g, mp->output(0), 32, 3, "conv3"), "relu3");
-    g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, r3, 32, 3, "conv4"), "gap")->output(0));
+    build_two_stages(g);
     const LayoutAssignment a =
         run_pass_and_compare(g, {{"x", wave({1, 3, 40, 40}, 9)}}, brg ? brg_for_nhwc : like_avx512);
     const std::string after = brg ? L : B;
-    EXPECT_EQ(out_layouts(a, cat), (std::vector<std::string>{B}));
+    ir::Node* mp = node(g, "maxpool");
+    EXPECT_EQ(out_layouts(a, node(g, "concat")), (std::vector<std::string>{B}));
     EXPECT_EQ(in_layouts(a, mp), (std::vector<std::string>{B}));
     EXPECT_EQ(out_layouts(a, mp), (std::vector<std::string>{after}));
     EXPECT_EQ(out_layouts(a, node(g, "conv3")), (std::vector<std::string>{after}));
     EXPECT_EQ(out_layouts(a, node(g, "conv4")), (std::vector<std::string>{after}));
     EXPECT_TRUE(reorders(g).empty());
   }
+}
+
+// The same plan through the offline model: written to a .gom, loaded (the
+// loader's checks and the kernels made for the steps' layouts) and run by
+// a Session on 2 threads, the pool reading nChw16c and writing nhwc; the
+// outputs equal the plain graph's.
+TEST(LayoutPropagation, PoolThatChangesLayoutRunsThroughTheOfflineModel) {
+  const std::map<std::string, Tensor> feeds{{"x", wave({1, 3, 40, 40}, 9)}};
+  ir::Graph with, without;
+  build_two_stages(with);
+  build_two_stages(without);
+  const LayoutAssignment a = schedule::assign_layouts(with, brg_for_nhwc);
+  with.topo_sort();
+  gec::testing::Planned p(with);
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(with, a);
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(with, p.ids, p.plan, plan, 17, "{}"));
+  const model::LoadedModel loaded = model::read_gom_bytes(bytes);
+  int changing_pools = 0;
+  for (const schedule::Step& st : loaded.execution_plan.graphs[0].steps)
+    changing_pools += st.input_layouts.size() == 1 && st.output_layouts.size() == 1 &&
+                      st.input_layouts[0] == ops::Layout::kNChw16c && st.output_layouts[0] == ops::Layout::kNhwc;
+  EXPECT_EQ(changing_pools, 1);
+  SessionOptions so;
+  so.num_threads = 2;
+  auto session = Session::load_from_bytes(bytes, so);
+  expect_near_all(session->run({feeds.at("x").view()}), run_graph(without, feeds));
 }
 
 // The nhwc weighing leaves a group with a grouped (not depthwise)

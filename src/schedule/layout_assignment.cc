@@ -1,7 +1,8 @@
 // assign_layouts (schedule.h; disabled by --disable-pass layout_propagation):
 // hold activations between oneDNN convolutions in a non-plain layout
 // (ops/layout.h: nChw16c, or nhwc where channel counts are not multiples of
-// 16) instead of plain NCHW. "Blocked" below means either of the two.
+// 16 or oneDNN's nhwc kernels pay) instead of plain NCHW. "Blocked" below
+// means either of the two.
 //
 // Why: on plain NCHW, oneDNN 2.6 runs every convolution as im2col + GEMM; on
 // nChw16c src and dst it runs its direct JIT kernels, on nhwc its brgemm
@@ -14,10 +15,12 @@
 // 3 channels is).
 //
 // Which layout: values that layout-following ops connect form groups
-// (LayoutGroups below); a group is nhwc when its odd-channel values (C % 16
-// != 0), odd-group convolutions and channel moves nChw16c has no kernel for
+// (LayoutGroups below; a pool that shrinks H x W ends one and starts
+// another); a group is nhwc when its odd-channel values (C % 16 != 0),
+// odd-group convolutions and channel moves nChw16c has no kernel for
 // outweigh the in-place channel Concats and Winograd convolutions nChw16c
-// would give it, else nChw16c.
+// would give it, or when oneDNN's brgemm convolutions and the pools save
+// more in nhwc than those lose; else nChw16c.
 // Both layouts have exactly NCHW's bytes (nChw16c because C % 16 == 0), so
 // the value types, the memory plan and the arena stay as they are; the
 // decision is returned per node (LayoutAssignment) and goes into the
@@ -49,7 +52,10 @@
 //                     benefits: the kernel copies each pixel's channel
 //                     ranges, and the planner never places it in place
 //                     (LayoutAssignment::copied_concats).
-//   MaxPool, AveragePool  blocked in and out; GlobalAverage/MaxPool read a
+//   MaxPool, AveragePool  blocked in and out (a pool at a stage edge reads
+//                     its input's group's layout and writes its output's:
+//                     the pixel kernel changes layout as it pools);
+//                     GlobalAverage/MaxPool read a
 //                     blocked input (the [N,C,1,1] output has the same
 //                     bytes in both layouts).
 //   ConvTranspose     reads an nhwc input where the target has a kernel for
@@ -236,18 +242,23 @@ class LayoutGroups {
   static constexpr double kConcatCopyFlopsPerElement = 80.0;
 
   /// A convolution's time in nhwc, in units of oneDNN 2.6's nChw16c direct
-  /// kernel's, where its nhwc kernel is a brgemm one (its implementation
-  /// name says "brg"; 0 otherwise: no gain counted). Measured per node in
-  /// GoogLeNet and ResNet-50 compiled whole each way (`gec profile`, 2
-  /// threads, this AVX-512 host): spatial kernels over at most 16x16 output
-  /// pixels 0.63-0.77, 28x28 0.68-0.87, larger ones 0.86-1.01; 1x1
-  /// convolutions 0.67-0.97. Ungrouped convolutions only (grouped and
-  /// depthwise ones: not measured, no gain counted).
+  /// kernel's. Where its nhwc kernel is a brgemm one (its implementation
+  /// name says "brg"), measured per node in GoogLeNet and ResNet-50
+  /// compiled whole each way (`gec profile`, 2 threads, this AVX-512 host):
+  /// spatial kernels over at most 16x16 output pixels 0.63-0.77, 28x28
+  /// 0.68-0.87, larger ones 0.86-1.01; 1x1 convolutions 0.67-0.97. Another
+  /// fast nhwc kernel (a JIT one), and any grouped or depthwise conv (not
+  /// measured): 1, no gain counted. None (a gemm or reference one, or no
+  /// answer): the conv would run plain between Reorders, 1 +
+  /// kPlainConvPenalty.
   static double nhwc_share(const LayoutQuery& query, const ir::Node* n, const Shape& ws) {
-    if (!query || n->get_int("group", 1) != 1 || ws.size() != 4 || !n->output(0)->type.is_static()) return 0;
+    if (n->get_int("group", 1) != 1) return 1.0;
+    if (!query || ws.size() != 4 || !n->output(0)->type.is_static()) return 1.0 + kPlainConvPenalty;
     const Shape ys = n->output(0)->type.static_shape();
-    if (ys.size() != 4) return 0;
-    if (query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc).find("brg") == std::string::npos) return 0;
+    if (ys.size() != 4) return 1.0 + kPlainConvPenalty;
+    const std::string impl = query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc);
+    if (impl.find("brg") == std::string::npos)
+      return fast_implementation(impl) && impl.find("gemm") == std::string::npos ? 1.0 : 1.0 + kPlainConvPenalty;
     const int64_t pixels = ys[2] * ys[3];
     if (ws[2] * ws[3] == 1) return pixels <= 32 * 32 ? 0.95 : 1.0;
     return pixels <= 16 * 16 ? 0.72 : pixels <= 32 * 32 ? 0.85 : 1.0;
@@ -425,8 +436,7 @@ class LayoutGroups {
           winograd = variants(*n, c) == "winograd";
           if (winograd) wino_flops[root(y)] += flops;
         }
-        const double nhwc = nhwc_share(query, n, ws);
-        if (nhwc > 0) nhwc_gain[root(y)] += (winograd_share(n, winograd) - nhwc) * flops;
+        nhwc_gain[root(y)] += (winograd_share(n, winograd) - nhwc_share(query, n, ws)) * flops;
         // A grouped (not depthwise) conv of whole 16-channel groups: nhwc
         // unmeasured per node, and RegNetX-400MF (groups of 16) whole in
         // nhwc took 1.12x its nChw16c time: such a group stays as it is.
@@ -458,20 +468,28 @@ class LayoutGroups {
     // 7x7 Inception stages go nhwc (-1.0 ms of 11 in `gec profile`); its
     // 28x28 ones, ResNet-50 and SqueezeNet keep their Winograd
     // convolutions and in-place Concats in nChw16c.
+    // (A pool at a stage edge is left out: it moves whole nhwc pixels only
+    // when both of its sides end up nhwc.)
     for (const ir::Node* n : pools) {
       const ir::Value* y = n->output(0);
-      if (!parent_.count(n->input(0)) || !held_in(g, n->input(0)) || !pool_eligible(n)) continue;
+      if (stage_edge(n) || !parent_.count(n->input(0)) || !held_in(g, n->input(0)) || !held_in(g, y) ||
+          !pool_eligible(n) || !layout_shape(y))
+        continue;
       double taps = static_cast<double>(shape_numel(y->type.static_shape()));
       for (int64_t k : n->get_ints("kernel_shape")) taps *= static_cast<double>(k);
       nhwc_gain[root(n->input(0))] += kPoolFlopsPerTap * kPoolNhwcSaving * taps;
     }
     for (const auto& [r, n] : concat_elems) nhwc_gain[r] -= kConcatCopyFlopsPerElement * static_cast<double>(n);
     // A first convolution (1-3 input channels) reads a plain src into
-    // nChw16c, but into nhwc only after a Reorder of it (fast_layouts).
-    for (const ir::Node* n : first_convs)
-      if (parent_.count(n->output(0)) && nhwc_gain.count(root(n->output(0))))
-        nhwc_gain[root(n->output(0))] -=
-            kReorderFlopsPerElement * static_cast<double>(shape_numel(n->input(0)->type.static_shape()));
+    // nChw16c, but into nhwc only after a Reorder of it (3 channels: oneDNN's
+    // brgemm kernel; fast_layouts) or, with 1 or 2, it runs plain and its
+    // output is reordered.
+    for (const ir::Node* n : first_convs) {
+      const ir::Value *x = n->input(0), *y = n->output(0);
+      if (!parent_.count(y) || !nhwc_gain.count(root(y)) || (parent_.count(x) && held_in(g, x))) continue;
+      const ir::Value* moved = channels(x) == 3 ? x : y;
+      nhwc_gain[root(y)] -= kReorderFlopsPerElement * static_cast<double>(shape_numel(moved->type.static_shape()));
+    }
     for (const auto& [r, gain] : nhwc_gain)
       if (gain > 0 && !unweighed.count(r)) channels_last_.insert(r);
   }

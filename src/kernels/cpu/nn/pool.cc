@@ -190,14 +190,12 @@ class PoolKernel final : public Kernel {
 /// loads, for free): each output pixel's channels are a few vectors
 /// (pool_simd.h), planes of [H][W][16] per channel block or [H][W][C] per
 /// image (a 16-channel slice of each pixel when the layouts differ), output
-/// rows shared among the threads. Padded
-/// channels of a last nChw16c block are pooled too: every window has a cell
-/// inside X (or, for a count_include_pad average, gives 0), so zeros there
-/// stay zeros. Errors (reshape): require_f32's for another dtype;
-/// kInvalidArgument when X or Y is not 4-D, Y does not fit X's windows or
-/// the layouts differ and C % 16 != 0; kInvalidModel for layouts other than
-/// nChw16c and nhwc,
-/// kInvalidModel for window attributes resolve_window_attrs /
+/// rows shared among the threads. Errors: kInvalidModel (when made) for
+/// layouts other than nChw16c and nhwc; (reshape) require_f32's for another
+/// dtype; kInvalidArgument when X or Y is not 4-D or Y does not fit X's
+/// windows; kInvalidModel for an nChw16c side with C % 16 != 0 (nChw16c
+/// holds whole blocks only, ops/layout.h), for window attributes
+/// resolve_window_attrs /
 /// window_geometry refuse, a window wholly in the padding
 /// (check_windows_reach_x) or a window value of 2^31 or more.
 /// Chosen over oneDNN's pooling for these layouts, which took 1.1-1.2x
@@ -249,9 +247,9 @@ class PixelPoolKernel final : public Kernel {
     w_.ph = g.pad_begin[0], w_.pw = g.pad_begin[1], w_.eh = g.pad_end[0], w_.ew = g.pad_end[1];
     const int64_t N = x.shape[0], C = x.shape[1];
     constexpr int64_t B = ops::kBlockedChannels;
-    if (layout_ != out_layout_ && C % B != 0)
-      fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(x.shape) + " from " + ops::layout_name(layout_) +
-                                            " to " + ops::layout_name(out_layout_) + " needs C % 16 == 0");
+    if ((layout_ == ops::Layout::kNChw16c || out_layout_ == ops::Layout::kNChw16c) && C % B != 0)
+      fail(ErrorCode::kInvalidModel, desc_ + ": X " + shape_str(x.shape) + " from " + ops::layout_name(layout_) +
+                                         " to " + ops::layout_name(out_layout_) + ": nChw16c needs C % 16 == 0");
     // Planes of P floats per pixel: whole nhwc images when both sides are
     // nhwc, else 16-channel blocks (a block of an nhwc image is a slice of
     // each pixel, C floats apart).
@@ -540,8 +538,15 @@ class NativeMaxPoolKernel final : public Kernel {
 std::unique_ptr<Kernel> make_pool(const ir::Node& n, const KernelConfig& config, bool is_max, bool global) {
   const std::vector<DType>& dts = config.input_dtypes;
   const bool wants_indices = n.outputs().size() > 1 && n.output(1) && !n.output(1)->name().empty();
-  if (is_max && !global && (wants_indices || (!dts.empty() && dts[0] != DType::kFloat32)))
+  if (is_max && !global && (wants_indices || (!dts.empty() && dts[0] != DType::kFloat32))) {
+    // Its loops read and write plain NCHW: a plan (a forged .gom) that gives
+    // it another layout would make them read blocked bytes as plain ones.
+    for (size_t i = 0; i < std::max<size_t>(1, config.output_layouts.size()); ++i)
+      if (config.input_layout(0) != ops::Layout::kPlain || config.output_layout(i) != ops::Layout::kPlain)
+        fail(ErrorCode::kInvalidModel, n.describe() + ": a MaxPool with Indices or of another dtype than float32 "
+                                                      "reads and writes plain NCHW only");
     return std::make_unique<NativeMaxPoolKernel>(n);
+  }
   for (DType d : dts) require_f32(n, d);
   if (global) return std::make_unique<GlobalPoolKernel>(n, is_max, config);
   if (config.input_layout(0) != ops::Layout::kPlain)
