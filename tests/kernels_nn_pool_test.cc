@@ -224,8 +224,9 @@ TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
 // A pool at the edge of two layout groups reads one layout and writes the
 // other (schedule/layout_assignment.cc's stage edges): every pair of
 // nChw16c and nhwc gives plain's pooling (oneDNN's) in the output's bytes,
-// on 1, 2 and 3 threads (3 split the rows inside a plane), for max and
-// average windows that cross the edges (ceil_mode, pads). An nChw16c side
+// on 1 to 4 threads (4 start a thread's rows inside a 16-channel plane,
+// checked below), for max and average windows that cross the edges
+// (ceil_mode, pads). An nChw16c side
 // with C % 16 != 0, and a MaxPool with Indices given any layout but plain,
 // are refused.
 TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
@@ -253,7 +254,11 @@ TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
           config.output_layouts = {to};
           EXPECT_EQ(kernels::create_kernel(*node, config)->impl_name(), "native.pool");
           const std::vector<float> expected = values<float>(to_layout(want, to));
-          for (int threads : {1, 2, 3}) {
+          const int64_t oh = want.shape()[2], rows = xs[0] * (xs[1] / 16) * oh;
+          bool mid_plane = false;  // a thread's first row inside a plane, with 4 threads
+          for (int64_t t = 1; t < 4; ++t) mid_plane = mid_plane || (rows * t / 4) % oh != 0;
+          EXPECT_TRUE(mid_plane);
+          for (int threads : {1, 2, 3, 4}) {
             SCOPED_TRACE(std::string(op) + " stride " + std::to_string(stride) + " " + ops::layout_name(from) +
                          " -> " + ops::layout_name(to) + " on " + std::to_string(threads) + " threads");
             const std::vector<float> y = values<float>(kernels::evaluate_node(*node, {&view}, threads, nullptr, config)[0]);

@@ -854,6 +854,26 @@ TEST(LayoutPropagation, GroupedConvolutionsKeepTheirStageNChw16c) {
   }
 }
 
+// A conv whose nhwc kernel would be a gemm one (or a reference one) would
+// run plain between Reorders in an nhwc group: the weighing charges it,
+// and the 20x20 stage that the brgemm convs alone would make nhwc keeps
+// nChw16c (as GroupedConvolutionsKeepTheirStageNChw16c's group 1 case
+// shows, the same stage without it goes nhwc).
+TEST(LayoutPropagation, AConvWithoutAFastNhwcKernelKeepsItsStageNChw16c) {
+  const LayoutQuery query = [](const ir::Node& n, ops::Layout src, ops::Layout dst) -> std::string {
+    if (n.name == "conv2" && dst == ops::Layout::kNhwc) return "gemm:jit";
+    return brg_for_nhwc(n, src, dst);
+  };
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 20, 20});
+  ir::Value* r1 = unary(g, "Relu", conv(g, x, 32, 3, "conv1"), "relu1");
+  ir::Value* r2 = unary(g, "Relu", conv(g, r1, 32, 3, "conv2"), "relu2");
+  g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, r2, 32, 3, "conv3"), "gap")->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 20, 20}, 9)}}, query);
+  EXPECT_EQ(out_layouts(a, node(g, "conv2")), (std::vector<std::string>{B}));
+  EXPECT_EQ(out_layouts(a, node(g, "conv3")), (std::vector<std::string>{B}));
+}
+
 // ---- the small CNN through -O3 ------------------------------------------------
 
 // x[1,3,16,16] -> conv1 3->16 -> relu -> conv2 16->16 + residual (relu) ->

@@ -409,7 +409,7 @@ class LayoutGroups {
     // kReorderFlopsPerElement for its Reorders.
     // Time a group's convolutions would save in nhwc (FLOP-equivalents of
     // the nChw16c direct kernel, negative where they would lose): see
-    // nhwc_share below.
+    // nhwc_share and winograd_share above.
     std::unordered_map<const ir::Value*, double> nhwc_gain;  // by root
     std::unordered_set<const ir::Value*> unweighed;          // roots the weighing leaves alone
     std::unordered_map<const ir::Value*, double> wino_flops, odd_conv_flops;  // by root
@@ -486,9 +486,13 @@ class LayoutGroups {
     // output is reordered.
     for (const ir::Node* n : first_convs) {
       const ir::Value *x = n->input(0), *y = n->output(0);
-      if (!parent_.count(y) || !nhwc_gain.count(root(y)) || (parent_.count(x) && held_in(g, x))) continue;
+      // (No Reorder when x is itself held nhwc: its group decided so above.)
+      if (!parent_.count(y) || !nhwc_gain.count(root(y)) || (parent_.count(x) && channels_last_.count(root(x))))
+        continue;
+      // One Reorder, where kReorderFlopsPerElement counts a round trip.
       const ir::Value* moved = channels(x) == 3 ? x : y;
-      nhwc_gain[root(y)] -= kReorderFlopsPerElement * static_cast<double>(shape_numel(moved->type.static_shape()));
+      nhwc_gain[root(y)] -=
+          0.5 * kReorderFlopsPerElement * static_cast<double>(shape_numel(moved->type.static_shape()));
     }
     for (const auto& [r, gain] : nhwc_gain)
       if (gain > 0 && !unweighed.count(r)) channels_last_.insert(r);

@@ -35,8 +35,8 @@ void print_table(const nlohmann::json& r) {
                 f["ops_in_groups"].get<long long>(), fired.empty() ? "no rule fired" : fired.c_str());
   }
   const auto& m = r["memory"];
-  std::printf("\nnodes: %lld in the model file, %lld in the plan (with subgraphs' nodes and the Reorders layout "
-              "assignment adds; fusion counts kernels after constant folding)\n",
+  std::printf("\nnodes: %lld in the model file, %lld in the plan (subgraphs' nodes included in both; the plan "
+              "adds layout assignment's Reorders to the fusion line's kernels)\n",
               r["nodes"]["onnx"].get<long long>(), r["nodes"]["final"].get<long long>());
   std::printf("memory: arena %lld bytes (lower bound %lld, no reuse %lld, reuse rate %.1f%%), weights %lld bytes\n",
               m["arena_bytes"].get<long long>(), m["lower_bound_bytes"].get<long long>(),

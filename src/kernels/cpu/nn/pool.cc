@@ -14,7 +14,9 @@
 // cells inside [-pad_begin, in + pad_end), not the extra ceil-mode cells, so
 // the few border outputs that reach past pad_end are rescaled afterwards.
 // MaxPool with the Indices output, or on dtypes other than float32, runs a
-// native loop (NativeMaxPoolKernel).
+// native loop (NativeMaxPoolKernel) on plain NCHW only. The pixel-vector
+// loop may also read one of nChw16c / nhwc and write the other (a pool at
+// the edge of two layout groups).
 #include <algorithm>
 #include <limits>
 
@@ -307,10 +309,12 @@ class PixelPoolKernel final : public Kernel {
 
 /// GlobalAveragePool-1 / GlobalMaxPool-1: Y[n,c] = mean / max of X[n,c,...]
 /// over every spatial cell, as a native loop over the bytes of X in its
-/// layout: plain [N][C][S], nChw16c [N][C/16][S][16] (the padded channels of
-/// a last block are read, never written), nhwc [N][S][C]; the output
-/// [N,C,1,...] has the same bytes in every layout. Sums of 256 cells in
-/// float accumulate in double.
+/// layout: plain [N][C][S], nChw16c [N][C/16][S][16] (C % 16 == 0), nhwc
+/// [N][S][C]; the output [N,C,1,...] has the same bytes in every layout.
+/// Sums of 256 cells in float accumulate in double. Errors (reshape):
+/// require_f32's for another dtype; kInvalidArgument for X without spatial
+/// dims or with no cells, or an nChw16c X not 3-D or 4-D; kInvalidModel for
+/// an nChw16c X with C % 16 != 0 (nChw16c holds whole blocks only).
 /// Not oneDNN's pooling: its JIT kernel for a window of S cells is generated
 /// per window size at first use, and grows with it (ppocr_v4_det's
 /// squeeze-and-excitation pools over 160x160 took 22 ms to create).
@@ -328,6 +332,8 @@ class GlobalPoolKernel final : public Kernel {
       fail(ErrorCode::kInvalidArgument, desc_ + ": global pooling over an empty input");
     if (layout_ == ops::Layout::kNChw16c && x.shape.size() != 4 && x.shape.size() != 3)
       fail(ErrorCode::kInvalidArgument, desc_ + ": nChw16c input " + shape_str(x.shape) + " is not 3-D or 4-D");
+    if (layout_ == ops::Layout::kNChw16c && x.shape[1] % ops::kBlockedChannels != 0)
+      fail(ErrorCode::kInvalidModel, desc_ + ": nChw16c input " + shape_str(x.shape) + " needs C % 16 == 0");
   }
 
   void run(KernelContext& ctx) override {
@@ -463,7 +469,9 @@ class GlobalPoolKernel final : public Kernel {
 /// dtype, with the optional Indices output: the flat index of the chosen
 /// element in X, row-major (storage_order 0) or with the spatial dims in
 /// column-major order (storage_order 1). Padded cells never win; the first
-/// maximum in window order wins ties.
+/// maximum in window order wins ties. Plain NCHW in and out: make_pool
+/// refuses another layout (kInvalidModel). Errors (run): kUnsupported for
+/// other than 1-3 spatial dims; dispatch_arith's for a non-arithmetic dtype.
 class NativeMaxPoolKernel final : public Kernel {
  public:
   explicit NativeMaxPoolKernel(const ir::Node& n)
