@@ -772,6 +772,21 @@ std::string brg_for_nhwc(const ir::Node& n, ops::Layout src, ops::Layout dst) {
   if (src == ops::Layout::kNhwc && dst == ops::Layout::kNhwc) return "brg:avx512_core";
   return like_avx512(n, src, dst);
 }
+/// `g` planned with layouts `a` (its memory plan and execution plan), as
+/// the bytes of a .gom.
+std::shared_ptr<const std::vector<uint8_t>> gom_bytes(ir::Graph& g, const LayoutAssignment& a) {
+  g.topo_sort();
+  gec::testing::Planned p(g);
+  const schedule::ExecutionPlan plan = schedule::make_execution_plan(g, a);
+  return std::make_shared<const std::vector<uint8_t>>(model::write_gom(g, p.ids, p.plan, plan, 17, "{}"));
+}
+/// The outputs of a Session on 2 threads loaded from `bytes`, for input x.
+std::vector<Tensor> run_gom(const std::shared_ptr<const std::vector<uint8_t>>& bytes, const Tensor& x) {
+  SessionOptions so;
+  so.num_threads = 2;
+  return Session::load_from_bytes(bytes, so)->run({x.view()});
+}
+
 /// x [1,3,40,40] -> conv1 (16) -> relu -> {3x3, 1x1 convs (16)} -> concat
 /// (32) -> maxpool 2x2 / 2 -> conv3 (32) -> relu -> conv4 (32) -> global
 /// average pool.
@@ -814,20 +829,14 @@ TEST(LayoutPropagation, PoolThatChangesLayoutRunsThroughTheOfflineModel) {
   build_two_stages(with);
   build_two_stages(without);
   const LayoutAssignment a = schedule::assign_layouts(with, brg_for_nhwc);
-  with.topo_sort();
-  gec::testing::Planned p(with);
-  const schedule::ExecutionPlan plan = schedule::make_execution_plan(with, a);
-  auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(with, p.ids, p.plan, plan, 17, "{}"));
+  const auto bytes = gom_bytes(with, a);
   const model::LoadedModel loaded = model::read_gom_bytes(bytes);
   int changing_pools = 0;
   for (const schedule::Step& st : loaded.execution_plan.graphs[0].steps)
     changing_pools += st.input_layouts.size() == 1 && st.output_layouts.size() == 1 &&
                       st.input_layouts[0] == ops::Layout::kNChw16c && st.output_layouts[0] == ops::Layout::kNhwc;
   EXPECT_EQ(changing_pools, 1);
-  SessionOptions so;
-  so.num_threads = 2;
-  auto session = Session::load_from_bytes(bytes, so);
-  expect_near_all(session->run({feeds.at("x").view()}), run_graph(without, feeds));
+  expect_near_all(run_gom(bytes, feeds.at("x")), run_graph(without, feeds));
 }
 
 // The nhwc weighing leaves a group with a grouped (not depthwise)
@@ -954,21 +963,13 @@ TEST(LayoutPropagation, BlockedPlanRunsThroughTheOfflineModel) {
   make_pipeline(3).run(without, opts);
   const LayoutAssignment a = schedule::assign_layouts(with, jit_everywhere);
   ASSERT_GT(a.blocked_values, 0);
-  with.topo_sort();
-  gec::testing::Planned p(with);
-  const schedule::ExecutionPlan plan = schedule::make_execution_plan(with, a);
-  auto bytes = std::make_shared<const std::vector<uint8_t>>(
-      model::write_gom(with, p.ids, p.plan, plan, 17, "{}"));
+  const auto bytes = gom_bytes(with, a);
   const model::LoadedModel loaded = model::read_gom_bytes(bytes);
   int blocked_steps = 0;
   for (const schedule::Step& st : loaded.execution_plan.graphs[0].steps)
     for (ops::Layout l : st.output_layouts) blocked_steps += l != ops::Layout::kPlain;
   EXPECT_EQ(blocked_steps, a.blocked_values);
-  SessionOptions so;
-  so.num_threads = 2;
-  auto session = Session::load_from_bytes(bytes, so);
-  const Tensor x = feeds.at("x");
-  expect_near_all(session->run({x.view()}), run_graph(without, feeds));
+  expect_near_all(run_gom(bytes, feeds.at("x")), run_graph(without, feeds));
 }
 
 // An FPN-style neck: a 24-channel map and a pooled, convolved, upsampled

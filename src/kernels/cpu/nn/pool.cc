@@ -549,10 +549,11 @@ std::unique_ptr<Kernel> make_pool(const ir::Node& n, const KernelConfig& config,
   if (is_max && !global && (wants_indices || (!dts.empty() && dts[0] != DType::kFloat32))) {
     // Its loops read and write plain NCHW: a plan (a forged .gom) that gives
     // it another layout would make them read blocked bytes as plain ones.
-    for (size_t i = 0; i < std::max<size_t>(1, config.output_layouts.size()); ++i)
-      if (config.input_layout(0) != ops::Layout::kPlain || config.output_layout(i) != ops::Layout::kPlain)
-        fail(ErrorCode::kInvalidModel, n.describe() + ": a MaxPool with Indices or of another dtype than float32 "
-                                                      "reads and writes plain NCHW only");
+    bool plain = config.input_layout(0) == ops::Layout::kPlain;
+    for (ops::Layout l : config.output_layouts) plain = plain && l == ops::Layout::kPlain;
+    if (!plain)
+      fail(ErrorCode::kInvalidModel, n.describe() + ": a MaxPool with Indices or of another dtype than float32 "
+                                                    "reads and writes plain NCHW only");
     return std::make_unique<NativeMaxPoolKernel>(n);
   }
   for (DType d : dts) require_f32(n, d);
