@@ -683,13 +683,126 @@ TEST(NnConv, WinogradVariantMatchesTheDirectConvolution) {
   omp_set_num_threads(threads_before);
 }
 
+// The compile-time choice of the nhwc variant (nhwc_pays): a strided
+// spatial convolution in nChw16c whose work saved in oneDNN's nhwc brgemm
+// kernel (28% of its FLOPs) outweighs reordering X, Y and Z (100 FLOPs an
+// element): ResNet-50's stride-2 3x3 convolutions from 128 channels up.
+// Never stride 1 (Winograd's or the direct kernel's), 1x1, grouped, plain,
+// or where the reorders cost more; nowhere without AVX-512 (no brgemm).
+TEST(NnConv, NhwcVariantIsChosenForStridedConvolutionsWhereItPays) {
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  struct Case {
+    WinogradCase k;
+    bool blocked;
+    std::string avx512;  // the answer on AVX-512; "" elsewhere
+  };
+  const std::vector<Case> cases = {
+      {{{1, 128, 56, 56}, 128, 2, true}, true, "nhwc"},               // ResNet-50's layer2.0 conv2
+      {{{1, 512, 14, 14}, 512, 2, true, true}, true, "nhwc"},         //   layer4.0's, with a residual sum
+      {{{1, 64, 56, 56}, 64, 2, true}, true, ""},                     // reorders 25 MFLOP against 16 saved
+      {{{1, 128, 28, 28}, 128, 1, true}, true, "winograd"},           // stride 1
+      {{{1, 256, 28, 28}, 256, 2, false, false, 1}, true, ""},        // 1x1
+      {{{1, 128, 56, 56}, 128, 2, true, false, 3, 2}, true, ""},      // grouped
+      {{{1, 128, 56, 56}, 128, 2, true}, false, ""},                  // plain layouts
+  };
+  const bool avx512 = testing::cpu_has_avx512();
+  for (const Case& c : cases) {
+    ir::Graph g;
+    const ir::Node* n = winograd_case_node(g, c.k);
+    const kernels::KernelConfig config = c.blocked ? blocked_config(*n) : kernels::KernelConfig::for_node(*n);
+    EXPECT_EQ(kernels::choose_variant(*n, config), avx512 ? c.avx512 : "")
+        << shape_str(c.k.xs) << " -> " << c.k.m << " stride " << c.k.stride << " kernel " << c.k.kernel
+        << " group " << c.k.group << (c.blocked ? " nChw16c" : " plain");
+  }
+  omp_set_num_threads(threads_before);
+}
+
+// The nhwc variant against the direct kernel and a double-precision loop:
+// strided 3x3 convolutions with bias, residual sum and Relu, nChw16c in and
+// out; the verbose log shows oneDNN ran its brgemm kernel on nhwc and the
+// reorders (on AVX-512; elsewhere the variant runs the direct kernel and
+// only the values are checked). Both held to 1e-5 of the largest |y| (the
+// products sum in another order).
+TEST(NnConv, NhwcVariantMatchesTheDirectConvolution) {
+  struct Case {
+    WinogradCase k;
+    std::string variant;
+  };
+  const std::vector<Case> cases = {
+      {{{1, 32, 20, 20}, 48, 2, true}, "nhwc"},                 // + Relu
+      {{{1, 64, 15, 15}, 32, 2, true, true}, "nhwc"},           // + sum + Relu, odd size
+      {{{1, 64, 15, 15}, 32, 2, true, true}, "nhwc+kernel"},    //   the Relu run after it
+      {{{2, 32, 12, 12}, 64, 3}, "nhwc"},                       // plain Conv, batch 2, stride 3
+  };
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  for (const Case& c : cases) {
+    const WinogradCase& k = c.k;
+    ir::Graph g;
+    ir::Node* n = winograd_case_node(g, k);
+    const Shape ys = n->output(0)->type.static_shape();
+    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3], S = k.stride;
+    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}),
+        z(DType::kFloat32, ys);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
+    float largest = 0;
+    for (int64_t nn = 0; nn < N; ++nn)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t oy = 0; oy < OH; ++oy)
+          for (int64_t ox = 0; ox < OW; ++ox) {
+            double acc = b.as<float>()[m];
+            for (int64_t ci = 0; ci < C; ++ci)
+              for (int64_t ky = 0; ky < 3; ++ky)
+                for (int64_t kx = 0; kx < 3; ++kx) {
+                  const int64_t iy = oy * S + ky - 1, ix = ox * S + kx - 1;
+                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                  acc += double(x.as<float>()[((nn * C + ci) * H + iy) * W + ix]) *
+                         w.as<float>()[((m * C + ci) * 3 + ky) * 3 + kx];
+                }
+            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
+            if (k.residual) acc += z.as<float>()[at];
+            if (k.relu) acc = std::max(acc, 0.0);
+            want[at] = static_cast<float>(acc);
+            largest = std::max(largest, std::fabs(want[at]));
+          }
+    const std::vector<float> want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
+    const Tensor xb = to_nchw16c(x), zb = to_nchw16c(z);
+    const TensorView xv = xb.view(), wv = w.view(), bv = b.view(), zv = zb.view();
+    std::vector<const TensorView*> views = {&xv, &wv, &bv};
+    if (k.residual) views.push_back(&zv);
+    SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " stride " + std::to_string(S) + " " + c.variant);
+    const std::vector<Tensor> direct = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n));
+    std::vector<Tensor> nhwc;
+    ASSERT_EQ(dnnl_set_verbose(1), dnnl_success);
+    const std::string log = testing::capture_stdout(
+        [&] { nhwc = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n, c.variant)); });
+    dnnl_set_verbose(0);
+    EXPECT_EQ(kernels::create_kernel(*n, blocked_config(*n, c.variant))->impl_name(),
+              k.relu || k.residual ? "onednn.conv.nhwc+fused" : "onednn.conv.nhwc");
+    if (testing::cpu_has_avx512()) {
+      EXPECT_NE(log.find("brg"), std::string::npos) << log;
+      EXPECT_NE(log.find("reorder"), std::string::npos) << log;
+    }
+    const float atol = 1e-5f * largest;
+    expect_close(values<float>(direct[0]), want_blocked, 0.f, atol);
+    expect_close(values<float>(nhwc[0]), want_blocked, 0.f, atol);
+  }
+  omp_set_num_threads(threads_before);
+}
+
 // A variant the kernel does not know, or winograd on plain layouts, is a
 // clear error naming the node.
 TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
   ir::Graph g;
   ir::Node* n = winograd_case_node(g, {{1, 64, 8, 8}, 64, 1, true});
   for (const std::string& v : {std::string("fast"), std::string("winograd+winograd"), std::string("winograd+"),
-                               std::string("+winograd"), std::string("post_op+kernel")}) {
+                               std::string("+winograd"), std::string("post_op+kernel"), std::string("nhwc+winograd"),
+                               std::string("direct+nhwc")}) {
     try {
       kernels::create_kernel(*n, blocked_config(*n, v));
       FAIL() << v;
@@ -702,6 +815,9 @@ TEST(NnConv, UnknownOrMisplacedVariantIsRefused) {
   plain.variant = "winograd";
   gec::testing::expect_error([&] { kernels::create_kernel(*n, plain); }, ErrorCode::kInvalidModel,
                              "node 'conv' (com.graphengine::FusedConv): the winograd variant needs nChw16c");
+  plain.variant = "nhwc";
+  gec::testing::expect_error([&] { kernels::create_kernel(*n, plain); }, ErrorCode::kInvalidModel,
+                             "node 'conv' (com.graphengine::FusedConv): the nhwc variant needs nChw16c");
   EXPECT_EQ(kernels::create_kernel(*n, blocked_config(*n, "winograd+post_op"))->impl_name(),
             "onednn.conv.winograd+fused");
   // An op without variants refuses one rather than ignoring it.

@@ -64,7 +64,7 @@ void check_options(const CompileOptions& opts) {
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
       fail(ErrorCode::kInvalidArgument,
            "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation, "
-           "pack_weights, winograd and direct_conv: " + known + ")");
+           "pack_weights, winograd, direct_conv and nhwc_conv: " + known + ")");
     }
   }
 }
@@ -314,14 +314,18 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
   // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
   // assignment weighs them too.
-  const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv");
-  // ... and small convolutions on our own loops instead of a oneDNN
-  // primitive made at load (the "direct" variant, conv.cc's direct_pays).
+  const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv");
+  // ... small convolutions on our own loops instead of a oneDNN primitive
+  // made at load (the "direct" variant, conv.cc's direct_pays), and strided
+  // nChw16c convolutions in oneDNN's nhwc kernel between reorders (the
+  // "nhwc" variant, nhwc_pays).
   kernels::VariantChoice choose_variant;
-  if (winograd_on || direct_on)
-    choose_variant = [winograd_on, direct_on](const ir::Node& n, const kernels::KernelConfig& c) {
+  if (winograd_on || direct_on || nhwc_on)
+    choose_variant = [winograd_on, direct_on, nhwc_on](const ir::Node& n, const kernels::KernelConfig& c) {
       const std::string v = kernels::choose_variant(n, c);
-      return (v == "winograd" && !winograd_on) || (v == "direct" && !direct_on) ? std::string() : v;
+      return (v == "winograd" && !winograd_on) || (v == "direct" && !direct_on) || (v == "nhwc" && !nhwc_on)
+                 ? std::string()
+                 : v;
     };
   if (layouts_on) {
     const size_t before = g.count_nodes_recursive();
@@ -402,6 +406,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
         if (!st.variant.empty()) variants[st.variant] = variants.value(st.variant, 0) + 1;
     variants["winograd"] = variants.value("winograd", 0);
     variants["direct"] = variants.value("direct", 0);
+    variants["nhwc"] = variants.value("nhwc", 0);
     report["kernel_variants"] = variants;
   }
 

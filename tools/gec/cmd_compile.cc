@@ -54,6 +54,8 @@ void print_table(const nlohmann::json& r) {
                 r["kernel_variants"].value("winograd", 0LL));
     std::printf("direct: %lld small convolutions on the native direct loops\n",
                 r["kernel_variants"].value("direct", 0LL));
+    std::printf("nhwc: %lld strided blocked convolutions on oneDNN's nhwc kernel between reorders\n",
+                r["kernel_variants"].value("nhwc", 0LL));
   }
   if (r.contains("streams")) {
     const auto& st = r["streams"];

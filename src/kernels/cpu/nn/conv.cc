@@ -25,13 +25,16 @@
 // after the convolution (ActivationEpilogue: a vectorized loop for the
 // piecewise-linear ones, the ai.onnx kernel for the others).
 // The kernel variant (KernelConfig::variant "post_op" / "kernel") forces
-// either way (tests, measurements). The variant "winograd", chosen at
-// compile time (conv_variant_choice), runs oneDNN's Winograd convolution.
+// either way (tests, measurements). The variants chosen at compile time
+// (conv_variant_choice): "winograd" runs oneDNN's Winograd convolution,
+// "direct" our own loops, "nhwc" an nChw16c convolution as oneDNN's nhwc
+// one between reorders.
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -496,6 +499,50 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   return true;
 }
 
+/// A strided spatial convolution's time in oneDNN 2.6's nhwc brgemm kernel,
+/// in units of its nChw16c direct kernel's (jit:avx512_core), reorders not
+/// counted. ResNet-50's three stride-2 3x3 convolutions (128-512 channels,
+/// 28x28 to 7x7 outputs), `gec profile` per node, 2 threads, alternating
+/// plans: 0.78-0.93 of the direct time with the reorders, 0.68-0.75 without
+/// (the kernels alone, measured earlier in an all-nhwc plan).
+constexpr double kNhwcStridedShare = 0.72;
+/// A reorder's cost per element, one way between nChw16c and nhwc, in
+/// FLOP-equivalents of the direct kernel: about 0.35 ns an element (the
+/// Reorder of SqueezeNet's [1,512,13,13] Concat: 0.03 ms) against 250-300
+/// GFLOP/s of direct convolution.
+constexpr double kNhwcReorderFlopsPerElement = 100.0;
+
+/// Whether an nChw16c -> nChw16c Conv / FusedConv takes the "nhwc" variant:
+/// ungrouped, 2-D, a constant W, static shapes, a window larger than 1x1
+/// with a stride above 1 (oneDNN 2.6's direct nChw16c kernel is slowest
+/// there), oneDNN offering its brgemm kernel for nhwc on this CPU, and the
+/// time saved, (1 - kNhwcStridedShare) x its FLOPs, above the reorders of
+/// X, Y and the residual Z (kNhwcReorderFlopsPerElement each).
+bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
+  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c ||
+      n.get_int("group", 1) != 1 || !constant_input(n, 1))
+    return false;
+  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
+      !n.output(0)->type.is_static())
+    return false;
+  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
+              ys = n.output(0)->type.static_shape();
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] * ws[3] <= 1) return false;
+  try {
+    const ops::WindowAttrs raw = ops::read_window_attrs(n);
+    std::vector<int64_t> wk{ws[2], ws[3]};
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, n.describe());
+    if (a.strides[0] * a.strides[1] <= 1) return false;
+  } catch (const Error&) {  // attributes the kernel would refuse
+    return false;
+  }
+  if (!is_brgemm_implementation(conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc))) return false;
+  const double flops = 2.0 * static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
+  const bool residual = n.op_type == ops::kFusedConvOp && n.has_input(3);
+  const double moved = static_cast<double>(shape_numel(xs) + shape_numel(ys) * (residual ? 2 : 1));
+  return (1.0 - kNhwcStridedShare) * flops > kNhwcReorderFlopsPerElement * moved;
+}
+
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
 /// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
 /// convolution planned nChw16c -> nChw16c with at least
@@ -517,10 +564,11 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
 /// convolution by float32 rounding (measured on 64-512 channels: max error
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
 /// Otherwise "direct" where direct_pays (a small convolution on our own
-/// loops; Winograd wins where both apply), "" for the rest and when the
-/// shapes are not static.
+/// loops; Winograd wins where both apply), "nhwc" where nhwc_pays (a
+/// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
+/// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
-  const std::string d = direct_pays(n, config) ? "direct" : "";
+  const std::string d = direct_pays(n, config) ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return d;
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
       !n.output(0)->type.is_static() || n.get_int("group", 1) != 1 || !constant_input(n, 1))
@@ -551,13 +599,16 @@ class ConvKernel final : public Kernel {
   /// `act` and `residual` are FusedConv's post-ops (none for Conv);
   /// `config.variant`: tokens joined by '+', each at most once: "winograd"
   /// (oneDNN's Winograd kernel where it pays for the run's shapes and
-  /// threads, else the direct one; needs nChw16c X and Y) or "direct" (our
+  /// threads, else the direct one; needs nChw16c X and Y), "direct" (our
   /// own loops, direct_conv_simd.h; needs group 1 and Y in nhwc or
-  /// nChw16c), and where the activation runs, "post_op" or "kernel"
+  /// nChw16c) or "nhwc" (nChw16c X, Z and Y reordered to and from oneDNN's
+  /// nhwc brgemm kernel in the run's scratch memory, where this CPU has
+  /// one, else the direct kernel; needs nChw16c X and Y), and where the
+  /// activation runs, "post_op" or "kernel"
   /// (default: the faster way for the implementation; "direct" takes no
   /// "post_op"). Errors: gec::Error(kInvalidModel) naming the node for
-  /// another variant, winograd with other layouts, or direct where it
-  /// cannot run.
+  /// another variant, winograd or nhwc with other layouts, or direct where
+  /// it cannot run.
   ConvKernel(const ir::Node& n, ops::FusedActivation act, bool residual, const KernelConfig& config)
       : desc_(n.describe()), raw_(ops::read_window_attrs(n)), group_(n.get_int("group", 1)),
         act_(std::move(act)), residual_(residual), src_layout_(config.input_layout(0)),
@@ -569,20 +620,23 @@ class ConvKernel final : public Kernel {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
       const std::string token = config.variant.substr(b, e - b);
-      if (token == "winograd" && !winograd_ && !direct_)
+      if (token == "winograd" && !winograd_ && !direct_ && !nhwc_)
         winograd_ = true;
-      else if (token == "direct" && !direct_ && !winograd_)
+      else if (token == "direct" && !direct_ && !winograd_ && !nhwc_)
         direct_ = true;
+      else if (token == "nhwc" && !nhwc_ && !winograd_ && !direct_)
+        nhwc_ = nhwc_now_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
         fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
-                                           "' is not winograd, direct, post_op or kernel (joined by +, each once; "
-                                           "winograd and direct exclude each other)");
+                                           "' is not winograd, direct, nhwc, post_op or kernel (joined by +, each "
+                                           "once; winograd, direct and nhwc exclude each other)");
       b = e + 1;
     }
-    if (winograd_ && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
-      fail(ErrorCode::kInvalidModel, desc_ + ": the winograd variant needs nChw16c input and output");
+    if ((winograd_ || nhwc_) && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
+      fail(ErrorCode::kInvalidModel,
+           desc_ + ": the " + (winograd_ ? "winograd" : "nhwc") + " variant needs nChw16c input and output");
     w_constant_ = constant_input(n, 1);
     b_constant_ = constant_input(n, 2);
     if (direct_ && (group_ != 1 || dst_layout_ == ops::Layout::kPlain || act_impl_ == "post_op"))
@@ -695,7 +749,8 @@ class ConvKernel final : public Kernel {
 
   /// A plain convolution that oneDNN would run as gemm or reference code,
   /// run in the layout it prefers instead (format_tag::any: nChw16c, nhwc,
-  /// ...): X reordered into it, the primitive, Y reordered back, with the
+  /// ...), or an nChw16c one of the nhwc variant, run in nhwc: X reordered
+  /// into it, the primitive, Y reordered back, with the
   /// residual Z reordered into Y's copy first for the sum post-op. Both
   /// copies live in the run's scratch memory. Where such a convolution is
   /// left plain (a shape known only at run that no MatMul form fits, a
@@ -729,7 +784,7 @@ class ConvKernel final : public Kernel {
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
-    const std::string base = winograd_ ? "onednn.conv.winograd" : "onednn.conv";
+    const std::string base = winograd_ ? "onednn.conv.winograd" : nhwc_ ? "onednn.conv.nhwc" : "onednn.conv";
     return residual_ || !act_.op.empty() ? base + "+fused" : base;
   }
 
@@ -1132,7 +1187,21 @@ class ConvKernel final : public Kernel {
                        user_w = plain_md(onednn_weight_dims(ws, group_));
     try {
       using cf = dnnl::convolution_forward;
-      const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_);
+      // The nhwc variant: the primitive in nhwc, X, Z and Y reordered from
+      // and to nChw16c, where oneDNN has its brgemm kernel for it on this
+      // CPU (else, e.g. a .gom run without AVX-512, the direct one).
+      nhwc_now_ = nhwc_ && [&] {
+        try {
+          const cf::desc dn =
+              conv_desc(raw_, group_, xs, ws, has_bias, ys, ops::Layout::kNhwc, ops::Layout::kNhwc, desc_);
+          return is_brgemm_implementation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()).impl_info_str());
+        } catch (const dnnl::error&) {
+          return false;
+        }
+      }();
+      const ops::Layout run_src = nhwc_now_ ? ops::Layout::kNhwc : src_layout_,
+                        run_dst = nhwc_now_ ? ops::Layout::kNhwc : dst_layout_;
+      const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, run_src, run_dst, desc_);
       // The winograd variant where oneDNN offers a Winograd kernel that pays
       // for these shapes and this thread count (else, e.g. a .gom run on a
       // CPU without them, the direct one).
@@ -1141,7 +1210,7 @@ class ConvKernel final : public Kernel {
                                       post_ops_attr(act_))
                     : std::nullopt;
       const auto direct_pd = [&](const dnnl::primitive_attr& attr) {
-        return prefer_cheap_creation(cf::primitive_desc(d, attr, cpu_engine()), ws, group_, src_layout_, dst_layout_);
+        return prefer_cheap_creation(cf::primitive_desc(d, attr, cpu_engine()), ws, group_, run_src, run_dst);
       };
       cf::primitive_desc pd = wino ? wino->pd : direct_pd(post_ops_attr(act_));
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
@@ -1149,7 +1218,7 @@ class ConvKernel final : public Kernel {
         pd = wino ? cf::primitive_desc(wino->desc, post_ops_attr({}), cpu_engine()) : direct_pd(post_ops_attr({}));
         if (!epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
       }
-      blocked_ = false;
+      blocked_ = nhwc_now_;
       if (src_layout_ == ops::Layout::kPlain && dst_layout_ == ops::Layout::kPlain && act_impl_ != "post_op" &&
           (xs.size() == 3 || xs.size() == 4) && gemm_or_reference(pd.impl_info_str())) {
         const cf::desc da = conv_desc(raw_, group_, xs, ws, has_bias, ys, src_layout_, dst_layout_, desc_, true);
@@ -1215,10 +1284,13 @@ class ConvKernel final : public Kernel {
   bool residual_;
   std::string act_impl_ = "auto";                 // where the activation runs: auto, post_op, kernel
   bool winograd_ = false;                         // the winograd variant (conv_variant_choice)
+  bool nhwc_ = false;                             // the nhwc variant (conv_variant_choice)
+  bool nhwc_now_ = false;                         //   and oneDNN's nhwc brgemm kernel runs it (run_blocked);
+                                                  //   else the direct one (impl_name still says planned nhwc)
   ops::Layout src_layout_, dst_layout_;  // ops/layout.h
   bool native_act_ = false;                       // run act_ by epilogue_, not as a post-op
-  bool blocked_ = false;                          // plain X and Y, the primitive in its own layout (run_blocked)
-  memory src_plain_, dst_plain_;                  //   the caller's X and Y (Z)
+  bool blocked_ = false;                          // X and Y reordered for the primitive's layout (run_blocked)
+  memory src_plain_, dst_plain_;                  //   the caller's X and Y (Z), plain or nChw16c
   dnnl::reorder to_blocked_src_, to_blocked_dst_, to_plain_dst_;
   size_t src_bytes_ = 0, blocked_bytes_ = 0;      //   X's copy, both copies: in the run's scratch
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
