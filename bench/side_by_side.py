@@ -23,9 +23,19 @@ flags (without --baseline: this gec), e.g. "--disable-pass autofusion
 
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--runs 20] [--warmup 5] [--gec build/gec] [--baseline GEC] [--out bench/results.md] [--dynamic]
-       [--busy]
+       [--busy] [--peak]
 With --busy, a `yes` pinned to CPU 0 runs throughout (both engines meet the
 same competitor): how latency degrades on a busy machine.
+
+With --peak, build/peak_fp32 (next to the gec binary) measures this CPU's
+float32 multiply-add peak at --threads threads after every round, and a
+second table gives each model's dense-op FLOPs per run (`gec profile`'s
+count: convolutions, MatMuls, Gemms, a Winograd convolution counted as
+the direct one), the rate both engines reach at their
+median latency, and those rates as a share of the peak measured in the
+same run: on a shared virtual machine the peak moves with the host (511 to
+675 GFLOP/s on 2 threads seen here), so a share of a figure taken at
+another time says little.
 
 With --tf, the folders hold TensorFlow models (model.pb, default: every
 folder of ../shared/tf_models, references from TensorFlow.js): gec compiles
@@ -98,6 +108,26 @@ def run_gec_bench(gec, gom, model_dir, threads, runs, warmup):
     if out.returncode != 0:
         raise RuntimeError("gec bench failed: " + out.stdout[-300:] + out.stderr[-300:])
     return json.loads(out.stdout)
+
+
+def measure_peak(gec, threads):
+    """GFLOP/s of bench/peak_fp32 at `threads` threads (0.5 s), or None."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(gec)), "peak_fp32")
+    if not os.access(exe, os.X_OK):
+        return None
+    out = subprocess.run([exe, str(threads), "0.5"], capture_output=True, text=True).stdout
+    m = re.search(rf"^\s*{threads} threads?: ([0-9.]+) GFLOP/s", out, re.M)
+    return float(m.group(1)) if m else None
+
+
+def dense_flops(gec, gom, model_dir, threads):
+    """FLOPs per run of the dense ops, as `gec profile` counts them (one run)."""
+    out = subprocess.run([gec, "profile", gom, "--input-dir", os.path.join(model_dir, "test_data_set_0"),
+                          "--threads", str(threads), "--iterations", "1", "--warmup", "0", "--json"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return sum(n.get("flops") or 0 for n in json.loads(out.stdout)["nodes"])
 
 
 def input_shapes(model_dir):
@@ -202,6 +232,9 @@ def main():
                          "shapes with --input-shape, as an offline compiler is used in deployment)")
     ap.add_argument("--tf", action="store_true",
                     help="TensorFlow models (model.pb): ORT runs gec's ONNX export of the imported graph")
+    ap.add_argument("--peak", action="store_true",
+                    help="measure the fp32 peak (build/peak_fp32) after every round and add a table of each "
+                         "engine's dense-op GFLOP/s as a share of it")
     ap.add_argument("--busy", action="store_true",
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
                          "every timed run of both engines")
@@ -229,6 +262,7 @@ def table(a):
     ortdir = ensure_ort(os.path.join(ROOT, "build", "ort-bench"))
     tmp = tempfile.mkdtemp(prefix="gec-bench-")
     rows, ratios, base_ratios, compile_ratios = [], [], [], []
+    peak_rows, peaks_all = [], []
     for i, md in enumerate(models):
         name = os.path.basename(os.path.normpath(md))
         progress(f"[{i + 1}/{len(models)}] {name}: compiling")
@@ -240,7 +274,7 @@ def table(a):
             base_gom = os.path.join(tmp, name + ".base.gom")
             base_compile_ms = (compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic, a.baseline_flags.split())
                                if a.baseline else None)
-            ort, gec, base = [], [], []
+            ort, gec, base, peaks = [], [], [], []
             engines = [("ORT", ort, lambda: run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup)),
                        ("gec", gec, lambda: run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))]
             if a.baseline:
@@ -254,6 +288,9 @@ def table(a):
                     label, results, run = engines[(r + k) % len(engines)]
                     progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} {label}")
                     results.append(run())
+                if a.peak:
+                    progress(f"[{i + 1}/{len(models)}] {name}: round {r + 1}/{a.rounds} peak")
+                    peaks.append(measure_peak(a.gec, a.threads))
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
             rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 13)
@@ -268,6 +305,16 @@ def table(a):
         g_rss = max(x["peak_rss_bytes"] for x in gec) / 1048576
         ratio = g_med / o_med
         ratios.append(ratio)
+        if a.peak:
+            flops = dense_flops(a.gec, gom, md, a.threads)
+            got = [p for p in peaks if p]
+            peaks_all += got
+            if flops and got:
+                pk = statistics.median(got)
+                g_rate, o_rate = flops / g_med / 1e6, flops / o_med / 1e6
+                peak_rows.append(f"| {name} | {flops / 1e9:.2f} | {g_rate:.0f} | {o_rate:.0f} | {pk:.0f} "
+                                 f"({min(got):.0f}-{max(got):.0f}) | **{100 * g_rate / pk:.0f}%** "
+                                 f"| {100 * o_rate / pk:.0f}% |")
         ort_err = max((c.get("maxAbs") or 0) for c in ort[0].get("check", [])) if a.tf else None
         extra = ""
         if a.baseline:
@@ -305,6 +352,15 @@ def table(a):
     if a.baseline:
         table += (f"Geometric mean gec/baseline ({a.baseline}): latency **{gm(base_ratios):.2f}**, "
                   f"compile time {gm(compile_ratios):.2f}.\n")
+    if a.peak:
+        table += ("\nDense-op rate against the fp32 peak measured after every round (build/peak_fp32, "
+                  f"{a.threads} threads, 0.5 s): FLOPs per run as `gec profile` counts them (convolutions, "
+                  "MatMuls, Gemms; a Winograd convolution counts its direct FLOPs), over each engine's median "
+                  "latency\n\n"
+                  "| model | dense GFLOP per run | gec GFLOP/s | ORT GFLOP/s | peak GFLOP/s, median (range) | "
+                  "gec % of peak | ORT % of peak |\n|---|---|---|---|---|---|---|\n" + "\n".join(peak_rows) + "\n")
+        if not peaks_all:
+            table += "\n(no peak measured: build peak_fp32 next to the gec binary: ninja -C build peak_fp32)\n"
     print(table)
     if a.out:
         with open(a.out, "w") as f:
