@@ -1018,6 +1018,19 @@ TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   EXPECT_EQ(choice(thin), "");  // 16 products per output, 3136 pixels
   thin.xs = {1, 16, 1, 1};
   EXPECT_EQ(choice(thin), "direct");
+  // One 16-channel block of nChw16c outputs over many pixels stays on
+  // oneDNN (SqueezeNet's 64 -> 16 squeeze at 55x55); in nhwc, or over a
+  // few pixels, it takes the loops.
+  DirectCase squeeze{{1, 64, 55, 55}, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c};
+  EXPECT_EQ(choice(squeeze), "");  // 3025 pixels
+  DirectCase squeeze_nhwc = squeeze;
+  squeeze_nhwc.in = squeeze_nhwc.out = L::kNhwc;
+  EXPECT_EQ(choice(squeeze_nhwc), "direct");
+  squeeze.xs = {1, 64, 16, 16};
+  EXPECT_EQ(choice(squeeze), "direct");  // 256 pixels
+  squeeze.m = 32;
+  squeeze.xs = {1, 64, 40, 40};
+  EXPECT_EQ(choice(squeeze), "direct");  // two blocks, 1600 pixels
   // Pads and strides far beyond X: the zero border would be most of what
   // the loops read (plan_direct_conv refuses it), so oneDNN keeps it.
   DirectCase padded = small;
