@@ -315,6 +315,8 @@ def table(a):
                 peak_rows.append(f"| {name} | {flops / 1e9:.2f} | {g_rate:.0f} | {o_rate:.0f} | {pk:.0f} "
                                  f"({min(got):.0f}-{max(got):.0f}) | **{100 * g_rate / pk:.0f}%** "
                                  f"| {100 * o_rate / pk:.0f}% |")
+            else:
+                peak_rows.append(f"| {name} | {'no FLOP count' if not flops else 'no peak measured'} |" + " |" * 5)
         ort_err = max((c.get("maxAbs") or 0) for c in ort[0].get("check", [])) if a.tf else None
         extra = ""
         if a.baseline:

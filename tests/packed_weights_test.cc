@@ -156,6 +156,74 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   }
 }
 
+// x [1,128,28,28] -> 3x3 Conv + Relu -> 3x3 stride-2 Conv + Relu -> 1x1
+// Conv -> y [1,128,14,14]: the strided convolution between blocked values
+// gets the nhwc variant on AVX-512 (NnConv.NhwcVariantIsChosenForStridedConvolutionsWhereItPays),
+// whose weights the .gom stores packed for oneDNN's nhwc kernel and a
+// session reads in place; the report counts it; outputs match a compile
+// without it (--disable-pass nhwc_conv) and -O0 within float32 rounding of
+// sums over 1152 products, on 2 threads and again on 1 (the primitive
+// built again for another thread count). Elsewhere no step gets the variant
+// and the rest still holds.
+TEST(PackedWeights, NhwcConvolutionWeightsAreStoredAndReadInPlace) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,128,28,28");
+  ob::add_output(g, "y", ob::kFloat, "1,128,14,14");
+  ob::add_float_init(g, "w0", {128, 128, 3, 3}, pattern(128 * 128 * 9, 7, 31, 1.f / 512));
+  ob::add_float_init(g, "w1", {128, 128, 3, 3}, pattern(128 * 128 * 9, 11, 29, 1.f / 512));
+  ob::add_float_init(g, "w2", {128, 128, 1, 1}, pattern(128 * 128, 5, 23, 1.f / 128));
+  ob::attr_ints(ob::add_node(g, "Conv", {"x", "w0"}, {"c0"}), "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Relu", {"c0"}, {"r0"});
+  onnx::NodeProto* strided = ob::add_node(g, "Conv", {"r0", "w1"}, {"c1"});
+  ob::attr_ints(strided, "pads", {1, 1, 1, 1});
+  ob::attr_ints(strided, "strides", {2, 2});
+  ob::add_node(g, "Relu", {"c1"}, {"r1"});
+  ob::add_node(g, "Conv", {"r1", "w2"}, {"y"});
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions off, o0;
+  off.disabled_passes = {"nhwc_conv"};
+  o0.opt_level = 0;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel without = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const CompiledModel plain = compile_onnx_bytes(bytes.data(), bytes.size(), o0);
+
+  int nhwc_steps = 0;
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom), without_lm = model::read_gom_bytes(without.gom);
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "nhwc") {
+      ++nhwc_steps;
+      EXPECT_EQ(st.kernel.rfind("onednn.conv.nhwc", 0), 0u) << st.kernel;
+    }
+  for (const schedule::Step& st : without_lm.execution_plan.graphs[0].steps) EXPECT_NE(st.variant, "nhwc") << st.kernel;
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["nhwc"].get<int>(), nhwc_steps);
+  EXPECT_EQ(nlohmann::json::parse(without.report_json)["kernel_variants"]["nhwc"].get<int>(), 0);
+  if (testing::cpu_has_avx512()) {
+    EXPECT_EQ(nhwc_steps, 1);
+  }
+
+  const Tensor x = testing::make<float>({1, 128, 28, 28}, pattern(128 * 28 * 28, 13, 29, 1.f / 8));
+  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(plain.gom)->run({x.view()})[0]);
+  const std::vector<float> want_without =
+      testing::values<float>(Session::load_from_bytes(without.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.f);
+  testing::expect_close(want_without, want, 0.f, 2e-5f * largest);
+  for (int threads : {2, 1}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    SessionOptions so;
+    so.num_threads = threads;
+    auto s = Session::load_from_bytes(cm.gom, so);
+    testing::expect_close(testing::values<float>(s->run({x.view()})[0]), want, 0.f, 2e-5f * largest);
+    const Session::PackedWeightCounts pw = s->packed_weights();
+    EXPECT_EQ(pw.adopted, pw.stored);
+    if (threads == 2) {
+      EXPECT_EQ(pw.packed, 0);
+    }
+  }
+}
+
 // x [1,32,16,8] -> four 1x3 / 3x1 Conv + Relu (32 channels, pads 1) -> y:
 // small convolutions get the direct variant (our own loops), whose
 // packed weights the .gom stores ("gec.direct/16/[OC,IC,KH,KW]") and a

@@ -11,8 +11,9 @@
 // How the CPU kernel applies the activation is part of its variant
 // (kernels::KernelConfig::variant): "" (default: the faster way for the
 // oneDNN implementation chosen), "post_op" (oneDNN eltwise post-op),
-// "kernel" (the ai.onnx kernel, in place after); "winograd" (chosen at
-// compile time) runs oneDNN's Winograd convolution; tokens join with '+'.
+// "kernel" (the ai.onnx kernel, in place after); "winograd", "direct" and
+// "nhwc" (chosen at compile time) run oneDNN's Winograd convolution, our own
+// loops, or oneDNN's nhwc convolution between reorders; tokens join with '+'.
 // Z (optional input 3) has Y's exact shape and dtype: no broadcasting.
 // Float32 only. This header names the activations all three places accept.
 #pragma once

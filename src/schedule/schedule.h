@@ -96,7 +96,7 @@ GraphSchedule place_events(const ir::Graph& g, const std::vector<int32_t>& strea
 /// stream) gives the main graph's streams and events, made by
 /// assign_streams for this node order. Each step's kernel variant is what
 /// `choose_variant` returns for its node and layouts (e.g.
-/// kernels::choose_variant: "winograd" or "direct" convolutions); "" for
+/// kernels::choose_variant: "winograd", "direct" or "nhwc" convolutions); "" for
 /// every step without one.
 ExecutionPlan make_execution_plan(const ir::Graph& g, const LayoutAssignment& layouts,
                                   const GraphSchedule* streams = nullptr,

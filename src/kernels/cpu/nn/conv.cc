@@ -469,8 +469,9 @@ constexpr int64_t kDirectFewPixels = 256;
 /// constant W, static non-empty shapes, Y in nhwc or nChw16c (X in any
 /// layout), at most kDirectMaxMacs multiply-adds, at least
 /// kDirectMinProducts products per output unless Y has at most
-/// kDirectFewPixels pixels, and a zero border the loops accept
-/// (plan_direct_conv).
+/// kDirectFewPixels pixels, not one 16-channel block of nChw16c outputs
+/// over more than kDirectFewPixels pixels, and a zero border the loops
+/// accept (plan_direct_conv).
 bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   if (config.output_layout(0) == ops::Layout::kPlain || n.get_int("group", 1) != 1 || !constant_input(n, 1))
     return false;
@@ -508,11 +509,16 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
 
 /// A strided spatial convolution's time in oneDNN 2.6's nhwc brgemm kernel,
 /// in units of its nChw16c direct kernel's (jit:avx512_core), reorders not
-/// counted. ResNet-50's three stride-2 3x3 convolutions (128-512 channels,
-/// 28x28 to 7x7 outputs), `gec profile` per node, 2 threads, alternating
-/// plans: 0.78-0.93 of the direct time with the reorders, 0.68-0.75 without
-/// (the kernels alone, measured earlier in an all-nhwc plan).
+/// counted, over at most kNhwcMaxOutputPixels output pixels. ResNet-50's
+/// three stride-2 3x3 convolutions (128-512 channels, 28x28 to 7x7
+/// outputs), `gec profile` per node, 2 threads, alternating plans:
+/// 0.78-0.93 of the direct time with the reorders, 0.68-0.75 without (the
+/// kernels alone, measured earlier in an all-nhwc plan). Over larger maps
+/// the brgemm kernels gained little or nothing on stride-1 convolutions
+/// (0.86-1.01 above 32x32, layout_assignment.cc), and no strided one there
+/// was measured: those stay direct.
 constexpr double kNhwcStridedShare = 0.72;
+constexpr int64_t kNhwcMaxOutputPixels = 32 * 32;
 /// A reorder's cost per element, one way between nChw16c and nhwc, in
 /// FLOP-equivalents of the direct kernel: about 0.35 ns an element (the
 /// Reorder of SqueezeNet's [1,512,13,13] Concat: 0.03 ms) against 250-300
@@ -522,7 +528,8 @@ constexpr double kNhwcReorderFlopsPerElement = 100.0;
 /// Whether an nChw16c -> nChw16c Conv / FusedConv takes the "nhwc" variant:
 /// ungrouped, 2-D, a constant W, static shapes, a window larger than 1x1
 /// with a stride above 1 (oneDNN 2.6's direct nChw16c kernel is slowest
-/// there), oneDNN offering its brgemm kernel for nhwc on this CPU, and the
+/// there), at most kNhwcMaxOutputPixels output pixels per image, oneDNN
+/// offering its brgemm kernel for nhwc on this CPU, and the
 /// time saved, (1 - kNhwcStridedShare) x its FLOPs, above the reorders of
 /// X, Y and the residual Z (kNhwcReorderFlopsPerElement each).
 bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
@@ -534,7 +541,9 @@ bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
     return false;
   const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
               ys = n.output(0)->type.static_shape();
-  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] * ws[3] <= 1) return false;
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] * ws[3] <= 1 ||
+      ys[2] * ys[3] > kNhwcMaxOutputPixels)
+    return false;
   try {
     const ops::WindowAttrs raw = ops::read_window_attrs(n);
     std::vector<int64_t> wk{ws[2], ws[3]};
@@ -622,7 +631,7 @@ class ConvKernel final : public Kernel {
         dst_layout_(config.output_layout(0)) {
     if (residual_ && config.input_layout(3) != dst_layout_)
       fail(ErrorCode::kInvalidModel, desc_ + ": residual Z must have the output's layout");
-    // The variant: tokens joined by '+' ("winograd", "post_op", "kernel").
+    // The variant: tokens joined by '+' ("winograd", "direct", "nhwc", "post_op", "kernel").
     for (size_t b = 0; b <= config.variant.size() && !config.variant.empty();) {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
@@ -632,7 +641,7 @@ class ConvKernel final : public Kernel {
       else if (token == "direct" && !direct_ && !winograd_ && !nhwc_)
         direct_ = true;
       else if (token == "nhwc" && !nhwc_ && !winograd_ && !direct_)
-        nhwc_ = nhwc_now_ = true;
+        nhwc_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
@@ -1201,7 +1210,10 @@ class ConvKernel final : public Kernel {
         try {
           const cf::desc dn =
               conv_desc(raw_, group_, xs, ws, has_bias, ys, ops::Layout::kNhwc, ops::Layout::kNhwc, desc_);
-          return is_brgemm_implementation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()).impl_info_str());
+          // (prefer_cheap_creation: the pick direct_pd below makes too.)
+          return is_brgemm_implementation(prefer_cheap_creation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()),
+                                                                ws, group_, ops::Layout::kNhwc, ops::Layout::kNhwc)
+                                              .impl_info_str());
         } catch (const dnnl::error&) {
           return false;
         }
