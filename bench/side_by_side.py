@@ -30,8 +30,8 @@ same competitor): how latency degrades on a busy machine.
 With --peak, build/peak_fp32 (next to the gec binary) measures this CPU's
 float32 multiply-add peak at --threads threads after every round, and a
 second table gives each model's dense-op FLOPs per run (`gec profile`'s
-count: convolutions, MatMuls, Gemms, a Winograd convolution counted as
-the direct one), the rate both engines reach at their
+count: convolutions, ConvTranspose, MatMuls, Gemms and attention, a
+Winograd convolution counted as the direct one), the rate both engines reach at their
 median latency, and those rates as a share of the peak measured in the
 same run: on a shared virtual machine the peak moves with the host (511 to
 675 GFLOP/s on 2 threads seen here), so a share of a figure taken at
@@ -111,7 +111,7 @@ def run_gec_bench(gec, gom, model_dir, threads, runs, warmup):
 
 
 def measure_peak(gec, threads):
-    """GFLOP/s of bench/peak_fp32 at `threads` threads (0.5 s), or None."""
+    """GFLOP/s of bench/peak_fp32 at `threads` threads (it runs 0.5 s at each count 1..threads), or None."""
     exe = os.path.join(os.path.dirname(os.path.abspath(gec)), "peak_fp32")
     if not os.access(exe, os.X_OK):
         return None
@@ -356,8 +356,8 @@ def table(a):
                   f"compile time {gm(compile_ratios):.2f}.\n")
     if a.peak:
         table += ("\nDense-op rate against the fp32 peak measured after every round (build/peak_fp32, "
-                  f"{a.threads} threads, 0.5 s): FLOPs per run as `gec profile` counts them (convolutions, "
-                  "MatMuls, Gemms; a Winograd convolution counts its direct FLOPs), over each engine's median "
+                  f"{a.threads} threads, 0.5 s per thread count): FLOPs per run as `gec profile` counts them (convolutions, "
+                  "ConvTranspose, MatMuls, Gemms, attention; a Winograd convolution counts its direct FLOPs), over each engine's median "
                   "latency\n\n"
                   "| model | dense GFLOP per run | gec GFLOP/s | ORT GFLOP/s | peak GFLOP/s, median (range) | "
                   "gec % of peak | ORT % of peak |\n|---|---|---|---|---|---|---|\n" + "\n".join(peak_rows) + "\n")

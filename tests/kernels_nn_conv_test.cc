@@ -702,9 +702,10 @@ TEST(NnConv, NhwcVariantIsChosenForStridedConvolutionsWhereItPays) {
       {{{1, 512, 14, 14}, 512, 2, true, true}, true, "nhwc"},         //   layer4.0's shape, with a residual sum
       {{{1, 128, 130, 130}, 128, 2, true}, true, ""},                 // 65x65 outputs: beyond the range measured
       {{{1, 64, 56, 56}, 64, 2, true}, true, ""},                     // reorders 25 MFLOP against 16 saved
-      {{{1, 128, 28, 28}, 128, 1, true}, true, "winograd"},           // stride 1
-      {{{1, 256, 28, 28}, 256, 2, false, false, 1}, true, ""},        // 1x1
-      {{{1, 128, 56, 56}, 128, 2, true, false, 3, 2}, true, ""},      // grouped
+      {{{1, 128, 28, 28}, 128, 1, true}, true, "winograd"},           // stride 1: Winograd
+      {{{1, 256, 14, 14}, 256, 1, false, false, 5}, true, ""},        // stride 1, 5x5 (no Winograd): direct
+      {{{1, 2048, 14, 14}, 2048, 2, false, false, 1}, true, ""},      // 1x1 (would pay by the FLOPs)
+      {{{1, 512, 14, 14}, 512, 2, true, false, 3, 2}, true, ""},      // grouped (would pay by the FLOPs)
       {{{1, 128, 56, 56}, 128, 2, true}, false, ""},                  // plain layouts
   };
   const bool avx512 = testing::cpu_has_avx512();

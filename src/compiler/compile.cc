@@ -311,9 +311,10 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
                                       opts.disabled_passes.end();
   };
   const bool layouts_on = enabled("layout_propagation");
-  // Kernel variants (-O2 and up, unless --disable-pass winograd): Winograd
-  // convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc); the layout
-  // assignment weighs them too.
+  // Kernel variants (-O2 and up, each unless --disable-pass names its
+  // stage): Winograd convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc;
+  // the layout assignment weighs them too), ... A variant turned off leaves
+  // its convolutions on oneDNN's default kernel, never on another variant.
   const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv");
   // ... small convolutions on our own loops instead of a oneDNN primitive
   // made at load (the "direct" variant, conv.cc's direct_pays), and strided

@@ -34,7 +34,6 @@
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -494,7 +493,7 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   // One 16-channel block of nChw16c outputs over many pixels: a tile then
   // holds one weight vector per tap and channel, and oneDNN's kernel ran in
   // half the time (SqueezeNet's 64 -> 16 1x1 convolution at 55x55 inside
-  // the model, alternating plans: 0.038 against 0.071-0.077 ms).
+  // the model, alternating plans: 0.038-0.042 against 0.071-0.082 ms).
   if (config.output_layout(0) == ops::Layout::kNChw16c && ws[0] <= ops::kBlockedChannels &&
       ys[0] * ys[2] * ys[3] > kDirectFewPixels)
     return false;
@@ -1211,9 +1210,9 @@ class ConvKernel final : public Kernel {
           const cf::desc dn =
               conv_desc(raw_, group_, xs, ws, has_bias, ys, ops::Layout::kNhwc, ops::Layout::kNhwc, desc_);
           // (prefer_cheap_creation: the pick direct_pd below makes too.)
-          return is_brgemm_implementation(prefer_cheap_creation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()),
-                                                                ws, group_, ops::Layout::kNhwc, ops::Layout::kNhwc)
-                                              .impl_info_str());
+          const cf::primitive_desc pn = prefer_cheap_creation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()),
+                                                              ws, group_, ops::Layout::kNhwc, ops::Layout::kNhwc);
+          return is_brgemm_implementation(pn.impl_info_str());
         } catch (const dnnl::error&) {
           return false;
         }
