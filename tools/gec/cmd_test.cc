@@ -84,7 +84,8 @@ Command add_test(CLI::App& root) {
   app->add_option("--streams", a->streams, "streams of every compile (0 = auto, 1..64)")->check(CLI::Range(0, 64));
   // One name per flag, so `--disable-pass winograd DIR1 DIR2` leaves the paths alone.
   app->add_option("--disable-pass", a->disabled_passes,
-                  "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, nhwc_conv) by "
+                  "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, "
+                  "nhwc_conv) by "
                   "name in every compile (one per flag, repeatable)")
       ->expected(1)
       ->allow_extra_args(false)

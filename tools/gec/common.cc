@@ -23,7 +23,8 @@ void CompileFlags::add_to(CLI::App* app) {
       app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
   compile_only.push_back(
       app->add_option("--disable-pass", disable_passes,
-                      "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, nhwc_conv) by "
+                      "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, "
+                      "nhwc_conv) by "
                       "name (one per flag, repeatable)")
           ->expected(1)
           ->allow_extra_args(false)
