@@ -546,6 +546,48 @@ kernels::KernelConfig blocked_config(const ir::Node& n, const std::string& varia
   return c;
 }
 
+/// Inputs of a 3x3 winograd_case_node (pads 1, its stride) with Y [ys] and
+/// what it should compute, as a double-precision loop: X, W, B and Z
+/// filled with fixed patterns, X and Z also in nChw16c, Y in nChw16c, and
+/// the largest |y| (the tolerances scale with it).
+struct ConvReference {
+  Tensor w, b, xb, zb;
+  std::vector<float> want_blocked;
+  float largest = 0;
+};
+ConvReference conv_reference(const WinogradCase& k, const Shape& ys) {
+  const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3], S = k.stride;
+  Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}), z(DType::kFloat32, ys);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
+  for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
+  for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+  std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
+  float largest = 0;
+  for (int64_t nn = 0; nn < N; ++nn)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double acc = b.as<float>()[m];
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = oy * S + ky - 1, ix = ox * S + kx - 1;
+                if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
+                       w.as<float>()[((m * C + c) * 3 + ky) * 3 + kx];
+              }
+          const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
+          if (k.residual) acc += z.as<float>()[at];
+          if (k.relu) acc = std::max(acc, 0.0);
+          want[at] = static_cast<float>(acc);
+          largest = std::max(largest, std::fabs(want[at]));
+        }
+  ConvReference r{std::move(w), std::move(b), to_nchw16c(x), to_nchw16c(z), {}, largest};
+  r.want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
+  return r;
+}
+
 // The compile-time choice (kernels::choose_variant) takes Winograd for 3x3,
 // stride-1, ungrouped convolutions of constant weights in nChw16c with 32
 // or more channels
@@ -628,42 +670,13 @@ TEST(NnConv, WinogradVariantMatchesTheDirectConvolution) {
     const WinogradCase& k = c.k;
     ir::Graph g;
     ir::Node* n = winograd_case_node(g, k);
-    const Shape ys = n->output(0)->type.static_shape();
-    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3];
-    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}),
-        z(DType::kFloat32, ys);
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
-    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
-    float largest = 0;
-    for (int64_t nn = 0; nn < N; ++nn)
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t oy = 0; oy < OH; ++oy)
-          for (int64_t ox = 0; ox < OW; ++ox) {
-            double acc = b.as<float>()[m];
-            for (int64_t c = 0; c < C; ++c)
-              for (int64_t ky = 0; ky < 3; ++ky)
-                for (int64_t kx = 0; kx < 3; ++kx) {
-                  const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
-                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
-                  acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
-                         w.as<float>()[((m * C + c) * 3 + ky) * 3 + kx];
-                }
-            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
-            if (k.residual) acc += z.as<float>()[at];
-            if (k.relu) acc = std::max(acc, 0.0);
-            want[at] = static_cast<float>(acc);
-            largest = std::max(largest, std::fabs(want[at]));
-          }
-    const std::vector<float> want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
-    std::vector<const TensorView*> views;
-    const Tensor xb = to_nchw16c(x), zb = to_nchw16c(z);
-    const TensorView xv = xb.view(), wv = w.view(), bv = b.view(), zv = zb.view();
-    views = {&xv, &wv, &bv};
+    const ConvReference r = conv_reference(k, n->output(0)->type.static_shape());
+    const std::vector<float>& want_blocked = r.want_blocked;
+    const float largest = r.largest;
+    const TensorView xv = r.xb.view(), wv = r.w.view(), bv = r.b.view(), zv = r.zb.view();
+    std::vector<const TensorView*> views = {&xv, &wv, &bv};
     if (k.residual) views.push_back(&zv);
-    const std::string trace = shape_str(k.xs) + " -> " + std::to_string(M) + " " + c.variant;
+    const std::string trace = shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + c.variant;
     SCOPED_TRACE(trace);
     const std::vector<Tensor> direct = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n));
     std::vector<Tensor> wino;
@@ -743,41 +756,14 @@ TEST(NnConv, NhwcVariantMatchesTheDirectConvolution) {
     const WinogradCase& k = c.k;
     ir::Graph g;
     ir::Node* n = winograd_case_node(g, k);
-    const Shape ys = n->output(0)->type.static_shape();
-    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3], S = k.stride;
-    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}),
-        z(DType::kFloat32, ys);
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
-    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
-    float largest = 0;
-    for (int64_t nn = 0; nn < N; ++nn)
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t oy = 0; oy < OH; ++oy)
-          for (int64_t ox = 0; ox < OW; ++ox) {
-            double acc = b.as<float>()[m];
-            for (int64_t ci = 0; ci < C; ++ci)
-              for (int64_t ky = 0; ky < 3; ++ky)
-                for (int64_t kx = 0; kx < 3; ++kx) {
-                  const int64_t iy = oy * S + ky - 1, ix = ox * S + kx - 1;
-                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
-                  acc += double(x.as<float>()[((nn * C + ci) * H + iy) * W + ix]) *
-                         w.as<float>()[((m * C + ci) * 3 + ky) * 3 + kx];
-                }
-            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
-            if (k.residual) acc += z.as<float>()[at];
-            if (k.relu) acc = std::max(acc, 0.0);
-            want[at] = static_cast<float>(acc);
-            largest = std::max(largest, std::fabs(want[at]));
-          }
-    const std::vector<float> want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
-    const Tensor xb = to_nchw16c(x), zb = to_nchw16c(z);
-    const TensorView xv = xb.view(), wv = w.view(), bv = b.view(), zv = zb.view();
+    const ConvReference r = conv_reference(k, n->output(0)->type.static_shape());
+    const std::vector<float>& want_blocked = r.want_blocked;
+    const float largest = r.largest;
+    const TensorView xv = r.xb.view(), wv = r.w.view(), bv = r.b.view(), zv = r.zb.view();
     std::vector<const TensorView*> views = {&xv, &wv, &bv};
     if (k.residual) views.push_back(&zv);
-    SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " stride " + std::to_string(S) + " " + c.variant);
+    SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " stride " + std::to_string(k.stride) + " " +
+                 c.variant);
     const std::vector<Tensor> direct = kernels::evaluate_node(*n, views, 2, nullptr, blocked_config(*n));
     std::vector<Tensor> nhwc;
     ASSERT_EQ(dnnl_set_verbose(1), dnnl_success);

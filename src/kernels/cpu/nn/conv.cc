@@ -464,6 +464,21 @@ constexpr double kDirectMaxMacs = 4.0 * 1024 * 1024;
 constexpr int64_t kDirectMinProducts = 64;
 constexpr int64_t kDirectFewPixels = 256;
 
+/// X, W and Y of a Conv / FusedConv in the form every compile-time variant
+/// needs: ungrouped, a constant W, X, W and Y static and 4-D (2-D
+/// convolution); nullopt otherwise.
+struct ConvShapes {
+  Shape xs, ws, ys;
+};
+std::optional<ConvShapes> ungrouped_static_2d(const ir::Node& n) {
+  if (n.get_int("group", 1) != 1 || !constant_input(n, 1) || !n.input(0) || !n.input(1) || !n.output(0) ||
+      !n.input(0)->type.is_static() || !n.input(1)->type.is_static() || !n.output(0)->type.is_static())
+    return std::nullopt;
+  ConvShapes s{n.input(0)->type.static_shape(), n.input(1)->type.static_shape(), n.output(0)->type.static_shape()};
+  if (s.xs.size() != 4 || s.ws.size() != 4 || s.ys.size() != 4) return std::nullopt;
+  return s;
+}
+
 /// Whether a Conv / FusedConv takes the "direct" variant: 2-D, group 1, a
 /// constant W, static non-empty shapes, Y in nhwc or nChw16c (X in any
 /// layout), at most kDirectMaxMacs multiply-adds, at least
@@ -472,16 +487,10 @@ constexpr int64_t kDirectFewPixels = 256;
 /// over more than kDirectFewPixels pixels, and a zero border the loops
 /// accept (plan_direct_conv).
 bool direct_pays(const ir::Node& n, const KernelConfig& config) {
-  if (config.output_layout(0) == ops::Layout::kPlain || n.get_int("group", 1) != 1 || !constant_input(n, 1))
-    return false;
-  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
-      !n.output(0)->type.is_static())
-    return false;
-  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
-              ys = n.output(0)->type.static_shape();
-  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || shape_numel(xs) <= 0 || shape_numel(ws) <= 0 ||
-      shape_numel(ys) <= 0)
-    return false;
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  if (config.output_layout(0) == ops::Layout::kPlain || !s) return false;
+  const Shape &xs = s->xs, &ws = s->ws, &ys = s->ys;
+  if (shape_numel(xs) <= 0 || shape_numel(ws) <= 0 || shape_numel(ys) <= 0) return false;
   const double macs = static_cast<double>(shape_numel(ys)) * static_cast<double>(ws[1] * ws[2] * ws[3]);
   if (macs > kDirectMaxMacs) return false;
   // Few products per output (IC x KH x KW) over many pixels: the loops'
@@ -489,14 +498,13 @@ bool direct_pays(const ir::Node& n, const KernelConfig& config) {
   // fill no whole vector (mnasnet's 1x1 convolutions of 8-48 input channels
   // at 28x28-112x112 ran 1.2-2.3x oneDNN's time); at a few pixels
   // (squeeze-excite blocks) they still win.
-  if (ws[1] * ws[2] * ws[3] < kDirectMinProducts && ys[0] * ys[2] * ys[3] > kDirectFewPixels) return false;
+  const bool many_pixels = ys[0] * ys[2] * ys[3] > kDirectFewPixels;
+  if (ws[1] * ws[2] * ws[3] < kDirectMinProducts && many_pixels) return false;
   // One 16-channel block of nChw16c outputs over many pixels: a tile then
   // holds one weight vector per tap and channel, and oneDNN's kernel ran in
   // half the time (SqueezeNet's 64 -> 16 1x1 convolution at 55x55 inside
   // the model, alternating plans: 0.038-0.042 against 0.071-0.082 ms).
-  if (config.output_layout(0) == ops::Layout::kNChw16c && ws[0] <= ops::kBlockedChannels &&
-      ys[0] * ys[2] * ys[3] > kDirectFewPixels)
-    return false;
+  if (config.output_layout(0) == ops::Layout::kNChw16c && ws[0] <= ops::kBlockedChannels && many_pixels) return false;
   try {
     plan_direct_conv(ops::read_window_attrs(n), xs, ws, ys, config.input_layout(0), config.output_layout(0),
                      n.describe());
@@ -532,17 +540,11 @@ constexpr double kNhwcReorderFlopsPerElement = 100.0;
 /// time saved, (1 - kNhwcStridedShare) x its FLOPs, above the reorders of
 /// X, Y and the residual Z (kNhwcReorderFlopsPerElement each).
 bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
-  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c ||
-      n.get_int("group", 1) != 1 || !constant_input(n, 1))
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c || !s)
     return false;
-  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
-      !n.output(0)->type.is_static())
-    return false;
-  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
-              ys = n.output(0)->type.static_shape();
-  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] * ws[3] <= 1 ||
-      ys[2] * ys[3] > kNhwcMaxOutputPixels)
-    return false;
+  const Shape &xs = s->xs, &ws = s->ws, &ys = s->ys;
+  if (ws[2] * ws[3] <= 1 || ys[2] * ys[3] > kNhwcMaxOutputPixels) return false;
   try {
     const ops::WindowAttrs raw = ops::read_window_attrs(n);
     std::vector<int64_t> wk{ws[2], ws[3]};
@@ -584,15 +586,11 @@ bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
   const std::string d = direct_pays(n, config) ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
-  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c) return d;
-  if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
-      !n.output(0)->type.is_static() || n.get_int("group", 1) != 1 || !constant_input(n, 1))
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c || !s)
     return d;
-  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
-              ys = n.output(0)->type.static_shape();
-  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 ||
-      ws[0] < kWinogradMinChannels || ws[1] < kWinogradMinChannels)
-    return d;
+  const Shape &xs = s->xs, &ws = s->ws, &ys = s->ys;
+  if (ws[2] != 3 || ws[3] != 3 || ws[0] < kWinogradMinChannels || ws[1] < kWinogradMinChannels) return d;
   const bool fused = n.op_type == ops::kFusedConvOp;
   try {
     const ops::WindowAttrs raw = ops::read_window_attrs(n);
@@ -1205,18 +1203,19 @@ class ConvKernel final : public Kernel {
       // The nhwc variant: the primitive in nhwc, X, Z and Y reordered from
       // and to nChw16c, where oneDNN has its brgemm kernel for it on this
       // CPU (else, e.g. a .gom run without AVX-512, the direct one).
-      nhwc_now_ = nhwc_ && [&] {
+      // (prefer_cheap_creation: the pick direct_pd below makes.)
+      std::optional<cf::primitive_desc> nhwc_pd;
+      if (nhwc_) {
         try {
           const cf::desc dn =
               conv_desc(raw_, group_, xs, ws, has_bias, ys, ops::Layout::kNhwc, ops::Layout::kNhwc, desc_);
-          // (prefer_cheap_creation: the pick direct_pd below makes too.)
-          const cf::primitive_desc pn = prefer_cheap_creation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()),
-                                                              ws, group_, ops::Layout::kNhwc, ops::Layout::kNhwc);
-          return is_brgemm_implementation(pn.impl_info_str());
+          cf::primitive_desc pn = prefer_cheap_creation(cf::primitive_desc(dn, post_ops_attr(act_), cpu_engine()), ws,
+                                                        group_, ops::Layout::kNhwc, ops::Layout::kNhwc);
+          if (is_brgemm_implementation(pn.impl_info_str())) nhwc_pd = pn;
         } catch (const dnnl::error&) {
-          return false;
         }
-      }();
+      }
+      nhwc_now_ = nhwc_pd.has_value();
       const ops::Layout run_src = nhwc_now_ ? ops::Layout::kNhwc : src_layout_,
                         run_dst = nhwc_now_ ? ops::Layout::kNhwc : dst_layout_;
       const cf::desc d = conv_desc(raw_, group_, xs, ws, has_bias, ys, run_src, run_dst, desc_);
@@ -1230,7 +1229,7 @@ class ConvKernel final : public Kernel {
       const auto direct_pd = [&](const dnnl::primitive_attr& attr) {
         return prefer_cheap_creation(cf::primitive_desc(d, attr, cpu_engine()), ws, group_, run_src, run_dst);
       };
-      cf::primitive_desc pd = wino ? wino->pd : direct_pd(post_ops_attr(act_));
+      cf::primitive_desc pd = wino ? wino->pd : nhwc_pd ? *nhwc_pd : direct_pd(post_ops_attr(act_));
       native_act_ = !act_.op.empty() && (act_impl_ == "kernel" || (act_impl_ == "auto" && slow_eltwise_post_ops(pd)));
       if (native_act_) {
         pd = wino ? cf::primitive_desc(wino->desc, post_ops_attr({}), cpu_engine()) : direct_pd(post_ops_attr({}));
