@@ -593,7 +593,8 @@ ConvReference conv_reference(const WinogradCase& k, const Shape& ys) {
 // or more channels
 // where oneDNN's F(4x4,3x3) kernel over at least 25 output tiles or its
 // F(2x2,3x3) kernel with at most 4 output-channel groups and 256 Ki 2x2
-// tiles x input x output channels applies (oneDNN 2.6 has both on AVX-512 only; on
+// tiles x input x output channels applies, wanting at most 64 MiB of
+// scratchpad (oneDNN 2.6 has both on AVX-512 only; on
 // other CPUs every answer is ""), and never for the other forms. oneDNN
 // picks among its Winograd kernels by the thread count too: the answers
 // below are for 2 OpenMP threads (this project's CI machine), set here.
@@ -619,6 +620,8 @@ TEST(NnConv, WinogradIsChosenOnlyWhereItPays) {
       {{{1, 256, 16, 16}, 256}, true, false},                       // F(4x4,3x3) over 16 tiles only
       {{{2, 256, 16, 16}, 256}, true, true},                        //   over 32 tiles
       {{{1, 32, 28, 28}, 64}, true, true},                          // F(2x2,3x3): 196 tiles x 32 x 64 (392 Ki)
+      {{{1, 512, 28, 28}, 512}, true, true},                        // F(4x4,3x3), 51 MB of scratchpad
+      {{{1, 2048, 28, 28}, 512}, true, false},                      //   175 MB: over the 64 MiB cap
   };
   const bool avx512 = testing::cpu_has_avx512();
   for (const Case& c : cases) {

@@ -327,16 +327,31 @@ constexpr int64_t kWinograd4x3MinTiles = 25;
 /// 1.08-1.18x, 392 Ki and more (64 -> 128 at 14x14, 32 -> 64 at 28x28)
 /// 0.53-0.76x.
 constexpr int64_t kWinograd2x3MinWork = 256 * 1024;
+/// oneDNN 2.6's Winograd kernels want scratchpad for the transformed input
+/// and output tiles of a whole run; for F(4x4, 3x3) it grows with input
+/// channels x output channels x tiles (2048 -> 512 at 28x28 on 2 threads:
+/// 175 MB, beside 151 MB of transformed weights, 4x the plain 38 MB). Such
+/// a primitive's memory costs more than its products save. Measured here,
+/// 2 threads: FCN-ResNet50's 2048 -> 512 head at 28x28 ran 42 against 53 ms
+/// alone, but the whole model was no faster with it (138-151 against
+/// 145-154 ms, alternating runs; without it the layout weighing puts the
+/// backbone in nhwc), while its peak RSS was 459 against 172 MiB and its
+/// first run 445-455 against 170-230 ms (the scratchpad's fresh pages).
+/// VGG-11's 512 -> 512 at 28x28 (51 MB) keep their gain: whole model 32-34
+/// ms with them, 38-42 ms without.
+constexpr size_t kWinogradMaxScratchBytes = size_t{64} << 20;
 
 /// True when `pd` (a convolution_winograd primitive descriptor for output Y
 /// [N, M, OH, OW] `ys`) is one of oneDNN's Winograd kernels in a form that
 /// pays (conv_variant_choice): F(4x4) over kWinograd4x3MinTiles tiles, or
 /// F(2x2) with at most kWinograd2x3MaxOcBlocks blocks and
-/// kWinograd2x3MinWork.
+/// kWinograd2x3MinWork; either with at most kWinogradMaxScratchBytes of
+/// scratchpad.
 bool winograd_pays(const dnnl::convolution_forward::primitive_desc& pd, const Shape& ys) {
   const std::string impl = pd.impl_info_str();
   const dnnl_memory_desc_t& w = pd.weights_desc().data;
   if (w.format_kind != dnnl_format_kind_wino || ys.size() != 4) return false;
+  if (pd.scratchpad_desc().get_size() > kWinogradMaxScratchBytes) return false;
   const int64_t tiles = ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4);
   if (impl.rfind("jit_wino_4x3", 0) == 0) return tiles >= kWinograd4x3MinTiles;
   const int64_t tiles2 = ys[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2), ic = pd.src_desc().dims()[1];
@@ -570,7 +585,8 @@ bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// kWinograd4x3MinTiles output tiles, or its F(2x2, 3x3)
 /// kernel ("jit_fp32_wino_2x3") with at most kWinograd2x3MaxOcBlocks output
 /// blocks per tile and 2x2 tiles x input x output channels of at least
-/// kWinograd2x3MinWork (winograd_pays). W must be a constant of the model: the
+/// kWinograd2x3MinWork, each with at most kWinogradMaxScratchBytes of
+/// scratchpad (winograd_pays). W must be a constant of the model: the
 /// transform of weights fed or computed in the graph would run every run.
 /// oneDNN picks its Winograd kernel and blocking from the thread count too,
 /// so the kernel asks winograd_pays again when it builds the primitive for
