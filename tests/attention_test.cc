@@ -122,6 +122,18 @@ TEST(AttentionRule, PlainSoftmaxRank3) {
           1);
 }
 
+// The register tiles' every path (attention_simd.cc): S = 70 (row groups
+// of 4 and single rows), T = 290 (4-, 2- and 1-vector column tiles and a
+// scalar tail on AVX-512), Dv = 90 (the same along Dv) over three key
+// chunks of V (91 keys each, then 17), D = 64 as in BERT and ViT heads.
+TEST(AttentionRule, WideHeadsMatchUnfused) {
+  compare(attention_graph("[2,70,64]", "[2,64,290]", "[2,290,90]", "[2,70,290]", "[2,70,90]",
+                          "  const %c: float32[] = [0.125]\n",
+                          "  %sc = Mul(%s, %c) : float32[2,70,290]\n"
+                          "  %p = Softmax(%sc) {axis = -1} : float32[2,70,290]\n"),
+          1);
+}
+
 // BERT's additive mask (1 - m) * -10000 added on the left: the Mul-made mask
 // is tried as the scores first, then the other side matches.
 TEST(AttentionRule, MaskMadeByAMulOnTheLeft) {
