@@ -478,9 +478,10 @@ TEST(NnConvTranspose, StrideEqualToKernelRunsAsOneMatmul) {
 }
 
 // Forms the MatMul path does not take keep oneDNN's convolution: two
-// groups, a 3-D window, columns over the bound (64 channels 3x3 over
+// groups, a 3-D window, columns over the 16 MiB bound (64 channels 3x3 over
 // 128x128: 36 MiB); the general windows (padding, dilation, two channels in
-// 1-D, a stride on a 1x1) run as a MatMul of their columns.
+// 1-D, a stride on a 1x1, 512 channels k3 s2 over 3199 frames) run as a
+// MatMul of their columns.
 TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
   struct Case {
     Shape x, w, y;
@@ -495,6 +496,8 @@ TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
       {{1, 8, 6, 6}, {4, 8, 1, 1}, {1, 4, 3, 3}, {ir::Attribute::Ints("strides", {2, 2})}, true},
       {{1, 2, 4, 4, 4}, {3, 2, 2, 2, 2}, {1, 3, 3, 3, 3}, {}, false},
       {{1, 64, 128, 128}, {64, 64, 3, 3}, {1, 64, 128, 128}, {ir::Attribute::Ints("pads", {1, 1, 1, 1})}, false},
+      // wav2vec 2.0's second feature convolution: 9.4 MiB of columns, under the bound.
+      {{1, 512, 3199}, {512, 512, 3}, {1, 512, 1599}, {ir::Attribute::Ints("strides", {2})}, true},
   };
   for (const Case& k : cases) {
     ir::Graph g;

@@ -1087,8 +1087,12 @@ class ConvKernel final : public Kernel {
   static constexpr int64_t kMaxFrameBytes = 32 << 20, kMaxFrameRatio = 8;
   /// kIm2col: the columns (a 3x3 window copies X 9 times) at most this many
   /// bytes (in the run's scratch memory, which the steps share); beyond,
-  /// oneDNN's convolution runs.
-  static constexpr int64_t kMaxColumnBytes = 8 << 20;
+  /// oneDNN's convolution runs. 16 MiB takes in wav2vec 2.0's feature
+  /// convolutions (512 channels, k3 s2 over 3199 frames: 9.4 MiB of
+  /// columns), whose oneDNN convolution (brgconv between nwc reorders) took
+  /// 10.5 against 7.8-8.1 ms as columns, and 108 against 50-61 ms in the
+  /// first run (a wav2vec2-like model, 2 threads).
+  static constexpr int64_t kMaxColumnBytes = 16 << 20;
 
   /// X, W, Y as the form needs them (the shapes a run may bring too).
   bool shapes_fit(const Shape& xs, const Shape& ws, const Shape& ys) const {
