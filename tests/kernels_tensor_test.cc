@@ -177,7 +177,10 @@ TEST(TensorTranspose, CommonModelPermsMatchReference) {
   const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
       {{2, 5, 3, 4}, {0, 2, 1, 3}},    {{2, 5, 6, 7}, {0, 2, 3, 1}}, {{2, 6, 7, 5}, {0, 3, 1, 2}},
       {{1, 64, 32, 33}, {0, 2, 3, 1}}, {{3, 70, 65}, {0, 2, 1}},     {{67, 129}, {1, 0}},
-      {{2, 3, 4, 5}, {3, 1, 0, 2}},    {{1, 128, 12, 64}, {0, 2, 1, 3}}, {{2, 3, 4, 5}, {-1, 0, 1, 2}}};
+      {{2, 3, 4, 5}, {3, 1, 0, 2}},    {{1, 128, 12, 64}, {0, 2, 1, 3}}, {{2, 3, 4, 5}, {-1, 0, 1, 2}},
+      // 8 x 8 register blocks with edges on both sides (oww_melspectrogram's
+      // spectrogram, Whisper's frames), and a block-aligned one.
+      {{1, 1, 257, 97}, {0, 1, 3, 2}}, {{1, 384, 150}, {0, 2, 1}},  {{16, 24}, {1, 0}}};
   for (const auto& [shape, perm] : cases) {
     Tensor in = iota_f(shape);
     auto out = run_op("Transpose", {in}, {Attribute::Ints("perm", perm)});

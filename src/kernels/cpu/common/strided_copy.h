@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gec/tensor.h"
+#include "kernels/cpu/common/transpose_simd.h"
 
 namespace gec::kernels::cpu {
 
@@ -93,6 +94,14 @@ struct Odometer {
 /// both sides stay in cache. rs == 1 is the transposing case.
 template <typename T>
 void tiled_2d(const T* in, T* out, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if constexpr (sizeof(T) == 4 && alignof(T) >= alignof(uint32_t)) {
+    // The transposing case in 8 x 8 register blocks (transpose_simd.h).
+    if (rs == 1) {
+      transpose_simd::transpose32(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows,
+                                  cols, cs);
+      return;
+    }
+  }
   constexpr int64_t kTile = 16;
   for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
     const int64_t r1 = std::min(rows, r0 + kTile);
