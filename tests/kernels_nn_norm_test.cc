@@ -67,6 +67,51 @@ TEST(NnLayerNorm, Axis0NoBias) {
   expect_close(values<float>(out[0]), {-1, -1.f / 3, 1.f / 3, 1});
 }
 
+// Rows long enough for the vector loops (norm_simd.cc) with a tail after
+// them: LayerNorm over [3, 1000] rows (1000 = 62 x 16 + 8) and
+// SkipLayerNormalization over [2, 2, 333], InstanceNorm over planes of
+// 37 x 3, each against a double-precision loop within 1e-5.
+TEST(NnLayerNorm, LongRowsMatchADoubleLoop) {
+  const auto wave = [](Shape s, float k) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = 3.f + std::sin(k * static_cast<float>(i)) * 2.f;
+    return make<float>(s, v);
+  };
+  // Y = (X - mean) / sqrt(var + eps) * scale + bias per row of `n`.
+  const auto reference = [](const std::vector<float>& x, int64_t n, const std::vector<float>& scale,
+                            const std::vector<float>& bias, float eps, bool per_row_affine) {
+    std::vector<float> y(x.size());
+    for (size_t r = 0; r * n < x.size(); ++r) {
+      double m = 0, v = 0;
+      for (int64_t i = 0; i < n; ++i) m += x[r * n + i];
+      m /= n;
+      for (int64_t i = 0; i < n; ++i) v += (x[r * n + i] - m) * (x[r * n + i] - m);
+      const double inv = 1.0 / std::sqrt(v / n + eps);
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = per_row_affine ? r % scale.size() : static_cast<size_t>(i);
+        y[r * n + i] = static_cast<float>((x[r * n + i] - m) * inv * scale[k] + bias[k]);
+      }
+    }
+    return y;
+  };
+  const auto near = [](const std::vector<float>& a, const std::vector<float>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 + 1e-5 * std::fabs(b[i])) << i;
+  };
+  Tensor x = wave({3, 1000}, 0.37f), g = wave({1000}, 0.11f), b = wave({1000}, 0.23f);
+  near(values<float>(run_op("LayerNormalization", {x, g, b}, {af("epsilon", 1e-5f)})[0]),
+       reference(values<float>(x), 1000, values<float>(g), values<float>(b), 1e-5f, false));
+  Tensor xs = wave({2, 2, 333}, 0.41f), skip = wave({2, 2, 333}, 0.07f), g2 = wave({333}, 0.13f), b2 = wave({333}, 0.29f);
+  std::vector<float> sum = values<float>(xs);
+  for (size_t i = 0; i < sum.size(); ++i) sum[i] += values<float>(skip)[i];
+  near(values<float>(run_op("SkipLayerNormalization", {xs, skip, g2, b2}, {af("epsilon", 1e-5f)}, 1,
+                            ops::kGecDomain)[0]),
+       reference(sum, 333, values<float>(g2), values<float>(b2), 1e-5f, false));
+  Tensor xi = wave({1, 2, 37, 3}, 0.53f), gi = make<float>({2}, {1.5f, -0.5f}), bi = make<float>({2}, {0.25f, 2.f});
+  near(values<float>(run_op("InstanceNormalization", {xi, gi, bi}, {af("epsilon", 1e-5f)})[0]),
+       reference(values<float>(xi), 111, values<float>(gi), values<float>(bi), 1e-5f, true));
+}
+
 TEST(NnInstanceNorm, PerPlane) {
   // ch0 [1,3]: mean 2, var 1, eps 1 -> +-1/sqrt(2); ch1 constant -> bias.
   auto out = run_op("InstanceNormalization",

@@ -8,31 +8,17 @@
 // X + Skip (a residual Add before it), the sum made row by row in Y.
 // InstanceNorm normalizes each (n, c) plane over its spatial elements with
 // per-channel scale and bias. Statistics accumulate in double so long rows do
-// not lose precision.
+// not lose precision; the row loops are Highway's (norm_simd.h).
 #include <cmath>
 #include <vector>
 
 #include "kernels/cpu/common/onednn_common.h"
+#include "kernels/cpu/nn/norm_simd.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
 
 namespace gec::kernels::cpu {
 namespace {
-
-/// Mean and 1/sqrt(var + eps) of n floats (population variance). The
-/// `omp simd` reductions let the compiler vectorize the double sums (they
-/// may then add in another order: still double, far below float rounding).
-void row_stats(const float* x, int64_t n, float eps, float* mean, float* inv_std) {
-  double s = 0, s2 = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  const double m = n ? s / n : 0;
-#pragma omp simd reduction(+ : s2)
-  for (int64_t i = 0; i < n; ++i) s2 += (x[i] - m) * (x[i] - m);
-  const double var = n ? s2 / n : 0;
-  *mean = static_cast<float>(m);
-  *inv_std = static_cast<float>(1.0 / std::sqrt(var + eps));
-}
 
 class LayerNormKernel final : public Kernel {
  public:
@@ -59,22 +45,21 @@ class LayerNormKernel final : public Kernel {
     float* mean_out = out_or_null(ctx, 1);
     float* inv_out = out_or_null(ctx, 2);
     const float* xp = x.as<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) if (outer * inner > 32768)
+    // Rows on both threads from 8 Ki elements (BERT's [128, 256] rows took
+    // 40-56 us on one thread; the parallel region costs a few).
+#pragma omp parallel for num_threads(ctx.num_threads) if (outer > 1 && outer * inner > 8192)
     for (int64_t o = 0; o < outer; ++o) {
       float mean, inv;
       const float* xr = xp + o * inner;
       float* yr = y + o * inner;
       if (skip) {  // the residual sum, in Y's row (in L1 for what follows)
-        const float* sr = skip + o * inner;
-#pragma omp simd
-        for (int64_t i = 0; i < inner; ++i) yr[i] = xr[i] + sr[i];
+        norm_simd::add_rows(xr, skip + o * inner, inner, yr);
         xr = yr;
       }
-      row_stats(xr, inner, eps_, &mean, &inv);
+      norm_simd::row_stats(xr, inner, eps_, &mean, &inv);
       if (mean_out) mean_out[o] = mean;
       if (inv_out) inv_out[o] = inv;
-#pragma omp simd
-      for (int64_t i = 0; i < inner; ++i) yr[i] = (xr[i] - mean) * inv * scale[i] + bias[i];
+      norm_simd::normalize_row(xr, inner, mean, inv, scale, bias, yr);
     }
   }
 
@@ -150,9 +135,9 @@ class InstanceNormKernel final : public Kernel {
 #pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
     for (int64_t p = 0; p < planes; ++p) {
       float mean, inv;
-      row_stats(xp + p * spatial, spatial, eps_, &mean, &inv);
+      norm_simd::row_stats(xp + p * spatial, spatial, eps_, &mean, &inv);
       const float a = inv * scale[p % c], b = bias[p % c] - mean * inv * scale[p % c];
-      for (int64_t i = 0; i < spatial; ++i) y[p * spatial + i] = xp[p * spatial + i] * a + b;
+      norm_simd::scale_shift(xp + p * spatial, spatial, a, b, y + p * spatial);
     }
   }
 
