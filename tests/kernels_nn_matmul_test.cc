@@ -85,6 +85,19 @@ TEST(NnGemm, AlphaBetaRowC) {
   expect_close(values<float>(out[0]), {13, 20, 25, 32});
 }
 
+// C of one row with alpha = beta = 1 is the primitive's bias (matmul.cc):
+// [N] and [1, N], with transB; a one-element C over two columns is still
+// broadcast into Y first.
+TEST(NnGemm, RowCAsBias) {
+  auto row = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({3, 2}, kB), make<float>({2}, {10, 20})});
+  expect_close(values<float>(row[0]), {14, 25, 20, 31});
+  auto row2 = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({2, 3}, kBt), make<float>({1, 2}, {10, 20})},
+                     {ai("transB", 1)});
+  expect_close(values<float>(row2[0]), {14, 25, 20, 31});
+  auto one = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({3, 2}, kB), make<float>({1}, {7})});
+  expect_close(values<float>(one[0]), {11, 12, 17, 18});
+}
+
 TEST(NnGemm, ColumnAndScalarC) {
   auto col = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({3, 2}, kB), make<float>({2, 1}, {100, 200})});
   expect_close(values<float>(col[0]), {104, 105, 210, 211});

@@ -18,8 +18,9 @@
 // argument, eltwise post-op), so neither needs its own pass over Y.
 //
 // Gemm: Y = alpha * op(A) op(B) + beta * C. Transposes are strided views of
-// the inputs; C is first broadcast into Y, then the primitive adds
-// alpha * AB on top with a sum post-op scaled by beta.
+// the inputs; C of one row with alpha = beta = 1 is the primitive's bias,
+// any other C is first broadcast into Y, then the primitive adds alpha * AB
+// on top with a sum post-op scaled by beta.
 //
 // A B that is a constant of the model (the weight of a Linear layer) is
 // given to oneDNN as format_tag::any and packed once into the layout the
@@ -273,6 +274,11 @@ class GemmKernel final : public Kernel {
     require_f32(desc_, b.dtype);
     const bool use_c = ctx.has_input(2) && beta_ != 0.f;
     const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    // C of one row ([N] or [1, N]) with alpha = beta = 1 (a Linear layer's
+    // bias) goes to the primitive as its bias: no broadcast of C into Y first.
+    const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
+    c_as_bias_ = use_c && alpha_ == 1.f && beta_ == 1.f && ctx.in(2).numel() == n &&
+                 (ctx.in(2).shape == Shape{n} || ctx.in(2).shape == Shape{1, n});
     if (ctx.out(0).numel() > 0 && k > 0) build(a.shape, b.shape, use_c);
   }
 
@@ -282,8 +288,8 @@ class GemmKernel final : public Kernel {
     TensorView& y = ctx.out(0);
     if (y.numel() == 0) return;
     const bool use_c = c && beta_ != 0.f;
-    if (use_c) broadcast_c(*c, y);
     const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    if (use_c && (k == 0 || !c_as_bias_)) broadcast_c(*c, y);
     if (k == 0) {  // Y = beta * C
       float* out = y.as<float>();
       for (int64_t i = 0; i < y.numel(); ++i) out[i] = use_c ? beta_ * out[i] : 0.f;
@@ -291,6 +297,7 @@ class GemmKernel final : public Kernel {
     }
     bind(src_, a.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(ctx.in(1).data, ctx, 1);
+    if (c_as_bias_) bind(bias_, c->data);
     bind(dst_, y.data);
     scratch_.bind(args_, ctx.scratch);
     mm_.execute(cpu_stream(), args_);
@@ -314,13 +321,15 @@ class GemmKernel final : public Kernel {
     const memory::desc dst = plain_md({m, n});
     dnnl::primitive_attr attr = Scratchpad::attr();
     if (alpha_ != 1.f) attr.set_output_scales(0, {alpha_});
-    if (use_c) {
+    if (use_c && !c_as_bias_) {
       dnnl::post_ops po;
       po.append_sum(beta_);
       attr.set_post_ops(po);
     }
+    const memory::desc bias = plain_md({1, n});
     try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
+      dnnl::matmul::primitive_desc pd(
+          c_as_bias_ ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst), attr, cpu_engine());
       mm_ = dnnl::matmul(pd);
       scratch_.set(pd.scratchpad_desc());
       weights_.reset(user_wei, pd.weights_desc());
@@ -330,6 +339,10 @@ class GemmKernel final : public Kernel {
     src_ = unbound_memory(src);
     dst_ = unbound_memory(dst);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};  // shares the handles bind() sets
+    if (c_as_bias_) {
+      bias_ = unbound_memory(bias);
+      args_[DNNL_ARG_BIAS] = bias_;
+    }
   }
 
   /// Y[i,j] = C broadcast (C is [], [1], [N], [1,N], [M,1], [M,N]).
@@ -340,17 +353,23 @@ class GemmKernel final : public Kernel {
     const int64_t rs = cs[0] == 1 ? 0 : cs[1], cstr = cs[1] == 1 ? 0 : 1;
     const float* src = c.as<float>();
     float* out = y.as<float>();
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m; ++i) {
+      if (cstr == 1) {
+        std::copy_n(src + i * rs, n, out + i * n);  // a row of C (memmove's vector loop)
+        continue;
+      }
       for (int64_t j = 0; j < n; ++j) out[i * n + j] = src[i * rs + j * cstr];
+    }
   }
 
   std::string desc_;
   float alpha_, beta_;
   bool trans_a_, trans_b_, constant_b_;
+  bool c_as_bias_ = false;  // C is the primitive's bias (reshape)
   dnnl::matmul mm_;
   Scratchpad scratch_;
   PackedWeights weights_;
-  memory src_, dst_;
+  memory src_, dst_, bias_;
   std::unordered_map<int, memory> args_;
 };
 
