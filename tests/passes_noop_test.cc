@@ -66,6 +66,40 @@ TEST(NoopElimination, ComposesConsecutiveTransposes) {
   EXPECT_EQ(t->output(0)->name(), "y");
 }
 
+// A Transpose that moves only dims of size 1 keeps every byte in place:
+// it becomes a Reshape to its output shape, with the same values. One that
+// reorders two dims of size > 1 stays.
+TEST(NoopElimination, TransposeOfSizeOneDimsBecomesReshape) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> perm;
+    bool reshape;
+  };
+  for (const Case& c : {Case{{1, 5, 3}, {1, 0, 2}, true}, Case{{5, 1, 3}, {1, 0, 2}, true},
+                        Case{{1, 5, 1, 3}, {2, 1, 3, 0}, true}, Case{{2, 5, 3}, {1, 0, 2}, false},
+                        Case{{1, 5, 1, 3}, {0, 3, 2, 1}, false}}) {
+    ir::Graph g;
+    ir::Value* x = input(g, "x", c.x);
+    ir::Node* t = g.add_node("Transpose", {x}, {"t"});
+    t->set_attr(ir::Attribute::Ints("perm", c.perm));
+    Shape ys;
+    for (int64_t a : c.perm) ys.push_back(c.x[static_cast<size_t>(a)]);
+    t->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
+    ir::Node* relu = g.add_node("Relu", {t->output(0)}, {"y"});
+    relu->output(0)->type = t->output(0)->type;
+    g.outputs().push_back(relu->output(0));
+    const std::map<std::string, Tensor> feeds = {{"x", ramp_for(x)}};
+    const std::vector<Tensor> want = run_graph(g, feeds);
+    make_noop_elimination()->run(g);
+    g.verify();
+    EXPECT_EQ(ops_of(g), (std::vector<std::string>{c.reshape ? "Reshape" : "Transpose", "Relu"}))
+        << shape_str(c.x) << " perm " << shape_str(c.perm);
+    const std::vector<Tensor> got = run_graph(g, feeds);
+    EXPECT_EQ(got[0].shape(), ys);
+    EXPECT_EQ(values<float>(got[0]), values<float>(want[0])) << shape_str(c.x);
+  }
+}
+
 TEST(NoopElimination, InverseTransposesVanish) {
   ir::Graph g;
   ir::Value* x = input(g, "x", {1, 2, 3, 4});

@@ -11,6 +11,10 @@
 //   Pad(x, pads all zero)                         -> x
 //   Slice(x) taking everything (same static shape, all steps 1) -> x
 //   Transpose(Transpose(x, p1), p2)               -> Transpose(x, p1[p2[i]])
+//   Transpose(x, perm) moving only dims of size 1 (x of static shape; the
+//                  other dims keep their order)  -> Reshape(x, output shape)
+//                  (no data moves: PyTorch's batch-first attention at batch
+//                  1 transposes [1, S, E] <-> [S, 1, E] around every layer)
 //   Reshape(R(x), s) where R is Reshape/Flatten/Squeeze/Unsqueeze
 //                                                 -> Reshape(x, s)
 //
@@ -121,6 +125,30 @@ bool merge_transposes(ir::Graph& g, ir::Node* n) {
   return true;
 }
 
+// Transpose(x, perm) whose non-1 dims keep their order: the same bytes in
+// the same order, so a Reshape to the output shape (allowzero = 1), which
+// the memory plan aliases instead of copying.
+bool transpose_to_reshape(ir::Graph& g, ir::Node* n) {
+  if (!is_op(n, "Transpose")) return false;
+  auto xs = static_shape(n->input(0));
+  auto p = perm_of(n);
+  if (!xs || !p || p->size() != xs->size() || identity_perm(*p)) return false;
+  int64_t last = -1;
+  for (int64_t axis : *p) {
+    if (axis < 0 || axis >= static_cast<int64_t>(xs->size())) return false;
+    if ((*xs)[static_cast<size_t>(axis)] == 1) continue;
+    if (axis < last) return false;
+    last = axis;
+  }
+  Tensor shape(DType::kInt64, {static_cast<int64_t>(p->size())});
+  for (size_t i = 0; i < p->size(); ++i) shape.as<int64_t>()[i] = (*xs)[static_cast<size_t>((*p)[i])];
+  n->op_type = "Reshape";
+  n->remove_attr("perm");
+  n->add_input(g.add_constant(g.unique_name(n->output(0)->name() + "_shape"), std::move(shape)));
+  n->set_attr(ir::Attribute::Int("allowzero", 1));
+  return true;
+}
+
 bool is_reshape_like(const ir::Node* n) {
   return n && n->domain.empty() &&
          (n->op_type == "Reshape" || n->op_type == "Flatten" || n->op_type == "Squeeze" ||
@@ -158,7 +186,8 @@ class NoopElimination final : public Pass {
       // a Dropout, which has no schema) can make more shapes provable.
       infer_static_shapes(g);
       const int64_t n = rewrite_to_fixed_point(g, [](ir::Graph& sg, ir::Node* node) {
-        return remove_noop(sg, node) || merge_transposes(sg, node) || merge_reshapes(sg, node);
+        return remove_noop(sg, node) || merge_transposes(sg, node) || transpose_to_reshape(sg, node) ||
+               merge_reshapes(sg, node);
       });
       if (n == 0) return total;
       total += n;
