@@ -17,7 +17,13 @@ channel counts (shufflenet_v2), squeeze-and-excitation with SiLU/Hardswish
 (efficientnet, mobilenet_v3), grouped convolutions (resnext, regnet),
 depthwise 7x7 with LayerNorm and GELU (convnext), dense Concat chains
 (densenet), dilated convolutions (deeplabv3, fcn) and a vision transformer
-(vit_b_16).
+(vit_b_16). Three speech-shaped models defined here (SEQ_ARCHS: random
+weights, nn.MultiheadAttention blocks as PyTorch exports them) add long
+sequences: a Whisper-like encoder (80 mel bins x 3000 frames, two Conv1d, 4
+pre-LN blocks of width 384 over 1500 positions), a wav2vec2-like model (1 s
+of 16 kHz audio, a 7-layer strided Conv1d feature extractor with GroupNorm,
+a grouped positional Conv1d of kernel 128, 4 blocks of width 768) and a
+keyword-spotting CNN (98 x 40 log-mel frames, depthwise-separable blocks).
 
 Usage: bench/zoo.py [--out build/zoo] [--opset 14] [--only NAME,...] [--list]
 Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh
@@ -55,6 +61,73 @@ ARCHS = {
     "lraspp_mobilenet_v3_large": ("segmentation.lraspp_mobilenet_v3_large", 224),
     "fcn_resnet50": ("segmentation.fcn_resnet50", 224),
 }
+
+
+def seq_models():
+    """The speech-shaped architectures: name -> (model, input shape)."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):  # pre-LN transformer block
+        def __init__(self, d, h):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.att = nn.MultiheadAttention(d, h, batch_first=True)
+            self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            y = self.ln1(x)
+            x = x + self.att(y, y, y, need_weights=False)[0]
+            return x + self.ff(self.ln2(x))
+
+    class WhisperLike(nn.Module):
+        def __init__(self, d=384, h=6, layers=4, frames=3000):
+            super().__init__()
+            self.c1 = nn.Conv1d(80, d, 3, padding=1)
+            self.c2 = nn.Conv1d(d, d, 3, stride=2, padding=1)
+            self.pos = nn.Parameter(torch.randn(1, frames // 2, d) * 0.02)
+            self.blocks = nn.ModuleList(Block(d, h) for _ in range(layers))
+            self.ln = nn.LayerNorm(d)
+
+        def forward(self, x):
+            x = nn.functional.gelu(self.c2(nn.functional.gelu(self.c1(x)))).transpose(1, 2) + self.pos
+            for b in self.blocks:
+                x = b(x)
+            return self.ln(x)
+
+    class Wav2Vec2Like(nn.Module):
+        def __init__(self, d=768, h=12, layers=4):
+            super().__init__()
+            fe = [nn.Conv1d(1, 512, 10, 5, bias=False), nn.GroupNorm(512, 512), nn.GELU()]
+            for k, st in [(3, 2)] * 4 + [(2, 2)] * 2:
+                fe += [nn.Conv1d(512, 512, k, st, bias=False), nn.GELU()]
+            self.fe = nn.Sequential(*fe)
+            self.ln0, self.proj = nn.LayerNorm(512), nn.Linear(512, d)
+            self.pos = nn.Conv1d(d, d, 128, padding=64, groups=16)
+            self.ln = nn.LayerNorm(d)
+            self.blocks = nn.ModuleList(Block(d, h) for _ in range(layers))
+
+        def forward(self, x):
+            x = self.proj(self.ln0(self.fe(x).transpose(1, 2)))
+            p = nn.functional.gelu(self.pos(x.transpose(1, 2))[:, :, :-1]).transpose(1, 2)
+            x = self.ln(x + p)
+            for b in self.blocks:
+                x = b(x)
+            return x
+
+    def kws():
+        return nn.Sequential(
+            nn.Conv2d(1, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, padding=1, groups=64), nn.Conv2d(64, 64, 1), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(64, 128, 3, padding=1, groups=64), nn.Conv2d(128, 128, 1), nn.BatchNorm2d(128), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 12))
+
+    return {"whisper_like": (WhisperLike(), (1, 80, 3000)), "wav2vec2_like": (Wav2Vec2Like(), (1, 1, 16000)),
+            "kws_cnn": (kws(), (1, 1, 98, 40))}
+
+
+SEQ_ARCHS = ("whisper_like", "wav2vec2_like", "kws_cnn")
 
 
 def build(ctor):
@@ -108,8 +181,13 @@ def write_tensor(path, name, array):
 def export(name, ctor, size, folder, opset):
     import torch
     torch.manual_seed(0)
-    model = calibrate(build(ctor), size)
-    x = torch.randn(1, 3, size, size)
+    if name in SEQ_ARCHS:
+        model, shape = seq_models()[name]
+        model.eval()
+        x = torch.randn(*shape)
+    else:
+        model = calibrate(build(ctor), size)
+        x = torch.randn(1, 3, size, size)
     with torch.no_grad():
         out = model(x)
     if isinstance(out, dict):  # segmentation models return {"out": ...}
@@ -145,11 +223,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated names (default: all)")
     ap.add_argument("--list", action="store_true", help="print the names and exit")
     args = ap.parse_args()
+    everything = list(ARCHS) + list(SEQ_ARCHS)
     if args.list:
-        print("\n".join(ARCHS))
+        print("\n".join(everything))
         return 0
-    names = [n for n in args.only.split(",") if n] or list(ARCHS)
-    unknown = [n for n in names if n not in ARCHS]
+    names = [n for n in args.only.split(",") if n] or everything
+    unknown = [n for n in names if n not in everything]
     if unknown:
         sys.exit(f"zoo: unknown architecture(s) {', '.join(unknown)}; --list names them")
     os.makedirs(args.out, exist_ok=True)
@@ -159,7 +238,7 @@ def main():
         if os.path.isdir(folder):
             print(f"{n}: kept {folder}")
             continue
-        ctor, size = ARCHS[n]
+        ctor, size = ARCHS.get(n, (None, 0))
         try:
             export(n, ctor, size, folder, args.opset)
             print(f"{n}: exported {folder}")
