@@ -1,5 +1,6 @@
 // The transformer_fusion rule `attention` (MatMul -> scale -> mask ->
-// Softmax -> MatMul as one com.graphengine::ScaledDotProductAttention):
+// Softmax -> MatMul as one com.graphengine::ScaledDotProductAttention) and
+// the operand-view rules that fold the heads' Transposes into it:
 // Before / Expected, each guard, and the blocked kernel against the unfused
 // ops on odd sizes (tails of every loop), masks of each kind and
 // broadcasting, and fully masked rows.
@@ -23,6 +24,16 @@ std::unique_ptr<Pass> attention_only() {
   return make_rule_pass("attention", rules);
 }
 
+/// The attention rule and the operand-view rules (attention_views,
+/// attention_output_view) that fold the heads' Transposes and Q's scale.
+std::unique_ptr<Pass> attention_with_views() {
+  std::vector<RewriteRule> rules;
+  for (auto& r : transformer_fusion_rules())
+    if (r.name == "attention" || r.name == "attention_views" || r.name == "attention_output_view")
+      rules.push_back(r);
+  return make_rule_pass("attention_views", rules);
+}
+
 Tensor wave(const ir::Value* v, float phase) {
   Tensor t(v->type.dtype, v->type.static_shape());
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -36,13 +47,13 @@ Tensor wave(const ir::Value* v, float phase) {
 /// Runs `text` unfused and after the rule; expects `fused` attention nodes
 /// and outputs within 1e-5 (relative and absolute: the sums run in another
 /// order), NaN where the unfused graph gives NaN.
-void compare(const std::string& text, size_t fused) {
+void compare(const std::string& text, size_t fused, bool views = false) {
   auto g = ir::parse_graph(text);
   std::map<std::string, Tensor> feeds;
   float phase = 0.2f;
   for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.8f);
   const std::vector<Tensor> want = run_graph(*g, feeds);
-  auto pass = attention_only();
+  auto pass = views ? attention_with_views() : attention_only();
   pass->run(*g);
   g->verify();
   size_t n = 0;
@@ -271,6 +282,128 @@ TEST(FusedOpsInfer, BadAttributesAndShapesAreRefused) {
   expect_error([&] { sln({x, x, make<float>({3}, std::vector<float>(3, 1.f))}); }, ErrorCode::kInvalidModel,
                "does not broadcast to the normalized shape");
   expect_error([&] { sln({x, x}); }, ErrorCode::kInvalidModel, "needs X, Skip and Scale");
+}
+
+// PyTorch's nn.MultiheadAttention at batch 1: Q and V as [S, H, D] heads
+// transposed to [H, S, D], Q divided by sqrt(D) after the transpose, the
+// output transposed back. The view rules leave no Transpose or Div: the
+// node reads Q and V and writes its output through q_perm, v_perm and
+// out_perm, with the divisor in its scale; outputs as the unfused graph's.
+TEST(AttentionViews, TorchHeadsFoldIntoTheNode) {
+  const std::string text = R"(graph {
+  input %q0: float32[5,2,4]
+  input %kt: float32[2,4,6]
+  input %v0: float32[6,2,3]
+  const %c: float32[] = [2.0]
+  %q1 = Transpose(%q0) {perm = [1, 0, 2]} : float32[2,5,4]
+  %q = Div(%q1, %c) : float32[2,5,4]
+  %v = Transpose(%v0) {perm = [1, 0, 2]} : float32[2,6,3]
+  %s = MatMul(%q, %kt) : float32[2,5,6]
+  %p = Softmax(%s) {axis = -1} : float32[2,5,6]
+  %o = MatMul(%p, %v) : float32[2,5,3]
+  %y = Transpose(%o) {perm = [1, 0, 2]} : float32[5,2,3]
+  output %y
+})";
+  compare(text, 1, true);
+  auto g = ir::parse_graph(text);
+  attention_with_views()->run(*g);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"ScaledDotProductAttention"}));
+  const ir::Node* a = only_node(*g, "ScaledDotProductAttention");
+  EXPECT_EQ(a->get_ints("q_perm"), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(a->get_ints("v_perm"), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(a->get_ints("out_perm"), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_FLOAT_EQ(a->get_float("scale", 0.f), 0.5f);
+  EXPECT_EQ(a->output(0)->type.static_shape(), (Shape{5, 2, 3}));
+}
+
+// Hugging Face's [B, S, H, D] -> [B, H, S, D] heads (perm [0, 2, 1, 3]) with
+// an additive mask, batch 2, and a Mul scale on the left.
+TEST(AttentionViews, FourDimensionalHeadsWithAMask) {
+  const std::string text = R"(graph {
+  input %q0: float32[2,5,3,4]
+  input %kt: float32[2,3,4,7]
+  input %v0: float32[2,7,3,6]
+  input %m: float32[2,1,1,7]
+  const %c: float32[] = [0.5]
+  %q1 = Transpose(%q0) {perm = [0, 2, 1, 3]} : float32[2,3,5,4]
+  %q = Mul(%c, %q1) : float32[2,3,5,4]
+  %v = Transpose(%v0) {perm = [0, 2, 1, 3]} : float32[2,3,7,6]
+  %s = MatMul(%q, %kt) : float32[2,3,5,7]
+  %a = Add(%s, %m) : float32[2,3,5,7]
+  %p = Softmax(%a) {axis = -1} : float32[2,3,5,7]
+  %o = MatMul(%p, %v) : float32[2,3,5,6]
+  %y = Transpose(%o) {perm = [0, 2, 1, 3]} : float32[2,5,3,6]
+  output %y
+})";
+  compare(text, 1, true);
+  auto g = ir::parse_graph(text);
+  attention_with_views()->run(*g);
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"ScaledDotProductAttention"}));
+  EXPECT_EQ(only_node(*g, "ScaledDotProductAttention")->get_ints("out_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
+// Guards: a Transpose that moves the last axis (Q's rows would not be
+// contiguous), a Q transpose another node reads too, and an output the
+// graph returns besides the Transpose stay; outputs still match.
+TEST(AttentionViews, GuardsKeepTheTransposes) {
+  const std::string text = R"(graph {
+  input %q0: float32[2,4,5]
+  input %kt: float32[2,4,6]
+  input %v0: float32[6,2,3]
+  %q = Transpose(%q0) {perm = [0, 2, 1]} : float32[2,5,4]
+  %v = Transpose(%v0) {perm = [1, 0, 2]} : float32[2,6,3]
+  %s = MatMul(%q, %kt) : float32[2,5,6]
+  %p = Softmax(%s) {axis = -1} : float32[2,5,6]
+  %o = MatMul(%p, %v) : float32[2,5,3]
+  %y = Transpose(%o) {perm = [1, 0, 2]} : float32[5,2,3]
+  %r = Relu(%v) : float32[2,6,3]
+  output %y
+  output %o
+  output %r
+})";
+  compare(text, 1, true);
+  auto g = ir::parse_graph(text);
+  attention_with_views()->run(*g);
+  g->verify();
+  const ir::Node* a = only_node(*g, "ScaledDotProductAttention");
+  EXPECT_FALSE(a->has_attr("q_perm"));
+  EXPECT_FALSE(a->has_attr("v_perm"));
+  EXPECT_FALSE(a->has_attr("out_perm"));
+  size_t transposes = 0;
+  for (const auto& n : g->nodes()) transposes += n->op_type == "Transpose";
+  EXPECT_EQ(transposes, 3u);
+}
+
+// A perm attribute that is not a permutation keeping the last axis last
+// (a hostile or corrupt model) is an error naming the attribute, at shape
+// inference and in the kernel, not a read outside Q.
+TEST(AttentionViews, BadPermsAreRefused) {
+  for (const char* perm : {"[2, 1, 0]", "[1, 1, 2]", "[1, 0]", "[0, 1, 3]"}) {
+    const std::string text = std::string(R"(graph {
+  input %q: float32[2,5,4]
+  input %kt: float32[2,4,6]
+  input %v: float32[2,6,3]
+  %y = com.graphengine::ScaledDotProductAttention(%q, %kt, %v) {q_perm = )") +
+                             perm + R"(, scale = 1.0} : float32[2,5,3]
+  output %y
+})";
+    auto g = ir::parse_graph(text);
+    try {
+      infer_static_shapes(*g);
+      ADD_FAILURE() << "q_perm " << perm << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("q_perm"), std::string::npos) << e.what();
+    }
+    std::map<std::string, Tensor> feeds;
+    for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, 0.3f);
+    try {
+      run_graph(*g, feeds);
+      ADD_FAILURE() << "the kernel ran q_perm " << perm;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("q_perm"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -413,6 +413,120 @@ ir::Value* rewrite_attention(ir::Graph& g, const Match& m) {
   return a->output(0);
 }
 
+// ---- attention operand views ---------------------------------------------------------------
+//
+// PyTorch's nn.MultiheadAttention and Hugging Face's self-attention export
+// the heads as Reshape + Transpose around the attention: Q and V arrive as
+// Transpose(x, [1, 0, 2]) (or [0, 2, 1, 3]) copies, Q often divided by
+// sqrt(D) after it, and the output goes through the inverse Transpose. The
+// kernel reads Q and V and writes its output through such permutations
+// (ops/attention.cc: q_perm, v_perm, out_perm), so the copies go:
+//   attention(Div|Mul(q, c), ...)        -> attention(q, ...), scale / c or * c
+//   attention(Transpose(x, p), Kt, ...)  -> attention(x, Kt, ...) q_perm = p o q_perm
+//   attention(Q, Kt, Transpose(x, p))    -> attention(Q, Kt, x)   v_perm = p o v_perm
+//   Transpose(attention(...), p)         -> attention(...)        out_perm = out_perm o p
+// Guards: the folded node's output read only by the attention (or, for the
+// output, the attention's read only by the Transpose), a static perm that
+// keeps the last axis last, a one-element finite constant scale.
+
+/// perm of a Transpose node (static; the default reverses the dims), or nullopt.
+std::optional<std::vector<int64_t>> transpose_perm(const ir::Node* t) {
+  const ir::Value* x = t->input(0);
+  if (!x || !x->type.has_shape) return std::nullopt;
+  const size_t r = x->type.dims.size();
+  std::vector<int64_t> p(r);
+  if (t->has_attr("perm")) {
+    p = t->get_ints("perm");
+  } else {
+    for (size_t i = 0; i < r; ++i) p[i] = static_cast<int64_t>(r - 1 - i);
+  }
+  if (p.size() != r || r < 2 || p.back() != static_cast<int64_t>(r) - 1) return std::nullopt;
+  for (int64_t a : p)
+    if (a < 0 || a >= static_cast<int64_t>(r)) return std::nullopt;
+  return p;
+}
+
+/// a o b: Transpose(Transpose(x, a), b) = Transpose(x, c) with c[i] = a[b[i]].
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> c(b.size());
+  for (size_t i = 0; i < b.size(); ++i) c[i] = a[static_cast<size_t>(b[i])];
+  return c;
+}
+
+std::vector<int64_t> perm_attr_or_identity(const ir::Node* n, const char* name, size_t rank) {
+  if (n->has_attr(name)) return n->get_ints(name);
+  std::vector<int64_t> p(rank);
+  for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int64_t>(i);
+  return p;
+}
+
+bool is_attention(const ir::Node* n) {
+  return n && n->domain == ops::kGecDomain && n->op_type == "ScaledDotProductAttention";
+}
+
+/// Match data: which fold (0 scale of Q, 1 Transpose of Q, 2 Transpose of
+/// V), and the new scale or perm.
+struct ViewFold {
+  int what = 0;
+  float scale = 1.f;
+  std::vector<int64_t> perm;
+};
+
+std::optional<Match> match_attention_inputs(const ir::Graph& g, ir::Node* a) {
+  if (!is_attention(a) || a->inputs().size() < 3) return std::nullopt;
+  const size_t rank = a->input(0) && a->input(0)->type.has_shape ? a->input(0)->type.dims.size() : 0;
+  if (rank < 2) return std::nullopt;
+  for (const char* op : {"Div", "Mul"}) {
+    ir::Node* sc = sole_producer(g, a->input(0), op);
+    if (!sc || sc->inputs().size() != 2) continue;
+    const int c = std::string(op) == "Mul" && const_floats(sc->input(0)) ? 0 : 1;
+    const auto k = const_floats(sc->input(c));
+    ir::Value* x = sc->input(1 - c);
+    if (!k || k->size() != 1 || !x || !(x->type == a->input(0)->type)) continue;
+    const float scale = std::string(op) == "Mul" ? a->get_float("scale", 1.f) * (*k)[0]
+                                                 : a->get_float("scale", 1.f) / (*k)[0];
+    if (!std::isfinite(scale) || scale == 0.f) continue;
+    return Match{a, {a, sc}, {x}, ViewFold{0, scale, {}}};
+  }
+  for (int which : {0, 2}) {
+    ir::Node* t = sole_producer(g, a->input(static_cast<size_t>(which)), "Transpose");
+    if (!t) continue;
+    const auto p = transpose_perm(t);
+    if (!p || p->size() != rank) continue;
+    const char* name = which == 0 ? "q_perm" : "v_perm";
+    return Match{a, {a, t}, {t->input(0)}, ViewFold{which == 0 ? 1 : 2, 1.f, compose_perms(*p, perm_attr_or_identity(a, name, rank))}};
+  }
+  return std::nullopt;
+}
+
+ir::Value* rewrite_attention_inputs(ir::Graph& g, const Match& m) {
+  const auto& f = std::any_cast<const ViewFold&>(m.data);
+  std::vector<ir::Value*> ins(m.last->inputs().begin(), m.last->inputs().end());
+  ins[f.what == 2 ? 2 : 0] = m.values[0];
+  ir::Node* a = copy_node(g, m.last, ins);
+  if (f.what == 0) a->set_attr(ir::Attribute::Float("scale", f.scale));
+  else a->set_attr(ir::Attribute::Ints(f.what == 1 ? "q_perm" : "v_perm", f.perm));
+  return a->output(0);
+}
+
+std::optional<Match> match_attention_output(const ir::Graph& g, ir::Node* t) {
+  ir::Node* a = t->input(0) ? t->input(0)->producer() : nullptr;
+  if (!is_attention(a) || a->owner() != &g || !single_consumer(g, a->output(0)).first) return std::nullopt;
+  const auto p = transpose_perm(t);
+  if (!p || !t->output(0)->type.has_shape) return std::nullopt;
+  const size_t rank = p->size();
+  return Match{t, {a, t}, {}, ViewFold{3, 1.f, compose_perms(perm_attr_or_identity(a, "out_perm", rank), *p)}};
+}
+
+ir::Value* rewrite_attention_output(ir::Graph& g, const Match& m) {
+  const auto& f = std::any_cast<const ViewFold&>(m.data);
+  ir::Node* old = m.nodes[0];
+  ir::Node* a = copy_node(g, old, std::vector<ir::Value*>(old->inputs().begin(), old->inputs().end()));
+  a->set_attr(ir::Attribute::Ints("out_perm", f.perm));
+  a->output(0)->type = m.last->output(0)->type;
+  return a->output(0);
+}
+
 // ---- residual Add + LayerNormalization ----------------------------------------------------
 
 /// LayerNormalization(Add(a, b), Scale, B) with a and b of the Add's own
@@ -477,7 +591,14 @@ std::vector<RewriteRule> transformer_fusion_rules() {
            rewrite_residual_layernorm},
           {"attention", {"MatMul"},
            "MatMul(Softmax([mask](scale * MatMul(Q, Kt))), V) -> ScaledDotProductAttention(Q, Kt, V, mask)",
-           match_attention, rewrite_attention}};
+           match_attention, rewrite_attention},
+          {"attention_views", {"com.graphengine::ScaledDotProductAttention"},
+           "ScaledDotProductAttention(Div|Mul(Q, c) | Transpose(Q, p), Kt, Transpose(V, p)) -> "
+           "ScaledDotProductAttention(Q, Kt, V) {scale, q_perm, v_perm}",
+           match_attention_inputs, rewrite_attention_inputs},
+          {"attention_output_view", {"Transpose"},
+           "Transpose(ScaledDotProductAttention(...), p) -> ScaledDotProductAttention(...) {out_perm}",
+           match_attention_output, rewrite_attention_output}};
 }
 
 std::unique_ptr<Pass> make_transformer_fusion() {
