@@ -63,8 +63,8 @@ ARCHS = {
 }
 
 
-def seq_models():
-    """The speech-shaped architectures: name -> (model, input shape)."""
+def seq_model(name):
+    """The speech-shaped architecture `name` (one of SEQ_ARCHS): (model, input shape)."""
     import torch
     from torch import nn
 
@@ -123,8 +123,9 @@ def seq_models():
             nn.Conv2d(64, 128, 3, padding=1, groups=64), nn.Conv2d(128, 128, 1), nn.BatchNorm2d(128), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 12))
 
-    return {"whisper_like": (WhisperLike(), (1, 80, 3000)), "wav2vec2_like": (Wav2Vec2Like(), (1, 1, 16000)),
-            "kws_cnn": (kws(), (1, 1, 98, 40))}
+    made = {"whisper_like": (WhisperLike, (1, 80, 3000)), "wav2vec2_like": (Wav2Vec2Like, (1, 1, 16000)),
+            "kws_cnn": (kws, (1, 1, 98, 40))}[name]
+    return made[0](), made[1]
 
 
 SEQ_ARCHS = ("whisper_like", "wav2vec2_like", "kws_cnn")
@@ -182,7 +183,7 @@ def export(name, ctor, size, folder, opset):
     import torch
     torch.manual_seed(0)
     if name in SEQ_ARCHS:
-        model, shape = seq_models()[name]
+        model, shape = seq_model(name)
         model.eval()
         x = torch.randn(*shape)
     else:

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/kernel.h"
+#include "ops/domain.h"
 #include "passes/rewrite_rules.h"
 #include "passes_util.h"
 
@@ -134,14 +136,16 @@ TEST(AttentionRule, PlainSoftmaxRank3) {
 }
 
 // The register tiles' every path (attention_simd.cc): S = 70 (row groups
-// of 4 and single rows), T = 290 (4-, 2- and 1-vector column tiles and a
-// scalar tail on AVX-512), Dv = 90 (the same along Dv) over three key
-// chunks of V (91 keys each, then 17), D = 64 as in BERT and ViT heads.
+// of 4 and single rows), T = 313 (4-, 2- and 1-vector column tiles and a
+// scalar tail on AVX-512: 256 + 32 + 16 + 9; on AVX2 4 x 2 tiles, 1-vector
+// ones and a tail: 304 + 8 + 1), Dv = 121 (the same along Dv: 64 + 32 + 16 +
+// 9, and 112 + 8 + 1) over five key chunks of V (67 keys each, then 45),
+// D = 64 as in BERT and ViT heads.
 TEST(AttentionRule, WideHeadsMatchUnfused) {
-  compare(attention_graph("[2,70,64]", "[2,64,290]", "[2,290,90]", "[2,70,290]", "[2,70,90]",
+  compare(attention_graph("[2,70,64]", "[2,64,313]", "[2,313,121]", "[2,70,313]", "[2,70,121]",
                           "  const %c: float32[] = [0.125]\n",
-                          "  %sc = Mul(%s, %c) : float32[2,70,290]\n"
-                          "  %p = Softmax(%sc) {axis = -1} : float32[2,70,290]\n"),
+                          "  %sc = Mul(%s, %c) : float32[2,70,313]\n"
+                          "  %p = Softmax(%sc) {axis = -1} : float32[2,70,313]\n"),
           1);
 }
 
@@ -343,6 +347,35 @@ TEST(AttentionViews, FourDimensionalHeadsWithAMask) {
   EXPECT_EQ(only_node(*g, "ScaledDotProductAttention")->get_ints("out_perm"), (std::vector<int64_t>{0, 2, 1, 3}));
 }
 
+// Perms that are not their own inverse (a 3-cycle of the leading axes on
+// Q, two stacked Transposes on V that compose into one view, an output
+// perm that is a 3-cycle too), so a composition in the wrong order or an
+// inverse taken for the perm would give other numbers.
+TEST(AttentionViews, CyclicPermsComposeInTheRightOrder) {
+  const std::string text = R"(graph {
+  input %q0: float32[3,4,2,5]
+  input %kt: float32[2,3,5,6]
+  input %v0: float32[3,6,2,7]
+  %q = Transpose(%q0) {perm = [2, 0, 1, 3]} : float32[2,3,4,5]
+  %v1 = Transpose(%v0) {perm = [1, 0, 2, 3]} : float32[6,3,2,7]
+  %v = Transpose(%v1) {perm = [2, 1, 0, 3]} : float32[2,3,6,7]
+  %s = MatMul(%q, %kt) : float32[2,3,4,6]
+  %p = Softmax(%s) {axis = -1} : float32[2,3,4,6]
+  %o = MatMul(%p, %v) : float32[2,3,4,7]
+  %y = Transpose(%o) {perm = [1, 2, 0, 3]} : float32[3,4,2,7]
+  output %y
+})";
+  compare(text, 1, true);
+  auto g = ir::parse_graph(text);
+  attention_with_views()->run(*g);
+  g->verify();
+  EXPECT_EQ(ops_of(*g), (std::vector<std::string>{"ScaledDotProductAttention"}));
+  const ir::Node* a = only_node(*g, "ScaledDotProductAttention");
+  EXPECT_EQ(a->get_ints("q_perm"), (std::vector<int64_t>{2, 0, 1, 3}));
+  EXPECT_EQ(a->get_ints("v_perm"), (std::vector<int64_t>{2, 0, 1, 3}));  // [1,0,2,3] then [2,1,0,3]
+  EXPECT_EQ(a->get_ints("out_perm"), (std::vector<int64_t>{1, 2, 0, 3}));
+}
+
 // Guards: a Transpose that moves the last axis (Q's rows would not be
 // contiguous), a Q transpose another node reads too, and an output the
 // graph returns besides the Transpose stay; outputs still match.
@@ -404,6 +437,56 @@ TEST(AttentionViews, BadPermsAreRefused) {
       EXPECT_NE(std::string(e.what()).find("q_perm"), std::string::npos) << e.what();
     }
   }
+}
+
+// The kernel's own checks (a plan from a .gom reaches it without this
+// build's shape inference having made its types): a bad v_perm or out_perm,
+// and an output shape the views do not give, are errors naming the node;
+// an empty output allocates nothing per batch (Q [2^32, 0, 4]).
+TEST(AttentionViews, KernelRefusesViewsThatDoNotFit) {
+  const auto run = [](const std::vector<ir::Attribute>& attrs, const Shape& qs, const Shape& ks, const Shape& vs,
+                      const Shape& ys) {
+    ir::Graph g;
+    ir::Node* n = g.add_node("ScaledDotProductAttention",
+                             {g.add_value("q", ir::TensorType::of(DType::kFloat32, qs)),
+                              g.add_value("kt", ir::TensorType::of(DType::kFloat32, ks)),
+                              g.add_value("v", ir::TensorType::of(DType::kFloat32, vs))},
+                             {"y"}, "att", ops::kGecDomain);
+    n->attrs = attrs;
+    n->output(0)->type = ir::TensorType::of(DType::kFloat32, ys);
+    auto k = kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n));
+    std::vector<float> buf(4096, 0.5f), out(4096, 0.f);
+    const auto view = [](std::vector<float>& b, const Shape& s) { return TensorView{b.data(), DType::kFloat32, s}; };
+    TensorView q = view(buf, qs), kt = view(buf, ks), v = view(buf, vs), y = view(out, ys);
+    kernels::KernelContext ctx;
+    ctx.node = n;
+    ctx.inputs = {&q, &kt, &v};
+    ctx.outputs = {&y};
+    k->reshape(ctx);
+    k->run(ctx);
+  };
+  const auto refused = [&](const std::vector<ir::Attribute>& attrs, const Shape& qs, const Shape& vs,
+                           const Shape& ys, const char* want) {
+    try {
+      run(attrs, qs, {2, 4, 6}, vs, ys);
+      ADD_FAILURE() << "accepted; wanted an error about " << want;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("att"), std::string::npos) << e.what();
+    }
+  };
+  refused({ir::Attribute::Ints("v_perm", {2, 1, 0})}, {2, 5, 4}, {2, 6, 3}, {2, 5, 3}, "v_perm");
+  refused({ir::Attribute::Ints("out_perm", {0, 0, 2})}, {2, 5, 4}, {2, 6, 3}, {2, 5, 3}, "out_perm");
+  refused({ir::Attribute::Ints("q_perm", {1, 0})}, {2, 5, 4}, {2, 6, 3}, {2, 5, 3}, "q_perm");
+  // Views that fit their tensors but not each other or the output.
+  refused({ir::Attribute::Ints("out_perm", {1, 0, 2})}, {2, 5, 4}, {2, 6, 3}, {2, 5, 3}, "do not fit");
+  refused({ir::Attribute::Ints("q_perm", {1, 0, 2})}, {2, 5, 4}, {2, 6, 3}, {2, 5, 3}, "do not fit");
+  refused({}, {2, 5, 4}, {2, 7, 3}, {2, 5, 3}, "do not fit");
+  // The same views with fitting shapes run.
+  EXPECT_NO_THROW(run({ir::Attribute::Ints("q_perm", {1, 0, 2}), ir::Attribute::Ints("out_perm", {1, 0, 2})},
+                      {5, 2, 4}, {2, 4, 6}, {2, 6, 3}, {5, 2, 3}));
+  const int64_t huge = int64_t{1} << 32;
+  EXPECT_NO_THROW(run({}, {huge, 0, 4}, {huge, 4, 6}, {huge, 6, 3}, {huge, 0, 3}));
 }
 
 }  // namespace

@@ -96,6 +96,9 @@ TEST(NnGemm, RowCAsBias) {
   expect_close(values<float>(row2[0]), {14, 25, 20, 31});
   auto one = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({3, 2}, kB), make<float>({1}, {7})});
   expect_close(values<float>(one[0]), {11, 12, 17, 18});
+  // N = 1: C [1] is one row, the bias path again; A [2,3] x [1,1,1]^T = [6, 15].
+  auto col = run_op("Gemm", {make<float>({2, 3}, kA), make<float>({3, 1}, {1, 1, 1}), make<float>({1}, {0.5f})});
+  expect_close(values<float>(col[0]), {6.5f, 15.5f});
 }
 
 TEST(NnGemm, ColumnAndScalarC) {

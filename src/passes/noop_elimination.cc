@@ -134,8 +134,10 @@ bool transpose_to_reshape(ir::Graph& g, ir::Node* n) {
   auto p = perm_of(n);
   if (!xs || !p || p->size() != xs->size() || identity_perm(*p)) return false;
   int64_t last = -1;
+  std::vector<bool> seen(xs->size(), false);
   for (int64_t axis : *p) {
-    if (axis < 0 || axis >= static_cast<int64_t>(xs->size())) return false;
+    if (axis < 0 || axis >= static_cast<int64_t>(xs->size()) || seen[static_cast<size_t>(axis)]) return false;
+    seen[static_cast<size_t>(axis)] = true;
     if ((*xs)[static_cast<size_t>(axis)] == 1) continue;
     if (axis < last) return false;
     last = axis;

@@ -441,8 +441,11 @@ std::optional<std::vector<int64_t>> transpose_perm(const ir::Node* t) {
     for (size_t i = 0; i < r; ++i) p[i] = static_cast<int64_t>(r - 1 - i);
   }
   if (p.size() != r || r < 2 || p.back() != static_cast<int64_t>(r) - 1) return std::nullopt;
-  for (int64_t a : p)
-    if (a < 0 || a >= static_cast<int64_t>(r)) return std::nullopt;
+  std::vector<bool> seen(r, false);
+  for (int64_t a : p) {
+    if (a < 0 || a >= static_cast<int64_t>(r) || seen[static_cast<size_t>(a)]) return std::nullopt;
+    seen[static_cast<size_t>(a)] = true;
+  }
   return p;
 }
 

@@ -22,12 +22,13 @@ namespace gec::kernels::cpu {
 
 /// Copies below this many elements stay on one thread.
 constexpr int64_t kParallelMinWork = 32 * 1024;
-/// Copies of whole contiguous runs (memmove per row) below this many
-/// elements stay on one thread: one thread moves 128 KiB in 3-4 us here,
-/// while a parallel region and the other core's share of the data cost
-/// 10 us more (a [128, 768] -> [128, 256] Slice: 3.4 us on one thread,
-/// 16 us on two).
-constexpr int64_t kParallelMinRunCopy = 256 * 1024;
+/// Copies of whole contiguous runs (memmove per row, runs of 16 or more
+/// elements) below this many elements stay on one thread: the parallel
+/// region and the other core's share of the data cost more than the copy.
+/// Measured here, [S, 768] -> [S, 256] Slices (the work is S x 256 floats),
+/// one thread against two: 32 Ki 2.6-2.8 us against 2.6-7.8, 64 Ki
+/// 4.8-6.3 against 6.0-8.2, 128 Ki 11-12 against 9 (two threads ahead).
+constexpr int64_t kParallelMinRunCopy = 128 * 1024;
 
 /// Calls f(begin, end) over [0, n) split into contiguous chunks, one per
 /// thread when `work` (elements touched) is large enough. f must not throw.

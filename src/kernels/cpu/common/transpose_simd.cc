@@ -5,6 +5,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/common/transpose_simd.h"
@@ -46,15 +47,22 @@ HWY_INLINE void Block8x8(const uint32_t* in, int64_t cs, uint32_t* out, int64_t 
 #endif
 
 void Transpose32(const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols, int64_t cs) {
-  int64_t r8 = 0, c8 = 0;
 #if HWY_TARGET <= HWY_AVX2
-  r8 = rows / 8 * 8, c8 = cols / 8 * 8;
+  const int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
   for (int64_t c = 0; c < c8; c += 8)
     for (int64_t r = 0; r < r8; r += 8) Block8x8(in + r + c * cs, cs, out + r * cols + c, cols);
-#endif
-  // The edges (and everything on targets without 256-bit vectors).
+  // The edges: fewer than 8 columns of the first r8 rows, then fewer than 8 rows.
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = r < r8 ? c8 : 0; c < cols; ++c) out[r * cols + c] = in[r + c * cs];
+#else
+  // Targets without 256-bit vectors: 16 x 16 tiles element by element, as
+  // strided_copy.h's tiled_2d does for other element sizes.
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile)
+      for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r)
+        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[r * cols + c] = in[r + c * cs];
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

@@ -80,6 +80,10 @@ class AttentionKernel final : public Kernel {
     for (size_t i = 0; i + 2 < r; ++i)
       if (kt[i] != q[i] || v[i] != q[i])
         fail(ErrorCode::kInvalidArgument, desc_ + ": Q, Kt and V must have the same batch dims");
+    if (ctx.out(0).numel() == 0) {  // nothing to compute (run() returns at once): no per-batch tables
+      q_at_.clear(), v_at_.clear(), o_at_.clear(), mask_batch_.clear();
+      return;
+    }
     // Element strides of each logical dim in its tensor: a view's dim k is
     // the tensor's dim perm[k] (the output's dim k is Y's dim j with
     // out_perm[j] = k).

@@ -205,8 +205,9 @@ HWY_INLINE void OutputRows(const float* p, int64_t ldp, const float* v, int64_t 
     }
 }
 
-/// The block's output in chunks of keys whose V rows (chunk x Dv floats,
-/// at most 32 KiB) stay in L1 while every row group reads them; each row's
+/// The block's output in chunks of keys whose V rows (chunk x Dv floats:
+/// 32 KiB for Dv <= 512, 16 keys above) stay in L1 while every row group
+/// reads them; each row's
 /// sums are stored between chunks (in the order t = 0, 1, ... as before).
 void OutputBlock(const float* p, int64_t ldp, const float* v, int64_t ldv, float* o, int64_t ldo, int64_t rows,
                  int64_t T, int64_t Dv) {

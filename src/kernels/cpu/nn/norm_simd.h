@@ -1,5 +1,6 @@
-// The per-row vector loops of LayerNormalization / SkipLayerNormalization
-// and InstanceNormalization (norm_simd.cc), used by normalization.cc.
+// The per-row vector loops of LayerNormalization (ONNX LayerNormalization-17)
+// / com.graphengine::SkipLayerNormalization and InstanceNormalization (ONNX
+// InstanceNormalization-6) (norm_simd.cc), used by normalization.cc.
 #pragma once
 
 #include <cstdint>
