@@ -9,9 +9,10 @@
 // The loops are the Highway ones of attention_simd.cc (vectors along T for
 // the scores, along Dv for the output). Q, V and the output may be views
 // with permuted leading axes (q_perm, v_perm, out_perm): rows are read and
-// written at their strides, the heads' transposes never copied. Sums run in another order than two
-// MatMuls and a Softmax would: results agree with the unfused ops within
-// float32 rounding (tests/attention_test.cc states the tolerance).
+// written at their strides, the heads' transposes never copied. Sums run in
+// another order than two MatMuls and a Softmax would: results agree with
+// the unfused ops within float32 rounding (tests/attention_test.cc states
+// the tolerance).
 #include <omp.h>
 
 #include <algorithm>
