@@ -623,8 +623,8 @@ TEST(NnConv, WinogradIsChosenOnlyWhereItPays) {
       {{{1, 256, 16, 16}, 256}, true, false},                       // F(4x4,3x3) over 16 tiles only
       {{{2, 256, 16, 16}, 256}, true, true},                        //   over 32 tiles
       {{{1, 32, 28, 28}, 64}, true, true},                          // F(2x2,3x3): 196 tiles x 32 x 64 (392 Ki)
-      {{{1, 512, 28, 28}, 512}, true, true},                        // F(4x4,3x3), 51 MB of scratchpad
-      {{{1, 2048, 28, 28}, 512}, true, false},                      //   175 MB: over the 64 MiB cap
+      {{{1, 512, 28, 28}, 512}, true, true},                        // F(4x4,3x3), 49 MiB of scratchpad
+      {{{1, 2048, 28, 28}, 512}, true, false},                      //   167 MiB: over the 64 MiB cap
   };
   const bool avx512 = testing::cpu_has_avx512();
   for (const Case& c : cases) {

@@ -330,14 +330,16 @@ constexpr int64_t kWinograd2x3MinWork = 256 * 1024;
 /// oneDNN 2.6's Winograd kernels want scratchpad for the transformed input
 /// and output tiles of a whole run; for F(4x4, 3x3) it grows with input
 /// channels x output channels x tiles (2048 -> 512 at 28x28 on 2 threads:
-/// 175 MB, beside 151 MB of transformed weights, 4x the plain 38 MB). Such
+/// 167 MiB, beside 144 MiB of transformed weights, 4x the plain 36 MiB). Such
 /// a primitive's memory costs more than its products save. Measured here,
 /// 2 threads: FCN-ResNet50's 2048 -> 512 head at 28x28 ran 42 against 53 ms
-/// alone, but the whole model was no faster with it (138-151 against
-/// 145-154 ms, alternating runs; without it the layout weighing puts the
-/// backbone in nhwc), while its peak RSS was 459 against 172 MiB and its
-/// first run 445-455 against 170-230 ms (the scratchpad's fresh pages).
-/// VGG-11's 512 -> 512 at 28x28 (51 MB) keep their gain: whole model 32-34
+/// alone; the whole model (without the head's Winograd the layout weighing
+/// puts the backbone in nhwc) ran 136-179 ms with it and 134-200 without in
+/// alternating pairs, within the host's noise (one two-round side-by-side
+/// run read 10% slower without), while its peak RSS was 459 against 172 MiB
+/// and its first run 355-648 against 160-315 ms (the scratchpad's fresh
+/// pages).
+/// VGG-11's 512 -> 512 at 28x28 (49 MiB) keep their gain: whole model 32-34
 /// ms with them, 38-42 ms without.
 constexpr size_t kWinogradMaxScratchBytes = size_t{64} << 20;
 
