@@ -28,7 +28,6 @@
 // A removed node whose output is a graph output hands its name to the input
 // (rewrite_util.h replace_value); when it cannot (the input is a graph input
 // or a constant), the node stays.
-#include <numeric>
 
 #include "passes/pass.h"
 #include "passes/rewrite_util.h"
@@ -55,14 +54,6 @@ bool identity_perm(const std::vector<int64_t>& p) {
   for (size_t i = 0; i < p.size(); ++i)
     if (p[i] != static_cast<int64_t>(i)) return false;
   return true;
-}
-
-std::optional<std::vector<int64_t>> perm_of(const ir::Node* n) {
-  if (n->has_attr("perm")) return n->get_ints("perm");
-  if (!n->input(0)->type.has_shape) return std::nullopt;
-  std::vector<int64_t> p(n->input(0)->type.dims.size());
-  std::iota(p.rbegin(), p.rend(), 0);  // default: reverse the dims
-  return p;
 }
 
 bool all_zero(const ir::Value* v) {
@@ -95,7 +86,7 @@ bool is_noop(const ir::Node* n) {
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand")
     return same_static_shape(n->input(0), n->output(0));
   if (op == "Transpose") {
-    auto p = perm_of(n);
+    auto p = transpose_perm(n);
     return p && identity_perm(*p);
   }
   if (op == "Pad") return all_zero(n->input(1));
@@ -115,12 +106,10 @@ bool merge_transposes(ir::Graph& g, ir::Node* n) {
   if (!is_op(n, "Transpose")) return false;
   ir::Node* first = n->input(0)->producer();
   if (!is_op(first, "Transpose") || first->owner() != &g) return false;
-  auto p1 = perm_of(first), p2 = perm_of(n);
+  auto p1 = transpose_perm(first), p2 = transpose_perm(n);
   if (!p1 || !p2 || p1->size() != p2->size()) return false;
-  std::vector<int64_t> p(p2->size());
-  for (size_t i = 0; i < p.size(); ++i) p[i] = (*p1)[static_cast<size_t>((*p2)[i])];
   n->set_input(0, first->input(0));
-  n->set_attr(ir::Attribute::Ints("perm", p));
+  n->set_attr(ir::Attribute::Ints("perm", compose_perms(*p1, *p2)));
   remove_if_dead(g, first);
   return true;
 }
@@ -131,13 +120,10 @@ bool merge_transposes(ir::Graph& g, ir::Node* n) {
 bool transpose_to_reshape(ir::Graph& g, ir::Node* n) {
   if (!is_op(n, "Transpose")) return false;
   auto xs = static_shape(n->input(0));
-  auto p = perm_of(n);
-  if (!xs || !p || p->size() != xs->size() || identity_perm(*p)) return false;
+  auto p = transpose_perm(n);
+  if (!xs || !p || identity_perm(*p)) return false;
   int64_t last = -1;
-  std::vector<bool> seen(xs->size(), false);
   for (int64_t axis : *p) {
-    if (axis < 0 || axis >= static_cast<int64_t>(xs->size()) || seen[static_cast<size_t>(axis)]) return false;
-    seen[static_cast<size_t>(axis)] = true;
     if ((*xs)[static_cast<size_t>(axis)] == 1) continue;
     if (axis < last) return false;
     last = axis;

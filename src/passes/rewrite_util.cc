@@ -43,6 +43,32 @@ ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op) 
   return p;
 }
 
+std::optional<std::vector<int64_t>> transpose_perm(const ir::Node* t) {
+  const ir::Value* x = t ? t->input(0) : nullptr;
+  if (!x) return std::nullopt;
+  std::vector<int64_t> p;
+  if (t->has_attr("perm")) {
+    p = t->get_ints("perm");
+    if (x->type.has_shape && p.size() != x->type.dims.size()) return std::nullopt;
+  } else {
+    if (!x->type.has_shape) return std::nullopt;
+    p.resize(x->type.dims.size());
+    for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(p.size() - 1 - i);
+  }
+  std::vector<bool> seen(p.size(), false);
+  for (int64_t a : p) {
+    if (a < 0 || a >= static_cast<int64_t>(p.size()) || seen[static_cast<size_t>(a)]) return std::nullopt;
+    seen[static_cast<size_t>(a)] = true;
+  }
+  return p;
+}
+
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> c(b.size());
+  for (size_t i = 0; i < b.size(); ++i) c[i] = a[static_cast<size_t>(b[i])];
+  return c;
+}
+
 bool const_near(const ir::Value* v, double want, double rel) {
   auto f = const_floats(v);
   return f && f->size() == 1 && std::abs((*f)[0] - want) <= rel * std::abs(want);

@@ -32,6 +32,16 @@ std::pair<ir::Node*, int> single_consumer(const ir::Graph& g, const ir::Value* v
 /// single_consumer(g, v): the link test of every chain pattern.
 ir::Node* sole_producer(const ir::Graph& g, const ir::Value* v, const char* op);
 
+/// The perm of Transpose node `t`: its `perm` attribute, or the reversal of
+/// the input's dims that ONNX Transpose defaults to when that rank is known;
+/// nullopt when there is none or it is not a permutation of 0 .. n-1 (of
+/// the input's rank, where known).
+std::optional<std::vector<int64_t>> transpose_perm(const ir::Node* t);
+
+/// The one perm for Transpose(Transpose(x, a), b): c[i] = a[b[i]] (a and b
+/// permutations of one rank).
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
 /// True when `v` is a one-element float32 constant within `rel` (relative) of
 /// `want`; rel 0 means exactly equal.
 bool const_near(const ir::Value* v, double want, double rel = 0.0);

@@ -429,31 +429,13 @@ ir::Value* rewrite_attention(ir::Graph& g, const Match& m) {
 // output, the attention's read only by the Transpose), a static perm that
 // keeps the last axis last, a one-element finite constant scale.
 
-/// perm of a Transpose node (static; the default reverses the dims), or nullopt.
-std::optional<std::vector<int64_t>> transpose_perm(const ir::Node* t) {
-  const ir::Value* x = t->input(0);
-  if (!x || !x->type.has_shape) return std::nullopt;
-  const size_t r = x->type.dims.size();
-  std::vector<int64_t> p(r);
-  if (t->has_attr("perm")) {
-    p = t->get_ints("perm");
-  } else {
-    for (size_t i = 0; i < r; ++i) p[i] = static_cast<int64_t>(r - 1 - i);
-  }
-  if (p.size() != r || r < 2 || p.back() != static_cast<int64_t>(r) - 1) return std::nullopt;
-  std::vector<bool> seen(r, false);
-  for (int64_t a : p) {
-    if (a < 0 || a >= static_cast<int64_t>(r) || seen[static_cast<size_t>(a)]) return std::nullopt;
-    seen[static_cast<size_t>(a)] = true;
-  }
+/// transpose_perm of a Transpose the attention can read through: rank >= 2,
+/// the last axis kept last (rows stay contiguous).
+std::optional<std::vector<int64_t>> row_keeping_perm(const ir::Node* t) {
+  if (!t->input(0) || !t->input(0)->type.has_shape) return std::nullopt;
+  auto p = transpose_perm(t);
+  if (!p || p->size() < 2 || p->back() != static_cast<int64_t>(p->size()) - 1) return std::nullopt;
   return p;
-}
-
-/// a o b: Transpose(Transpose(x, a), b) = Transpose(x, c) with c[i] = a[b[i]].
-std::vector<int64_t> compose_perms(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  std::vector<int64_t> c(b.size());
-  for (size_t i = 0; i < b.size(); ++i) c[i] = a[static_cast<size_t>(b[i])];
-  return c;
 }
 
 std::vector<int64_t> perm_attr_or_identity(const ir::Node* n, const char* name, size_t rank) {
@@ -494,7 +476,7 @@ std::optional<Match> match_attention_inputs(const ir::Graph& g, ir::Node* a) {
   for (int which : {0, 2}) {
     ir::Node* t = sole_producer(g, a->input(static_cast<size_t>(which)), "Transpose");
     if (!t) continue;
-    const auto p = transpose_perm(t);
+    const auto p = row_keeping_perm(t);
     if (!p || p->size() != rank) continue;
     const char* name = which == 0 ? "q_perm" : "v_perm";
     return Match{a, {a, t}, {t->input(0)}, ViewFold{which == 0 ? 1 : 2, 1.f, compose_perms(*p, perm_attr_or_identity(a, name, rank))}};
@@ -515,7 +497,7 @@ ir::Value* rewrite_attention_inputs(ir::Graph& g, const Match& m) {
 std::optional<Match> match_attention_output(const ir::Graph& g, ir::Node* t) {
   ir::Node* a = t->input(0) ? t->input(0)->producer() : nullptr;
   if (!is_attention(a) || a->owner() != &g || !single_consumer(g, a->output(0)).first) return std::nullopt;
-  const auto p = transpose_perm(t);
+  const auto p = row_keeping_perm(t);
   if (!p || !t->output(0)->type.has_shape) return std::nullopt;
   const size_t rank = p->size();
   return Match{t, {a, t}, {}, ViewFold{3, 1.f, compose_perms(perm_attr_or_identity(a, "out_perm", rank), *p)}};
