@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/attention.h"
 #include "ops/domain.h"
@@ -89,9 +90,8 @@ class AttentionKernel final : public Kernel {
     // the tensor's dim perm[k] (the output's dim k is Y's dim j with
     // out_perm[j] = k).
     const auto view_strides = [](const Shape& tensor, const std::vector<int64_t>& perm, bool inverse) {
-      std::vector<int64_t> dense(tensor.size()), st(tensor.size());
-      int64_t acc = 1;
-      for (size_t i = tensor.size(); i-- > 0;) dense[i] = acc, acc *= tensor[i];
+      const std::vector<int64_t> dense = dense_strides(tensor);
+      std::vector<int64_t> st(tensor.size());
       for (size_t k = 0; k < perm.size(); ++k) {
         if (inverse) st[static_cast<size_t>(perm[k])] = dense[k];
         else st[k] = dense[static_cast<size_t>(perm[k])];
