@@ -39,35 +39,52 @@ constexpr int kTileVectors = 2;
 #endif
 constexpr int kTileRows = 4;
 
-/// s[r][t .. t + NV*lanes) = scale * sum_k q[r][k] * kt[k][t ..] for NR rows.
+/// Both products' register tile: for NR rows r and the NV vectors of columns
+/// [col, col + NV*lanes),
+///   c[r][col ..] = scale * ((accumulate ? c[r][col ..] : 0) + sum_k a[r][k] * b[k][col ..])
+/// with a's rows lda floats apart (its elements broadcast), b's and c's rows
+/// ldb and ldc apart. Scores: a = Q, b = K^T, scale; output: a = P, b = V,
+/// scale 1 (no multiply), accumulating over key chunks.
 template <int NR, int NV, class D>
-HWY_INLINE void ScoresTile(D d, const float* q, int64_t ldq, const float* kt, int64_t ldk, float* s, int64_t lds,
-                           int64_t K, int64_t t, float scale) {
+HWY_INLINE void ProductTile(D d, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                            int64_t K, int64_t col, float scale, bool accumulate) {
   using V = hn::Vec<D>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   V acc[NR][NV];
   HWY_UNROLL(8)
   for (int r = 0; r < NR; ++r) {
     HWY_UNROLL(8)
-    for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
+    for (int j = 0; j < NV; ++j) acc[r][j] = accumulate ? hn::LoadU(d, c + r * ldc + col + j * lanes) : hn::Zero(d);
   }
   for (int64_t k = 0; k < K; ++k) {
-    const float* kr = kt + k * ldk + t;
-    V b[NV];
+    const float* br = b + k * ldb + col;
+    V bv[NV];
     HWY_UNROLL(8)
-    for (int v = 0; v < NV; ++v) b[v] = hn::LoadU(d, kr + v * lanes);
+    for (int j = 0; j < NV; ++j) bv[j] = hn::LoadU(d, br + j * lanes);
     HWY_UNROLL(8)
     for (int r = 0; r < NR; ++r) {
-      const V x = hn::Set(d, q[r * ldq + k]);
+      const V x = hn::Set(d, a[r * lda + k]);
       HWY_UNROLL(8)
-      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(x, b[v], acc[r][v]);
+      for (int j = 0; j < NV; ++j) acc[r][j] = hn::MulAdd(x, bv[j], acc[r][j]);
     }
   }
   const V sc = hn::Set(d, scale);
   HWY_UNROLL(8)
   for (int r = 0; r < NR; ++r) {
     HWY_UNROLL(8)
-    for (int v = 0; v < NV; ++v) hn::StoreU(hn::Mul(acc[r][v], sc), d, s + r * lds + t + v * lanes);
+    for (int j = 0; j < NV; ++j)
+      hn::StoreU(scale != 1.f ? hn::Mul(acc[r][j], sc) : acc[r][j], d, c + r * ldc + col + j * lanes);
+  }
+}
+
+/// ProductTile's formula for one column `col` of `rows` rows, element by
+/// element (the columns after the last whole vector).
+HWY_INLINE void ProductColumn(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                              int64_t rows, int64_t K, int64_t col, float scale, bool accumulate) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc = accumulate ? c[r * ldc + col] : 0.f;
+    for (int64_t k = 0; k < K; ++k) acc += a[r * lda + k] * b[k * ldb + col];
+    c[r * ldc + col] = scale != 1.f ? acc * scale : acc;
   }
 }
 
@@ -79,8 +96,8 @@ HWY_INLINE void ScoresColumns(const float* q, int64_t ldq, const float* kt, int6
   const hn::ScalableTag<float> d;
   int64_t r = 0;
   for (; r + kTileRows <= rows; r += kTileRows)
-    ScoresTile<kTileRows, NV>(d, q + r * ldq, ldq, kt, ldk, s + r * lds, lds, K, t, scale);
-  for (; r < rows; ++r) ScoresTile<1, NV>(d, q + r * ldq, ldq, kt, ldk, s + r * lds, lds, K, t, scale);
+    ProductTile<kTileRows, NV>(d, q + r * ldq, ldq, kt, ldk, s + r * lds, lds, K, t, scale, false);
+  for (; r < rows; ++r) ProductTile<1, NV>(d, q + r * ldq, ldq, kt, ldk, s + r * lds, lds, K, t, scale, false);
 }
 
 void ScoresBlock(const float* q, int64_t ldq, const float* kt, int64_t ldk, float* s, int64_t lds, int64_t rows,
@@ -93,12 +110,7 @@ void ScoresBlock(const float* q, int64_t ldq, const float* kt, int64_t ldk, floa
   if (kTileVectors > 2)
     for (; t + 2 * lanes <= T; t += 2 * lanes) ScoresColumns<2>(q, ldq, kt, ldk, s, lds, rows, D, t, scale);
   for (; t + lanes <= T; t += lanes) ScoresColumns<1>(q, ldq, kt, ldk, s, lds, rows, D, t, scale);
-  for (; t < T; ++t)
-    for (int64_t r = 0; r < rows; ++r) {
-      float acc = 0.f;
-      for (int64_t k = 0; k < D; ++k) acc += q[r * ldq + k] * kt[k * ldk + t];
-      s[r * lds + t] = acc * scale;
-    }
+  for (; t < T; ++t) ProductColumn(q, ldq, kt, ldk, s, lds, rows, D, t, scale, false);
 }
 
 void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
@@ -152,38 +164,6 @@ void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
   }
 }
 
-/// o[r][e .. e + NV*lanes) (+)= sum_t p[r][t] * v[t][e ..] for NR rows (added
-/// to o's values when `accumulate`).
-template <int NR, int NV, class D>
-HWY_INLINE void OutputTile(D d, const float* p, int64_t ldp, const float* v, int64_t ldv, float* o, int64_t ldo,
-                           int64_t T, int64_t e, bool accumulate) {
-  using V = hn::Vec<D>;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  V acc[NR][NV];
-  HWY_UNROLL(8)
-  for (int r = 0; r < NR; ++r) {
-    HWY_UNROLL(8)
-    for (int j = 0; j < NV; ++j) acc[r][j] = accumulate ? hn::LoadU(d, o + r * ldo + e + j * lanes) : hn::Zero(d);
-  }
-  for (int64_t t = 0; t < T; ++t) {
-    const float* vr = v + t * ldv + e;
-    V b[NV];
-    HWY_UNROLL(8)
-    for (int j = 0; j < NV; ++j) b[j] = hn::LoadU(d, vr + j * lanes);
-    HWY_UNROLL(8)
-    for (int r = 0; r < NR; ++r) {
-      const V x = hn::Set(d, p[r * ldp + t]);
-      HWY_UNROLL(8)
-      for (int j = 0; j < NV; ++j) acc[r][j] = hn::MulAdd(x, b[j], acc[r][j]);
-    }
-  }
-  HWY_UNROLL(8)
-  for (int r = 0; r < NR; ++r) {
-    HWY_UNROLL(8)
-    for (int j = 0; j < NV; ++j) hn::StoreU(acc[r][j], d, o + r * ldo + e + j * lanes);
-  }
-}
-
 /// NR output rows over T keys: tiles of kTileVectors, then 2 and 1 vectors
 /// along Dv, then the tail element by element.
 template <int NR>
@@ -193,16 +173,11 @@ HWY_INLINE void OutputRows(const float* p, int64_t ldp, const float* v, int64_t 
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t e = 0;
   for (; e + kTileVectors * lanes <= Dv; e += kTileVectors * lanes)
-    OutputTile<NR, kTileVectors>(d, p, ldp, v, ldv, o, ldo, T, e, accumulate);
+    ProductTile<NR, kTileVectors>(d, p, ldp, v, ldv, o, ldo, T, e, 1.f, accumulate);
   if (kTileVectors > 2)
-    for (; e + 2 * lanes <= Dv; e += 2 * lanes) OutputTile<NR, 2>(d, p, ldp, v, ldv, o, ldo, T, e, accumulate);
-  for (; e + lanes <= Dv; e += lanes) OutputTile<NR, 1>(d, p, ldp, v, ldv, o, ldo, T, e, accumulate);
-  for (; e < Dv; ++e)
-    for (int r = 0; r < NR; ++r) {
-      float acc = accumulate ? o[r * ldo + e] : 0.f;
-      for (int64_t t = 0; t < T; ++t) acc += p[r * ldp + t] * v[t * ldv + e];
-      o[r * ldo + e] = acc;
-    }
+    for (; e + 2 * lanes <= Dv; e += 2 * lanes) ProductTile<NR, 2>(d, p, ldp, v, ldv, o, ldo, T, e, 1.f, accumulate);
+  for (; e + lanes <= Dv; e += lanes) ProductTile<NR, 1>(d, p, ldp, v, ldv, o, ldo, T, e, 1.f, accumulate);
+  for (; e < Dv; ++e) ProductColumn(p, ldp, v, ldv, o, ldo, NR, T, e, 1.f, accumulate);
 }
 
 /// The block's output in chunks of keys whose V rows (chunk x Dv floats:
