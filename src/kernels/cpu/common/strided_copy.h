@@ -100,15 +100,7 @@ struct Odometer {
 /// out (rows x cols, dense) = in with in(r, c) at in[r*rs + c*cs]; tiled so
 /// both sides stay in cache. rs == 1 is the transposing case.
 template <typename T>
-void tiled_2d(const T* in, T* out, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  if constexpr (sizeof(T) == 4 && alignof(T) >= alignof(uint32_t)) {
-    // The transposing case in 8 x 8 register blocks (transpose_simd.h).
-    if (rs == 1) {
-      transpose_simd::transpose32(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows,
-                                  cols, cs);
-      return;
-    }
-  }
+void tiled_2d_elements(const T* in, T* out, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   constexpr int64_t kTile = 16;
   for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
     const int64_t r1 = std::min(rows, r0 + kTile);
@@ -121,6 +113,20 @@ void tiled_2d(const T* in, T* out, int64_t rows, int64_t cols, int64_t rs, int64
       }
     }
   }
+}
+
+/// tiled_2d_elements, with the transposing case (rs == 1) of 4-byte elements
+/// in 8 x 8 register blocks where the CPU has them (transpose_simd.h).
+template <typename T>
+void tiled_2d(const T* in, T* out, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if constexpr (sizeof(T) == 4 && alignof(T) >= alignof(uint32_t)) {
+    if (rs == 1) {
+      transpose_simd::transpose32(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows,
+                                  cols, cs);
+      return;
+    }
+  }
+  tiled_2d_elements(in, out, rows, cols, rs, cs);
 }
 
 }  // namespace detail

@@ -5,9 +5,9 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
-#include <algorithm>
 #include <cstdint>
 
+#include "kernels/cpu/common/strided_copy.h"
 #include "kernels/cpu/common/transpose_simd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -55,13 +55,8 @@ void Transpose32(const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols, 
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = r < r8 ? c8 : 0; c < cols; ++c) out[r * cols + c] = in[r + c * cs];
 #else
-  // Targets without 256-bit vectors: 16 x 16 tiles element by element, as
-  // strided_copy.h's tiled_2d does for other element sizes.
-  constexpr int64_t kTile = 16;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile)
-      for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[r * cols + c] = in[r + c * cs];
+  // Targets without 256-bit vectors: strided_copy.h's 16 x 16 tiles.
+  detail::tiled_2d_elements(in, out, rows, cols, 1, cs);
 #endif
 }
 
