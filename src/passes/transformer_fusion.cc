@@ -299,6 +299,29 @@ ir::Value* rewrite_layernorm(ir::Graph& g, const Match& m) {
 
 // ---- scaled dot-product attention --------------------------------------------------------
 
+/// v = Mul(x, c), Mul(c, x) or Div(x, c) with c a one-element float32
+/// constant, the product read only by its one consumer (sole_producer): the
+/// Mul/Div, x, c's value, and whether it divides. nullopt otherwise.
+struct ConstantFactor {
+  ir::Node* node;
+  ir::Value* x;
+  float k;
+  bool divides;
+};
+std::optional<ConstantFactor> constant_factor(const ir::Graph& g, const ir::Value* v) {
+  for (const char* op : {"Div", "Mul"}) {
+    ir::Node* sc = sole_producer(g, v, op);
+    if (!sc || sc->inputs().size() != 2) continue;
+    const bool divides = std::string(op) == "Div";
+    const int c = !divides && const_floats(sc->input(0)) ? 0 : 1;
+    const auto k = const_floats(sc->input(c));
+    ir::Value* x = sc->input(1 - c);
+    if (!k || k->size() != 1 || !x) return std::nullopt;
+    return ConstantFactor{sc, x, (*k)[0], divides};
+  }
+  return std::nullopt;
+}
+
 struct AttentionFound {
   float scale = 1.f;
   std::string mask_kind = "none";
@@ -321,19 +344,15 @@ bool static_f32(const ir::Value* v) {
 std::optional<Match> attention_below_mask(const ir::Graph& g, ir::Node* mm2, ir::Value* v, const Shape& ps,
                                           int64_t rank, std::vector<ir::Node*> nodes, AttentionFound f, ir::Value* cur,
                                           ir::Value* mask) {
-  // The scale.
-  for (const char* op : {"Mul", "Div"}) {
-    ir::Node* sc = sole_producer(g, cur, op);
-    if (!sc) continue;
-    const int c = std::string(op) == "Mul" && const_floats(sc->input(0)) ? 0 : 1;
-    const auto k = const_floats(sc->input(c));
-    if (!k || k->size() != 1) return std::nullopt;
-    const float scale = std::string(op) == "Mul" ? (*k)[0] : 1.f / (*k)[0];
+  // The scale: a Mul or Div there must be by a constant.
+  if (sole_producer(g, cur, "Mul") || sole_producer(g, cur, "Div")) {
+    const auto cf = constant_factor(g, cur);
+    if (!cf) return std::nullopt;
+    const float scale = cf->divides ? 1.f / cf->k : cf->k;
     if (!std::isfinite(scale)) return std::nullopt;
     f.scale = scale;
-    cur = sc->input(1 - c);
-    nodes.push_back(sc);
-    break;
+    cur = cf->x;
+    nodes.push_back(cf->node);
   }
   ir::Node* mm1 = sole_producer(g, cur, "MatMul");
   if (!mm1) return std::nullopt;
@@ -461,17 +480,9 @@ std::optional<Match> match_attention_inputs(const ir::Graph& g, ir::Node* a) {
   if (!is_attention(a) || a->inputs().size() < 3) return std::nullopt;
   const size_t rank = a->input(0) && a->input(0)->type.has_shape ? a->input(0)->type.dims.size() : 0;
   if (rank < 2) return std::nullopt;
-  for (const char* op : {"Div", "Mul"}) {
-    ir::Node* sc = sole_producer(g, a->input(0), op);
-    if (!sc || sc->inputs().size() != 2) continue;
-    const int c = std::string(op) == "Mul" && const_floats(sc->input(0)) ? 0 : 1;
-    const auto k = const_floats(sc->input(c));
-    ir::Value* x = sc->input(1 - c);
-    if (!k || k->size() != 1 || !x || !(x->type == a->input(0)->type)) continue;
-    const float scale = std::string(op) == "Mul" ? a->get_float("scale", 1.f) * (*k)[0]
-                                                 : a->get_float("scale", 1.f) / (*k)[0];
-    if (!std::isfinite(scale) || scale == 0.f) continue;
-    return Match{a, {a, sc}, {x}, ViewFold{0, scale, {}}};
+  if (const auto cf = constant_factor(g, a->input(0)); cf && cf->x->type == a->input(0)->type) {
+    const float scale = cf->divides ? a->get_float("scale", 1.f) / cf->k : a->get_float("scale", 1.f) * cf->k;
+    if (std::isfinite(scale) && scale != 0.f) return Match{a, {a, cf->node}, {cf->x}, ViewFold{0, scale, {}}};
   }
   for (int which : {0, 2}) {
     ir::Node* t = sole_producer(g, a->input(static_cast<size_t>(which)), "Transpose");
