@@ -3,6 +3,7 @@
 #include <dnnl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <omp.h>
 
@@ -549,6 +550,49 @@ kernels::KernelConfig blocked_config(const ir::Node& n, const std::string& varia
   return c;
 }
 
+/// A double-precision 2-D convolution of plain X [N, C, H, W] and W [M, C,
+/// KH, KW] into Y of shape `ys` (ONNX Conv-11 with begin pads pt, pl; the
+/// end pads are what Y's size implies): bias b[m] (null: none) first, then
+/// the taps in (c, ky, kx) order, then the residual z (null: none) and the
+/// activation `act` ("" or Relu, Clip, LeakyRelu, HardSigmoid, HardSwish,
+/// Sigmoid, with alpha and beta as those ops take them). Returns Y; *largest
+/// gets the largest |y|.
+std::vector<float> reference_conv2d(const Tensor& x, const Tensor& w, const Shape& ys, std::array<int64_t, 2> strides,
+                                    std::array<int64_t, 2> pads, std::array<int64_t, 2> dilations, const float* b,
+                                    const float* z, const std::string& act, float alpha, float beta, float* largest) {
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const int64_t M = w.shape()[0], KH = w.shape()[2], KW = w.shape()[3], OH = ys[2], OW = ys[3];
+  std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
+  *largest = 0;
+  for (int64_t nn = 0; nn < N; ++nn)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double acc = b ? b[m] : 0.0;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t ky = 0; ky < KH; ++ky)
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                const int64_t iy = oy * strides[0] - pads[0] + ky * dilations[0];
+                const int64_t ix = ox * strides[1] - pads[1] + kx * dilations[1];
+                if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
+                       w.as<float>()[((m * C + c) * KH + ky) * KW + kx];
+              }
+          const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
+          if (z) acc += z[at];
+          const auto clamp01 = [](double v) { return std::min(1.0, std::max(0.0, v)); };
+          if (act == "Relu") acc = acc < 0 ? 0 : acc;
+          if (act == "Clip") acc = std::min<double>(std::max<double>(acc, alpha), beta);
+          if (act == "LeakyRelu") acc = acc < 0 ? alpha * acc : acc;
+          if (act == "HardSigmoid") acc = clamp01(alpha * acc + beta);
+          if (act == "HardSwish") acc = acc * clamp01(acc / 6 + 0.5);
+          if (act == "Sigmoid") acc = 1 / (1 + std::exp(-acc));
+          want[at] = static_cast<float>(acc);
+          *largest = std::max(*largest, std::fabs(want[at]));
+        }
+  return want;
+}
+
 /// Inputs of a 3x3 winograd_case_node (pads 1, its stride) with Y [ys] and
 /// what it should compute, as a double-precision loop: X, W, B and Z
 /// filled with fixed patterns, X and Z also in nChw16c, Y in nChw16c, and
@@ -559,33 +603,16 @@ struct ConvReference {
   float largest = 0;
 };
 ConvReference conv_reference(const WinogradCase& k, const Shape& ys) {
-  const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3], S = k.stride;
+  const int64_t C = k.xs[1], M = k.m, S = k.stride;
   Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, 3, 3}), b(DType::kFloat32, {M}), z(DType::kFloat32, ys);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
   for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 60.f - 0.1f;
   for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) - 2.f;
   for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-  std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
   float largest = 0;
-  for (int64_t nn = 0; nn < N; ++nn)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t oy = 0; oy < OH; ++oy)
-        for (int64_t ox = 0; ox < OW; ++ox) {
-          double acc = b.as<float>()[m];
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy * S + ky - 1, ix = ox * S + kx - 1;
-                if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
-                acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
-                       w.as<float>()[((m * C + c) * 3 + ky) * 3 + kx];
-              }
-          const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
-          if (k.residual) acc += z.as<float>()[at];
-          if (k.relu) acc = std::max(acc, 0.0);
-          want[at] = static_cast<float>(acc);
-          largest = std::max(largest, std::fabs(want[at]));
-        }
+  const std::vector<float> want = reference_conv2d(x, w, ys, {S, S}, {1, 1}, {1, 1}, b.as<float>(),
+                                                   k.residual ? z.as<float>() : nullptr, k.relu ? "Relu" : "", 0.f,
+                                                   0.f, &largest);
   ConvReference r{std::move(w), std::move(b), to_nchw16c(x), to_nchw16c(z), {}, largest};
   r.want_blocked = values<float>(to_nchw16c(testing::make<float>(ys, want)));
   return r;
@@ -910,41 +937,18 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
     ir::Graph g;
     ir::Node* n = direct_case_node(g, k);
     const Shape ys = n->output(0)->type.static_shape();
-    const int64_t N = k.xs[0], C = k.xs[1], H = k.xs[2], W = k.xs[3], M = k.m, OH = ys[2], OW = ys[3];
+    const int64_t C = k.xs[1], M = k.m;
     Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
         z(DType::kFloat32, ys);
     for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
     for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
     for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
     for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-    std::vector<float> want(static_cast<size_t>(N * M * OH * OW));
     float largest = 0;
-    for (int64_t nn = 0; nn < N; ++nn)
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t oy = 0; oy < OH; ++oy)
-          for (int64_t ox = 0; ox < OW; ++ox) {
-            double acc = k.bias ? b.as<float>()[m] : 0.0;
-            for (int64_t c = 0; c < C; ++c)
-              for (int64_t ky = 0; ky < k.kh; ++ky)
-                for (int64_t kx = 0; kx < k.kw; ++kx) {
-                  const int64_t iy = oy * k.strides[0] - k.pads[0] + ky * k.dilations[0];
-                  const int64_t ix = ox * k.strides[1] - k.pads[1] + kx * k.dilations[1];
-                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
-                  acc += double(x.as<float>()[((nn * C + c) * H + iy) * W + ix]) *
-                         w.as<float>()[((m * C + c) * k.kh + ky) * k.kw + kx];
-                }
-            const size_t at = static_cast<size_t>(((nn * M + m) * OH + oy) * OW + ox);
-            if (k.residual) acc += z.as<float>()[at];
-            const auto clamp01 = [](double v) { return std::min(1.0, std::max(0.0, v)); };
-            if (k.act == "Relu") acc = acc < 0 ? 0 : acc;
-            if (k.act == "Clip") acc = std::min<double>(std::max<double>(acc, k.alpha), k.beta);
-            if (k.act == "LeakyRelu") acc = acc < 0 ? k.alpha * acc : acc;
-            if (k.act == "HardSigmoid") acc = clamp01(k.alpha * acc + k.beta);
-            if (k.act == "HardSwish") acc = acc * clamp01(acc / 6 + 0.5);
-            if (k.act == "Sigmoid") acc = 1 / (1 + std::exp(-acc));
-            want[at] = static_cast<float>(acc);
-            largest = std::max(largest, std::fabs(want[at]));
-          }
+    const std::vector<float> want =
+        reference_conv2d(x, w, ys, {k.strides[0], k.strides[1]}, {k.pads[0], k.pads[1]},
+                         {k.dilations[0], k.dilations[1]}, k.bias ? b.as<float>() : nullptr,
+                         k.residual ? z.as<float>() : nullptr, k.act, k.alpha, k.beta, &largest);
     const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
     const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
     std::vector<const TensorView*> views = {&xv, &wv};
