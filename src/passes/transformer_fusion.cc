@@ -44,6 +44,7 @@
 #include "passes/pass.h"
 #include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
+#include "ops/attention.h"
 #include "ops/domain.h"
 
 namespace gec::passes {
@@ -457,10 +458,12 @@ std::optional<std::vector<int64_t>> row_keeping_perm(const ir::Node* t) {
   return p;
 }
 
-std::vector<int64_t> perm_attr_or_identity(const ir::Node* n, const char* name, size_t rank) {
-  if (n->has_attr(name)) return n->get_ints(name);
-  std::vector<int64_t> p(rank);
-  for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int64_t>(i);
+/// The node's q_perm / v_perm / out_perm, validated as the op's schema does
+/// (ops::attention_view_perm: identity when absent); nullopt when invalid.
+std::optional<std::vector<int64_t>> view_perm(const ir::Node* a, const char* name, size_t rank) {
+  std::string why;
+  std::vector<int64_t> p = ops::attention_view_perm(*a, name, rank, &why);
+  if (!why.empty()) return std::nullopt;
   return p;
 }
 
@@ -490,7 +493,9 @@ std::optional<Match> match_attention_inputs(const ir::Graph& g, ir::Node* a) {
     const auto p = row_keeping_perm(t);
     if (!p || p->size() != rank) continue;
     const char* name = which == 0 ? "q_perm" : "v_perm";
-    return Match{a, {a, t}, {t->input(0)}, ViewFold{which == 0 ? 1 : 2, 1.f, compose_perms(*p, perm_attr_or_identity(a, name, rank))}};
+    const auto cur = view_perm(a, name, rank);
+    if (!cur) continue;
+    return Match{a, {a, t}, {t->input(0)}, ViewFold{which == 0 ? 1 : 2, 1.f, compose_perms(*p, *cur)}};
   }
   return std::nullopt;
 }
@@ -511,7 +516,9 @@ std::optional<Match> match_attention_output(const ir::Graph& g, ir::Node* t) {
   const auto p = row_keeping_perm(t);
   if (!p || !t->output(0)->type.has_shape) return std::nullopt;
   const size_t rank = p->size();
-  return Match{t, {a, t}, {}, ViewFold{3, 1.f, compose_perms(perm_attr_or_identity(a, "out_perm", rank), *p)}};
+  const auto cur = view_perm(a, "out_perm", rank);
+  if (!cur) return std::nullopt;
+  return Match{t, {a, t}, {}, ViewFold{3, 1.f, compose_perms(*cur, *p)}};
 }
 
 ir::Value* rewrite_attention_output(ir::Graph& g, const Match& m) {
