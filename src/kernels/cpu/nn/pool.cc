@@ -391,10 +391,7 @@ class GlobalPoolKernel final : public Kernel {
     double acc = 0;
     for (int64_t c0 = 0; c0 < count; c0 += kChunk) {
       const int64_t c1 = std::min(count, c0 + kChunk);
-      float part = 0;
-#pragma omp simd reduction(+ : part)
-      for (int64_t i = c0; i < c1; ++i) part += p[i];
-      acc += part;
+      acc += pool_simd::sum(p + c0, c1 - c0);
     }
     return static_cast<float>(acc * scale);
   }
@@ -414,11 +411,7 @@ class GlobalPoolKernel final : public Kernel {
     double acc[kMax] = {};
     float part[kMax];
     for (int64_t s0 = 0; s0 < count; s0 += kChunk) {
-      const int64_t s1 = std::min(count, s0 + kChunk);
-      for (int64_t j = 0; j < lanes; ++j) part[j] = 0.f;
-      for (int64_t s = s0; s < s1; ++s)
-#pragma omp simd
-        for (int64_t j = 0; j < lanes; ++j) part[j] += p[s * row + j];
+      pool_simd::sum_rows(p + s0 * row, std::min(count, s0 + kChunk) - s0, row, lanes, part);
       for (int64_t j = 0; j < lanes; ++j) acc[j] += part[j];
     }
     for (int64_t j = 0; j < lanes; ++j) out[j] = static_cast<float>(acc[j] * scale);
@@ -443,13 +436,8 @@ class GlobalPoolKernel final : public Kernel {
 #pragma omp parallel for num_threads(threads) schedule(static) if (C * S > (1 << 16) && chunks * pieces > 1)
       for (int64_t t = 0; t < chunks * pieces; ++t) {
         const int64_t k = t / pieces, c0 = (t % pieces) * width, lanes = std::min(width, C - c0);
-        float* acc = part + k * C + c0;
-        for (int64_t j = 0; j < lanes; ++j) acc[j] = 0.f;
-        for (int64_t s = k * kChunk, s1 = std::min(S, s + kChunk); s < s1; ++s) {
-          const float* row = x + s * C + c0;
-#pragma omp simd
-          for (int64_t j = 0; j < lanes; ++j) acc[j] += row[j];
-        }
+        const int64_t s0 = k * kChunk;
+        pool_simd::sum_rows(x + s0 * C + c0, std::min(S, s0 + kChunk) - s0, C, lanes, part + k * C + c0);
       }
       for (int64_t c = 0; c < C; ++c) {
         double sum = 0;

@@ -164,6 +164,63 @@ void PoolRows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh
     pool_rows_of<false>(x, y, w, oh0, oh1);
 }
 
+void SumRows(const float* x, int64_t count, int64_t row, int64_t lanes, float* out) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  int64_t j = 0;
+  // Four vectors of lanes at a time: four independent add chains per row.
+  for (; j + 4 * L <= lanes; j += 4 * L) {
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    const float* p = x + j;
+    for (int64_t s = 0; s < count; ++s, p += row) {
+      a0 = hn::Add(a0, hn::LoadU(d, p));
+      a1 = hn::Add(a1, hn::LoadU(d, p + L));
+      a2 = hn::Add(a2, hn::LoadU(d, p + 2 * L));
+      a3 = hn::Add(a3, hn::LoadU(d, p + 3 * L));
+    }
+    hn::StoreU(a0, d, out + j);
+    hn::StoreU(a1, d, out + j + L);
+    hn::StoreU(a2, d, out + j + 2 * L);
+    hn::StoreU(a3, d, out + j + 3 * L);
+  }
+  for (; j + L <= lanes; j += L) {
+    auto a0 = hn::Zero(d);
+    const float* p = x + j;
+    for (int64_t s = 0; s < count; ++s, p += row) a0 = hn::Add(a0, hn::LoadU(d, p));
+    hn::StoreU(a0, d, out + j);
+  }
+  const hn::CappedTag<float, 8> d8;  // 8 lanes left over (nhwc C = 72, 120, ...): a narrower vector
+  if (static_cast<int64_t>(hn::Lanes(d8)) < L && j + 8 <= lanes) {
+    auto a0 = hn::Zero(d8);
+    const float* p = x + j;
+    for (int64_t s = 0; s < count; ++s, p += row) a0 = hn::Add(a0, hn::LoadU(d8, p));
+    hn::StoreU(a0, d8, out + j);
+    j += 8;
+  }
+  for (; j < lanes; ++j) {  // fewer lanes than a vector: one scalar chain each
+    float a = 0.f;
+    for (int64_t s = 0; s < count; ++s) a += x[s * row + j];
+    out[j] = a;
+  }
+}
+
+float Sum(const float* x, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    a0 = hn::Add(a0, hn::LoadU(d, x + i));
+    a1 = hn::Add(a1, hn::LoadU(d, x + i + L));
+    a2 = hn::Add(a2, hn::LoadU(d, x + i + 2 * L));
+    a3 = hn::Add(a3, hn::LoadU(d, x + i + 3 * L));
+  }
+  for (; i + L <= n; i += L) a0 = hn::Add(a0, hn::LoadU(d, x + i));
+  float tail = 0.f;
+  for (; i < n; ++i) tail += x[i];
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)))) + tail;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace gec::kernels::cpu::pool_simd
 HWY_AFTER_NAMESPACE();
@@ -172,10 +229,18 @@ HWY_AFTER_NAMESPACE();
 namespace gec::kernels::cpu::pool_simd {
 
 HWY_EXPORT(PoolRows);
+HWY_EXPORT(SumRows);
+HWY_EXPORT(Sum);
 
 void pool_rows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1) {
   HWY_DYNAMIC_DISPATCH(PoolRows)(x, y, w, oh0, oh1);
 }
+
+void sum_rows(const float* x, int64_t count, int64_t row, int64_t lanes, float* out) {
+  HWY_DYNAMIC_DISPATCH(SumRows)(x, count, row, lanes, out);
+}
+
+float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }
 
 }  // namespace gec::kernels::cpu::pool_simd
 #endif  // HWY_ONCE

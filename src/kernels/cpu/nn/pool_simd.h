@@ -1,6 +1,7 @@
-// The vector loop of 2-D MaxPool / AveragePool on pixel vectors
-// (pool_simd.cc), used by pool.cc's "native.pool" kernel for inputs in the
-// nChw16c or nhwc layout.
+// The vector loops of pooling (pool_simd.cc): 2-D MaxPool / AveragePool on
+// pixel vectors, used by pool.cc's "native.pool" kernel for inputs in the
+// nChw16c or nhwc layout, and the sums of GlobalAveragePool
+// ("native.global_pool") in every layout.
 #pragma once
 
 #include <algorithm>
@@ -51,5 +52,17 @@ inline void taps_inside(int64_t start, int64_t k, int64_t dil, int64_t begin, in
 /// Source of the semantics: ONNX MaxPool-12 and AveragePool-11
 /// (AveragePool-19's dilations too).
 void pool_rows(const float* x, float* y, const Window& w, int64_t oh0, int64_t oh1);
+
+/// out[j] = the float sum of x[s * row + j] over rows s < count, for lanes
+/// j < `lanes`, each lane added in row order (so the result is the same bits
+/// as a scalar loop over s, on every target). Rows `row` floats apart
+/// (row >= lanes); lanes > 0, count >= 0 (0 gives zeros). The rows of an
+/// nhwc image (row = C) or of one nChw16c channel block (row = lanes = 16).
+void sum_rows(const float* x, int64_t count, int64_t row, int64_t lanes, float* out);
+
+/// The float sum of x[0 .. n): vector partial sums, then those lanes added
+/// (not the order of a sequential loop: a different rounding, of the same
+/// size). One channel of a plain NCHW image.
+float sum(const float* x, int64_t n);
 
 }  // namespace gec::kernels::cpu::pool_simd
