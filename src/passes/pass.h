@@ -73,6 +73,7 @@ std::unique_ptr<Pass> make_cse();
 std::unique_ptr<Pass> make_pad_folding();
 std::unique_ptr<Pass> make_conv_kernel_cropping();
 std::unique_ptr<Pass> make_channel_shuffle_fusion();
+std::unique_ptr<Pass> make_global_pool_canonicalization();  // ReduceMean over H, W -> GlobalAveragePool
 std::unique_ptr<Pass> make_batchnorm_to_mul_add();
 std::unique_ptr<Pass> make_conv_bn_folding();
 std::unique_ptr<Pass> make_conv_transpose_folding();

@@ -30,6 +30,7 @@ void add_fusion(PassManager& pm) {
   pm.add(make_matmul_epilogue_fusion());  // MatMul + bias [+ activation] -> FusedMatMul (oneDNN post-ops)
   pm.add(make_matmul_merge());          // Q, K, V projections of one input -> one product + Split
   pm.add(make_channel_shuffle_fusion());  // [Concat +] Reshape + Transpose + Reshape -> ChannelShuffle
+  pm.add(make_global_pool_canonicalization());  // ReduceMean over every spatial dim -> GlobalAveragePool (after LayerNorm's)
 }
 
 }  // namespace

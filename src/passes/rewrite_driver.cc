@@ -191,7 +191,7 @@ std::vector<const RewriteRule*> all_rules() {
       pad_folding_rules(), conv_kernel_cropping_rules(), conv_bn_folding_rules(), conv_transpose_folding_rules(), conv_scale_folding_rules(),
       gemm_bn_folding_rules(), matmul_add_to_gemm_rules(),     transformer_fusion_rules(),
       matmul_epilogue_fusion_rules(), conv_activation_fusion_rules(), batchnorm_to_mul_add_rules(),
-      channel_shuffle_fusion_rules()};
+      channel_shuffle_fusion_rules(), global_pool_canonicalization_rules()};
   std::vector<const RewriteRule*> r;
   for (const auto& t : tables)
     for (const RewriteRule& rule : t) r.push_back(&rule);

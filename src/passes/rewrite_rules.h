@@ -89,6 +89,7 @@ std::vector<RewriteRule> pad_folding_rules();
 std::vector<RewriteRule> conv_kernel_cropping_rules();
 std::vector<RewriteRule> batchnorm_to_mul_add_rules();
 std::vector<RewriteRule> channel_shuffle_fusion_rules();
+std::vector<RewriteRule> global_pool_canonicalization_rules();
 
 /// Every rule of every table (for validating --disable-pass and for docs).
 std::vector<const RewriteRule*> all_rules();
