@@ -8,6 +8,7 @@
 #include <limits>
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include "kernels_nn_util.h"
 #include "passes_util.h"
@@ -212,23 +213,30 @@ double gelu_ref(double x, bool tanh_form) {
 }
 
 TEST(GeluKernel, MatchesGelu20FormulaAtEdgeSizes) {
-  for (bool tanh_form : {false, true})
-    for (int64_t n : {0, 1, 7, 16, 17, 1000}) {
-      std::vector<float> x(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) x[i] = -8.f + 16.f * static_cast<float>(i) / static_cast<float>(std::max<int64_t>(n - 1, 1));
-      auto out = run_op("Gelu", {make<float>({n}, x)}, {ir::Attribute::String("approximate", tanh_form ? "tanh" : "none")},
-                        1, "com.graphengine");
-      ASSERT_EQ(out[0].shape(), (Shape{n}));
-      // 1e-6 relative, also where 1 + erf cancels (x << 0). Below x = -3 the
-      // function's condition number grows like x^2 (y ~ exp(-x^2 / 2)), so
-      // rounding x / sqrt(2) alone costs ~x^2 * 6e-8 relative: 4e-6 at -8.
-      const auto y = values<float>(out[0]);
-      for (int64_t i = 0; i < n; ++i) {
-        const double ref = gelu_ref(x[i], tanh_form);
-        const double rel = 1e-6 * std::max(1.0, double(x[i]) * x[i] / 8);
-        EXPECT_NEAR(y[i], ref, rel * std::fabs(ref)) << "x = " << x[i] << (tanh_form ? " tanh" : " erf");
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    for (bool tanh_form : {false, true})
+      for (int64_t n : {0, 1, 7, 16, 17, 1000}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[i] = -8.f + 16.f * static_cast<float>(i) / static_cast<float>(std::max<int64_t>(n - 1, 1));
+        auto out = run_op("Gelu", {make<float>({n}, x)}, {ir::Attribute::String("approximate", tanh_form ? "tanh" : "none")},
+                          1, "com.graphengine");
+        ASSERT_EQ(out[0].shape(), (Shape{n}));
+        // 1e-6 relative, also where 1 + erf cancels (x << 0). Below x = -3 the
+        // function's condition number grows like x^2 (y ~ exp(-x^2 / 2)), so
+        // rounding x / sqrt(2) alone costs ~x^2 * 6e-8 relative: 4e-6 at -8.
+        const auto y = values<float>(out[0]);
+        for (int64_t i = 0; i < n; ++i) {
+          const double ref = gelu_ref(x[i], tanh_form);
+          const double rel = 1e-6 * std::max(1.0, double(x[i]) * x[i] / 8);
+          EXPECT_NEAR(y[i], ref, rel * std::fabs(ref)) << "x = " << x[i] << (tanh_form ? " tanh" : " erf");
+        }
       }
-    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(GeluKernel, NaNAndInfinities) {
