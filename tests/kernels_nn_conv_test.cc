@@ -243,6 +243,14 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
 // and a fused activation, against oneDNN's convolution of the same node
 // (variant "post_op" keeps oneDNN's convolution). Each case also checks
 // that the kernel the node gets is the MatMul one.
+/// The kernel name the matmul form plans for output Y `ys` with `M`
+/// channels: a handful of output positions per image run as dot products.
+std::string matmul_form_impl(const Shape& ys, bool relu) {
+  const int64_t per_image = shape_numel(ys) / (ys[0] * ys[1]);
+  const std::string base = per_image <= 4 ? "native.conv_as_dots" : "onednn.conv_as_matmul";
+  return relu ? base + "+fused" : base;
+}
+
 TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
   struct Case {
     Shape x, w;
@@ -259,8 +267,7 @@ TEST(NnConv, ConvAsMatmulMatchesOneDnnConvolution) {
     if (!k.strides.empty()) attrs.push_back(ir::Attribute::Ints("strides", k.strides));
     const ConvRun r = conv_run(k.x, k.w, attrs, k.bias, k.relu);
     const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x));
-    EXPECT_EQ(planned_impl(r, k.x, ys), k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
-        << shape_str(k.x);
+    EXPECT_EQ(planned_impl(r, k.x, ys), matmul_form_impl(ys, k.relu)) << shape_str(k.x);
   }
 }
 
@@ -286,8 +293,36 @@ TEST(NnConv, ColumnsMatmulMatchesOneDnnConvolution) {
   for (const Case& k : cases) {
     const ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu);
     const Shape ys = expect_default_kernel_matches_onednn(r, shape_str(k.x) + " * " + shape_str(k.w));
-    EXPECT_EQ(planned_impl(r, k.x, ys), k.relu ? "onednn.conv_as_matmul+fused" : "onednn.conv_as_matmul")
-        << shape_str(k.x);
+    EXPECT_EQ(planned_impl(r, k.x, ys), matmul_form_impl(ys, k.relu)) << shape_str(k.x);
+  }
+}
+
+// A handful of output positions per image (silero-style encoder convs over
+// 1-4 frames, a pointwise conv on a 1x2 map, the frames of a strided 1-D
+// conv): the matmul form's dot products (dot_simd.h) for 1, 2, 3 and 4
+// rows, channel counts that leave vector tails (K = 20, 27, 129 * 3), batch
+// 3, and products large enough to split their channels over run_op's two
+// threads, against oneDNN's convolution of the same node.
+TEST(NnConv, ConvAsDotsMatchesOneDnnConvolution) {
+  struct Case {
+    Shape x, w;
+    std::vector<ir::Attribute> attrs;
+    bool bias, relu;
+  };
+  const std::vector<Case> cases = {
+      {{3, 20, 1, 2}, {7, 20, 1, 1}, {}, true, true},
+      {{2, 129, 4}, {128, 129, 3}, {ir::Attribute::Ints("pads", {1, 1})}, true, false},
+      {{1, 9, 3}, {5, 9, 3}, {ir::Attribute::Ints("pads", {1, 1})}, false, true},
+      {{3, 1, 40}, {6, 1, 27}, {ir::Attribute::Ints("strides", {6})}, true, false},
+      {{1, 512, 1, 1}, {300, 512, 1, 1}, {}, true, true},
+      {{2, 129, 3}, {256, 129, 3}, {ir::Attribute::Ints("pads", {1, 1})}, true, false},
+  };
+  for (const Case& k : cases) {
+    const std::string trace = shape_str(k.x) + " * " + shape_str(k.w);
+    const ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu);
+    const Shape ys = expect_default_kernel_matches_onednn(r, trace);
+    EXPECT_EQ(matmul_form_impl(ys, false), "native.conv_as_dots") << trace;
+    EXPECT_EQ(planned_impl(r, k.x, ys), matmul_form_impl(ys, k.relu)) << trace;
   }
 }
 

@@ -7,6 +7,7 @@
 // formula where the input's own rounding allows.
 #include <algorithm>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
@@ -36,11 +37,10 @@ class GeluKernel final : public Kernel {
     const int64_t n = x.numel();
     constexpr int64_t kChunk = 16384;  // per task; about 64 KiB of input
     const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for num_threads(ctx.num_threads) if (n > 32768)
-    for (int64_t c = 0; c < chunks; ++c) {
+    parallel_for(chunks, n > 32768 ? ctx.num_threads : 1, [&](int64_t c) {
       const int64_t begin = c * kChunk;
       gelu_simd::gelu_f32(tanh_, xp + begin, y + begin, std::min(kChunk, n - begin));
-    }
+    });
   }
 
   std::string impl_name() const override { return tanh_ ? "hwy.gelu_tanh" : "hwy.gelu_erf"; }

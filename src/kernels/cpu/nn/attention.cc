@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/attention.h"
@@ -155,8 +156,7 @@ class AttentionKernel final : public Kernel {
     const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ctx.num_threads, items)));
     const size_t per_thread = static_cast<size_t>(kRows * t_);
     if (scores_.size() < per_thread * static_cast<size_t>(nt)) scores_.assign(per_thread * static_cast<size_t>(nt), 0.f);
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t it = 0; it < items; ++it) {
+    parallel_for(items, nt, [&](int64_t it) {
       const int64_t b = it / blocks, r0 = (it % blocks) * kRows, rows = std::min(kRows, s_ - r0);
       float* s = scores_.data() + per_thread * static_cast<size_t>(omp_get_thread_num());
       const size_t bi = static_cast<size_t>(b);
@@ -165,7 +165,7 @@ class AttentionKernel final : public Kernel {
       if (kind_) apply_mask(mask, b, r0, rows, s);
       attention_simd::softmax_rows(s, t_, rows, t_);
       attention_simd::output_block(s, t_, v + v_at_[bi], ldv_, out + o_at_[bi] + r0 * ldo_, ldo_, rows, t_, dv_);
-    }
+    });
   }
 
   // With operand views the name says so: a build without them refuses the

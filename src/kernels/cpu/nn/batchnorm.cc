@@ -9,6 +9,7 @@
 // keeps the operator text's rounding when |mean| >> |x - mean|.
 #include <cmath>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/onednn_common.h"  // require_f32
 #include "kernels/kernel.h"
 
@@ -48,15 +49,14 @@ class BatchNormKernel final : public Kernel {
     constexpr int64_t kBlock = 16384;
     const int64_t blocks = (inner + kBlock - 1) / kBlock;
     const float* a = a_.data();
-#pragma omp parallel for collapse(2) num_threads(threads) if (planes * inner > 32768)
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t ch = p % c, begin = b * kBlock, end = std::min(inner, begin + kBlock);
-        const float m = mean[ch], s = a[ch], t = shift[ch];
-        const float* xp = x + p * inner;
-        float* yp = y + p * inner;
-        for (int64_t i = begin; i < end; ++i) yp[i] = (xp[i] - m) * s + t;
-      }
+    parallel_for(planes * blocks, planes * inner > 32768 ? threads : 1, [&](int64_t pb) {
+      const int64_t p = pb / blocks, b = pb % blocks;
+      const int64_t ch = p % c, begin = b * kBlock, end = std::min(inner, begin + kBlock);
+      const float m = mean[ch], s = a[ch], t = shift[ch];
+      const float* xp = x + p * inner;
+      float* yp = y + p * inner;
+      for (int64_t i = begin; i < end; ++i) yp[i] = (xp[i] - m) * s + t;
+    });
   }
 
   std::string desc_;

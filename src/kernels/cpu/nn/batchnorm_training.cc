@@ -12,6 +12,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/elementwise/elementwise_half.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
@@ -59,8 +60,7 @@ class BatchNormTrainingKernel final : public Kernel {
     const double count = static_cast<double>(batch * inner);
     const TensorView* running_mean = ctx.outputs.size() > 1 ? ctx.outputs[1] : nullptr;
     const TensorView* running_var = ctx.outputs.size() > 2 ? ctx.outputs[2] : nullptr;
-#pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
-    for (int64_t c = 0; c < channels; ++c) {
+    parallel_for(channels, x.numel() > 32768 ? ctx.num_threads : 1, [&](int64_t c) {
       double sum = 0;
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t k = 0; k < inner; ++k) sum += load(x, (b * channels + c) * inner + k);
@@ -82,7 +82,7 @@ class BatchNormTrainingKernel final : public Kernel {
       const double m = momentum_;
       if (running_mean) store(*running_mean, c, load(ctx.in(3), c) * m + mean * (1 - m));
       if (running_var) store(*running_var, c, load(ctx.in(4), c) * m + var * (1 - m));
-    }
+    });
   }
 
  private:

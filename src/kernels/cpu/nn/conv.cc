@@ -38,6 +38,7 @@
 #include <optional>
 
 #include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dot_simd.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/cpu/nn/direct_conv_simd.h"
@@ -65,11 +66,10 @@ using alg = dnnl::algorithm;
 void copy_floats(float* dst, const float* src, int64_t n, int num_threads) {
   constexpr int64_t kChunk = 1 << 16;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for num_threads(num_threads) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
+  parallel_for(chunks, chunks > 1 ? num_threads : 1, [&](int64_t c) {
     const int64_t begin = c * kChunk;
     std::memcpy(dst + begin, src + begin, static_cast<size_t>(std::min(kChunk, n - begin)) * sizeof(float));
-  }
+  });
 }
 
 /// The oneDNN post-ops computing act(y + Z) (sum first when `residual`).
@@ -698,6 +698,13 @@ class ConvKernel final : public Kernel {
         matmul_at_run_ = x && y && (!x->type.is_static() || !y->type.is_static());
         if (!x || !y || (!matmul_at_run_ && !matmul_fits(x->type.static_shape(), ws, y->type.static_shape())))
           matmul_ = MatmulForm::kNone;
+        // Static shapes with a handful of output positions: named for the
+        // dot products they run (build_matmul decides again from the shapes
+        // of a run, which for shapes known only then may choose them too).
+        if (matmul_ != MatmulForm::kNone && !matmul_at_run_) {
+          const Shape ys = y->type.static_shape();
+          dots_named_ = shape_numel(ys) / std::max<int64_t>(ys[0] * ys[1], 1) <= dot_simd::kMaxRows;
+        }
       }
     }
   }
@@ -814,6 +821,8 @@ class ConvKernel final : public Kernel {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
+    if (matmul_ != MatmulForm::kNone && dots_named_)
+      return act_.op.empty() ? "native.conv_as_dots" : "native.conv_as_dots+fused";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
     const std::string base = winograd_ ? "onednn.conv.winograd" : nhwc_ ? "onednn.conv.nhwc" : "onednn.conv";
     return residual_ || !act_.op.empty() ? base + "+fused" : base;
@@ -973,12 +982,11 @@ class ConvKernel final : public Kernel {
     float* ys = y.as<float>();
     const int64_t planes = N * C, kk = dw_.kh * dw_.kw;
     const bool par = threads > 1 && planes > 1 && y.numel() * kk >= 64 * 1024;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (int64_t p = 0; p < planes; ++p) {
+    parallel_for(planes, par ? threads : 1, [&](int64_t p) {
       const int64_t c = p % C;
       depthwise_simd::depthwise_plane(xs + p * H * W, H, W, ws + c * kk, dw_.kh, dw_.kw, dw_.sh, dw_.sw, dw_.ph,
                                       dw_.pw, bs ? bs[c] : 0.f, ys + p * OH * OW, OH, OW);
-    }
+    });
     if (epilogue_) epilogue_->run(y, threads);
   }
 
@@ -1133,6 +1141,21 @@ class ConvKernel final : public Kernel {
     if (!shapes_fit(xs, ws, ys))
       fail(ErrorCode::kInvalidArgument, desc_ + ": X " + shape_str(xs) + " does not fit W " + shape_str(ws) +
                                             " and Y " + shape_str(ys) + " (or its frames would be too large)");
+    if (matmul_ == MatmulForm::kIm2col) im2col_ = *im2col_geometry(xs, ws);
+    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    // A handful of output positions: dot products (run_dots), no primitive.
+    const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1),
+                  K = shape_numel(ws) / std::max<int64_t>(M, 1);
+    dots_ = S <= dot_simd::kMaxRows;
+    if (dots_) {
+      scratch_.set(memory::desc());
+      // The frames (kFrames) or columns (kIm2col) as the MatMul reads them,
+      // then (not kFrames) the same as rows [N][S][K], then C [S][M].
+      const int64_t copies = matmul_ == MatmulForm::kIm2col ? 2 : 1;
+      frame_bytes_ = static_cast<size_t>(copies * N * S * K + S * M) * sizeof(float);
+      mm_ = dnnl::matmul();
+      return;
+    }
     const bool planned = planned_ && planned_shapes_ == std::array<Shape, 3>{xs, ws, ys};
     const MatmulDescs d = planned ? *planned_ : matmul_desc(xs, ws, ys);
     try {
@@ -1142,12 +1165,44 @@ class ConvKernel final : public Kernel {
     }
     scratch_.set(d.pd.scratchpad_desc());
     frame_bytes_ = matmul_ == MatmulForm::kPointwise ? 0 : d.b.get_size();  // frames [N][S][K], columns [N][K][S]
-    if (matmul_ == MatmulForm::kIm2col) im2col_ = *im2col_geometry(xs, ws);
     src_ = unbound_memory(d.a);
     mm_b_ = unbound_memory(d.b);
     dst_ = unbound_memory(d.c);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, mm_b_}, {DNNL_ARG_DST, dst_}};
-    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+  }
+
+  /// Y[n, m, s] = sum over k of W[m, k] * rows[n][s][k] for S <= dot_simd::
+  /// kMaxRows output positions (build_matmul's dots_): oneDNN's MatMul
+  /// costs 8-10 us a call at such sizes (a [1,64,2] x [64,64,3] convolution
+  /// of 25 KFLOP: 10 us), the dot products a few. `f`: the run's buffer of
+  /// frame_bytes_ (kFrames: the frames [N][S][K] already in it; kIm2col: the
+  /// columns [N][K][S]).
+  void run_dots(const TensorView& x, const TensorView& w, float* f, TensorView& y, int threads) {
+    const int64_t N = y.shape[0], M = y.shape[1], S = y.numel() / std::max<int64_t>(N * M, 1),
+                  K = w.numel() / std::max<int64_t>(M, 1);
+    const float* rows = f;
+    float* next = f + N * S * K;
+    if (matmul_ != MatmulForm::kFrames) {  // [N][K][S] -> [N][S][K]
+      const float* cols = matmul_ == MatmulForm::kIm2col ? f : x.as<const float>();
+      float* r = matmul_ == MatmulForm::kIm2col ? next : f;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t s = 0; s < S; ++s) r[(n * S + s) * K + k] = cols[(n * K + k) * S + s];
+      rows = r;
+      next = r + N * S * K;
+    }
+    float* c = next;  // [S][M]
+    const float* wd = w.as<const float>();
+    float* yd = y.as<float>();
+    const int nt = threads > 1 && S * M * K >= (1 << 16) ? threads : 1;
+    for (int64_t n = 0; n < N; ++n) {
+      parallel_for(nt, nt, [&](int64_t t) {
+        const int64_t m0 = M * t / nt, m1 = M * (t + 1) / nt;
+        dot_simd::dots_nt(S, m1 - m0, K, rows + n * S * K, wd + m0 * K, 0.f, c + m0, M);
+      });
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t s = 0; s < S; ++s) yd[(n * M + m) * S + s] = c[s * M + m];
+    }
   }
 
   /// X (or its frames) as MatMul B, W as A, then the activation in place.
@@ -1160,31 +1215,34 @@ class ConvKernel final : public Kernel {
       const int64_t N = x.shape[0], L = x.shape[2], K = w.shape[2], S = y.shape[2];
       const float* xs = x.as<const float>();
       const bool par = ctx.num_threads > 1 && N * S * K >= 64 * 1024;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
-      for (int64_t r = 0; r < N * S; ++r)
+      parallel_for(N * S, par ? ctx.num_threads : 1, [&](int64_t r) {
         std::memcpy(f + r * K, xs + (r / S) * L + (r % S) * frame_stride_, static_cast<size_t>(K) * sizeof(float));
+      });
       bdata = f;
     } else if (matmul_ == MatmulForm::kIm2col) {
       fill_columns(x, f, ctx.num_threads);
       bdata = f;
     }
-    bind(src_, w.data);
-    bind(mm_b_, bdata);
-    bind(dst_, y.data);
-    mm_.execute(cpu_stream(), args_);
-    cpu_stream().wait();
+    if (dots_) {
+      run_dots(x, w, f, y, ctx.num_threads);
+    } else {
+      bind(src_, w.data);
+      bind(mm_b_, bdata);
+      bind(dst_, y.data);
+      mm_.execute(cpu_stream(), args_);
+      cpu_stream().wait();
+    }
     if (b) {  // Y[n, m, :] += B[m]
       const int64_t M = y.shape[1], rows = y.shape[0] * M, S = y.numel() / std::max<int64_t>(rows, 1);
       const float* bs = b->as<const float>();
       float* ys = y.as<float>();
       const bool par = ctx.num_threads > 1 && y.numel() >= 64 * 1024;
-#pragma omp parallel for num_threads(ctx.num_threads) schedule(static) if (par)
-      for (int64_t r = 0; r < rows; ++r) {
+      parallel_for(rows, par ? ctx.num_threads : 1, [&](int64_t r) {
         const float v = bs[r % M];
         float* row = ys + r * S;
 #pragma omp simd
         for (int64_t i = 0; i < S; ++i) row[i] += v;
-      }
+      });
     }
     if (epilogue_) epilogue_->run(y, ctx.num_threads);
   }
@@ -1196,8 +1254,7 @@ class ConvKernel final : public Kernel {
     const int64_t N = x.shape[0], IC = x.shape[1], S = c.oh * c.ow, K = IC * c.kh * c.kw;
     const float* xs = x.as<const float>();
     const bool par = threads > 1 && N * S * K >= 64 * 1024;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-    for (int64_t r = 0; r < N * K; ++r) {
+    parallel_for(N * K, par ? threads : 1, [&](int64_t r) {
       const int64_t n = r / K, k = r % K, ic = k / (c.kh * c.kw), kh = (k / c.kw) % c.kh, kw = k % c.kw;
       const float* plane = xs + (n * IC + ic) * c.ih * c.iw;
       float* row = f + r * S;
@@ -1214,7 +1271,7 @@ class ConvKernel final : public Kernel {
           out[ow] = iw >= 0 && iw < c.iw ? in[iw] : 0.f;
         }
       }
-    }
+    });
   }
 
   void build(const Shape& xs, const Shape& ws, bool has_bias, const Shape& ys) {
@@ -1354,6 +1411,8 @@ class ConvKernel final : public Kernel {
   size_t frame_bytes_ = 0;                        // kFrames [N][S][K], kIm2col [N][K][S], in the run's scratch
   Im2col im2col_;                                 // kIm2col: the window, for these shapes
   dnnl::matmul mm_;
+  bool dots_ = false;                             //   S <= dot_simd::kMaxRows: run_dots, no mm_
+  bool dots_named_ = false;                       //   static shapes that choose it: impl_name says so
   memory mm_b_;
   struct {
     int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;

@@ -33,6 +33,7 @@
 // reads T^T[i*W + j][(oc*KH + a)*KW + b]. Y stays plain.
 #include <algorithm>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
@@ -201,17 +202,16 @@ class ConvTransposeKernel final : public Kernel {
         cpu_stream().wait();
         // T's element (m, column p) is at t[m * cols + p] (plain X) or t[p * M + m] (nhwc X).
         const int64_t m_stride = nhwc_ ? 1 : cols, p_stride = nhwc_ ? M : 1;
-#pragma omp parallel for collapse(2) num_threads(ctx.num_threads) schedule(static) if (par)
-        for (int64_t oc = 0; oc < OC; ++oc)
-          for (int64_t r = 0; r < R * KH; ++r) {  // output row (i0 + i)*KH + a of the band
-            const int64_t i = r / KH, a = r % KH;
-            const float add = bias ? bias[oc] : 0.f;
-            float* row = out + ((n * OC + oc) * OH + i0 * KH + r) * OW;
-            for (int64_t bk = 0; bk < KW; ++bk) {
-              const float* src = t + ((oc * KH + a) * KW + bk) * m_stride + i * W * p_stride;
-              for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j * p_stride] + add;
-            }
+        parallel_for(OC * R * KH, par ? ctx.num_threads : 1, [&](int64_t q) {
+          const int64_t oc = q / (R * KH), r = q % (R * KH);  // output row (i0 + i)*KH + a of the band
+          const int64_t i = r / KH, a = r % KH;
+          const float add = bias ? bias[oc] : 0.f;
+          float* row = out + ((n * OC + oc) * OH + i0 * KH + r) * OW;
+          for (int64_t bk = 0; bk < KW; ++bk) {
+            const float* src = t + ((oc * KH + a) * KW + bk) * m_stride + i * W * p_stride;
+            for (int64_t j = 0; j < W; ++j) row[j * KW + bk] = src[j * p_stride] + add;
           }
+        });
       }
   }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/cpu/nn/norm_simd.h"
 #include "kernels/kernel.h"
@@ -47,8 +48,7 @@ class LayerNormKernel final : public Kernel {
     const float* xp = x.as<float>();
     // Rows on both threads from 8 Ki elements (BERT's [128, 256] rows took
     // 40-56 us on one thread; the parallel region costs a few).
-#pragma omp parallel for num_threads(ctx.num_threads) if (outer > 1 && outer * inner > 8192)
-    for (int64_t o = 0; o < outer; ++o) {
+    parallel_for(outer, outer > 1 && outer * inner > 8192 ? ctx.num_threads : 1, [&](int64_t o) {
       float mean, inv;
       const float* xr = xp + o * inner;
       float* yr = y + o * inner;
@@ -60,7 +60,7 @@ class LayerNormKernel final : public Kernel {
       if (mean_out) mean_out[o] = mean;
       if (inv_out) inv_out[o] = inv;
       norm_simd::normalize_row(xr, inner, mean, inv, scale, bias, yr);
-    }
+    });
   }
 
  private:
@@ -132,13 +132,12 @@ class InstanceNormKernel final : public Kernel {
     const float* bias = ctx.in(2).as<float>();
     const float* xp = x.as<float>();
     float* y = ctx.out(0).as<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
-    for (int64_t p = 0; p < planes; ++p) {
+    parallel_for(planes, x.numel() > 32768 ? ctx.num_threads : 1, [&](int64_t p) {
       float mean, inv;
       norm_simd::row_stats(xp + p * spatial, spatial, eps_, &mean, &inv);
       const float a = inv * scale[p % c], b = bias[p % c] - mean * inv * scale[p % c];
       norm_simd::scale_shift(xp + p * spatial, spatial, a, b, y + p * spatial);
-    }
+    });
   }
 
  private:
@@ -165,8 +164,7 @@ class LrnKernel final : public Kernel {
     const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
     const float* xp = x.as<float>();
     float* y = ctx.out(0).as<float>();
-#pragma omp parallel for num_threads(ctx.num_threads) if (x.numel() > 32768)
-    for (int64_t p = 0; p < n * c; ++p) {
+    parallel_for(n * c, x.numel() > 32768 ? ctx.num_threads : 1, [&](int64_t p) {
       const int64_t b = p / c, ch = p % c;
       for (int64_t i = 0; i < spatial; ++i) {
         double sq = 0;
@@ -177,7 +175,7 @@ class LrnKernel final : public Kernel {
         y[p * spatial + i] =
             static_cast<float>(xp[p * spatial + i] / std::pow(bias_ + alpha_ / size_ * sq, static_cast<double>(beta_)));
       }
-    }
+    });
   }
 
  private:

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
@@ -346,25 +347,23 @@ class GlobalPoolKernel final : public Kernel {
     const int threads = ctx.num_threads;
     const double scale = 1.0 / static_cast<double>(S);
     if (layout_ == ops::Layout::kPlain) {
-#pragma omp parallel for num_threads(threads) schedule(static) if (N * C * S > (1 << 16))
-      for (int64_t nc = 0; nc < N * C; ++nc) out[nc] = reduce(in + nc * S, S, scale);
+      parallel_for(N * C, N * C * S > (1 << 16) ? threads : 1,
+                   [&](int64_t nc) { out[nc] = reduce(in + nc * S, S, scale); });
     } else if (layout_ == ops::Layout::kNChw16c) {
       constexpr int64_t B = ops::kBlockedChannels;
       const int64_t CB = (C + B - 1) / B;
-#pragma omp parallel for num_threads(threads) schedule(static) if (N * CB * S * B > (1 << 16))
-      for (int64_t nb = 0; nb < N * CB; ++nb) {
+      parallel_for(N * CB, N * CB * S * B > (1 << 16) ? threads : 1, [&](int64_t nb) {
         const int64_t n = nb / CB, cb = nb % CB;
         reduce_lanes(in + nb * S * B, S, B, std::min(B, C - cb * B), scale, out + n * C + cb * B);
-      }
+      });
     } else if (is_max_) {  // nhwc
       for (int64_t n = 0; n < N; ++n) {
         // Channel chunks of 64 lanes, one per thread at a time.
         const int64_t chunks = (C + 63) / 64;
-#pragma omp parallel for num_threads(threads) schedule(static) if (C * S > (1 << 16) && chunks > 1)
-        for (int64_t k = 0; k < chunks; ++k) {
+        parallel_for(chunks, C * S > (1 << 16) && chunks > 1 ? threads : 1, [&](int64_t k) {
           const int64_t c0 = k * 64;
           reduce_lanes(in + n * S * C + c0, S, C, std::min<int64_t>(64, C - c0), scale, out + n * C + c0);
-        }
+        });
       }
     } else {
       mean_nhwc(in, N, S, C, scale, threads, out);
@@ -433,12 +432,11 @@ class GlobalPoolKernel final : public Kernel {
     float* part = partial_.data();
     for (int64_t n = 0; n < N; ++n) {
       const float* x = in + n * S * C;
-#pragma omp parallel for num_threads(threads) schedule(static) if (C * S > (1 << 16) && chunks * pieces > 1)
-      for (int64_t t = 0; t < chunks * pieces; ++t) {
+      parallel_for(chunks * pieces, C * S > (1 << 16) && chunks * pieces > 1 ? threads : 1, [&](int64_t t) {
         const int64_t k = t / pieces, c0 = (t % pieces) * width, lanes = std::min(width, C - c0);
         const int64_t s0 = k * kChunk;
         pool_simd::sum_rows(x + s0 * C + c0, std::min(S, s0 + kChunk) - s0, C, lanes, part + k * C + c0);
-      }
+      });
       for (int64_t c = 0; c < C; ++c) {
         double sum = 0;
         for (int64_t k = 0; k < chunks; ++k) sum += part[k * C + c];

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
@@ -205,13 +206,12 @@ class ResizeKernel final : public Kernel {
     const DimTaps& h = dims_[dims_.size() - 2];
     const int64_t rows = planes_ * out_h_, ow = out_w_;
     const int64_t* cols = col_index_.data();
-#pragma omp parallel for num_threads(threads) if (rows * ow > 32768)
-    for (int64_t row = 0; row < rows; ++row) {
+    parallel_for(rows, rows * ow > 32768 ? threads : 1, [&](int64_t row) {
       const int64_t p = row / out_h_, oh = row % out_h_;
       const T* src = x + (p * in_h_ + h.taps[h.begin[oh]].index) * in_w_;
       T* dst = y + row * ow;
       for (int64_t o = 0; o < ow; ++o) dst[o] = src[cols[o]];
-    }
+    });
   }
 
   /// Linear / cubic (float32): blend the output row's input rows (contiguous,
@@ -220,11 +220,9 @@ class ResizeKernel final : public Kernel {
     const DimTaps& h = dims_[dims_.size() - 2];
     const DimTaps& w = dims_.back();
     const int64_t rows = planes_ * out_h_;
-#pragma omp parallel num_threads(threads) if (rows * out_w_ > 32768)
-    {
+    parallel_ranges(rows, threads, [&](int64_t begin, int64_t end) {
       std::vector<float> blend(static_cast<size_t>(in_w_));
-#pragma omp for
-      for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t row = begin; row < end; ++row) {
         const int64_t p = row / out_h_, oh = row % out_h_;
         const float* src = blend_rows(x + p * in_h_ * in_w_, h, oh, blend.data());
         float* dst = y + row * out_w_;
@@ -250,7 +248,7 @@ class ResizeKernel final : public Kernel {
           dst[o] = acc;
         }
       }
-    }
+    }, rows * out_w_);
   }
 
   /// plane_nearest over pixels of vec_ elements (nhwc, nChw16c): each
@@ -261,13 +259,12 @@ class ResizeKernel final : public Kernel {
     const int64_t rows = planes_ * out_h_, ow = out_w_, v = vec_;
     const int64_t* cols = col_index_.data();
     const size_t pixel = static_cast<size_t>(v) * sizeof(T);
-#pragma omp parallel for num_threads(threads) if (rows * ow * v > 32768)
-    for (int64_t row = 0; row < rows; ++row) {
+    parallel_for(rows, rows * ow * v > 32768 ? threads : 1, [&](int64_t row) {
       const int64_t p = row / out_h_, oh = row % out_h_;
       const T* src = x + (p * in_h_ + h.taps[h.begin[oh]].index) * in_w_ * v;
       T* dst = y + row * ow * v;
       for (int64_t o = 0; o < ow; ++o) std::memcpy(dst + o * v, src + cols[o] * v, pixel);
-    }
+    });
   }
 
   /// plane_weighted over pixels of vec_ floats: the blended input row, then
@@ -276,17 +273,15 @@ class ResizeKernel final : public Kernel {
     const DimTaps& h = dims_[dims_.size() - 2];
     const DimTaps& w = dims_.back();
     const int64_t rows = planes_ * out_h_, v = vec_;
-#pragma omp parallel num_threads(threads) if (rows * out_w_ * v > 32768)
-    {
+    parallel_ranges(rows, threads, [&](int64_t begin, int64_t end) {
       std::vector<float> blend(static_cast<size_t>(in_w_ * v));
-#pragma omp for
-      for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t row = begin; row < end; ++row) {
         const int64_t p = row / out_h_, oh = row % out_h_;
         const float* src = blend_rows(x + p * in_h_ * in_w_ * v, h, oh, blend.data(), v);
         float* dst = y + row * out_w_ * v;
         for (int64_t o = 0; o < out_w_; ++o) weighted_sum(w, o, src, v, dst + o * v);
       }
-    }
+    }, rows * out_w_ * v);
   }
 
   /// sum_k weight_k * plane[row_k] over output row `oh`'s taps, into `buf`
@@ -484,8 +479,7 @@ class ResizeKernel final : public Kernel {
     const int64_t r = static_cast<int64_t>(in.size()), n = shape_numel(out);
     std::vector<int64_t> in_strides(r, 1);
     for (int64_t d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * in[d + 1];
-#pragma omp parallel for num_threads(threads) if (n > 32768)
-    for (int64_t e = 0; e < n; ++e) y[e] = element<T>(x, in_strides, out, e);
+    parallel_for(n, n > 32768 ? threads : 1, [&](int64_t e) { y[e] = element<T>(x, in_strides, out, e); });
   }
 
   /// One output element: sum over the product of its per-dim taps.

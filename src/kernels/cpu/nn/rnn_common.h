@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "gec/error.h"
+#include "kernels/cpu/common/broadcast.h"
+#include "kernels/cpu/common/dot_simd.h"
 #include "ir/graph.h"
 
 namespace gec::kernels::cpu {
@@ -23,28 +25,21 @@ inline constexpr int64_t kDotProductRows = 4;
 /// and N. Up to kDotProductRows rows (a step of one or a few sequences, as
 /// in streaming speech models) as dot products of A's and B's rows, split
 /// over N on `threads` threads when there are at least 64K multiply-adds;
-/// more rows through oneDNN's sgemm. The dot products spare a one-row
-/// product sgemm's per-call overhead and, in a process that has no other
-/// sgemm, its first call, which generates its JIT kernels (30-50 ms here).
+/// more rows through oneDNN's sgemm. The dot products (dot_simd.h, on the
+/// CPU's widest vectors) spare a one-row product sgemm's per-call overhead
+/// and, in a process that has no other sgemm, its first call, which
+/// generates its JIT kernels (30-50 ms here).
 inline void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c,
                     int threads) {
   if (m > kDotProductRows) {
     dnnl_sgemm('N', 'T', m, n, k, 1.f, a, k, b, k, beta, c, n);
     return;
   }
-  const bool par = threads > 1 && m * n * k >= (1 << 16);
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
-  for (int64_t j = 0; j < n; ++j) {
-    const float* brow = b + j * k;
-    for (int64_t i = 0; i < m; ++i) {
-      const float* arow = a + i * k;
-      float acc = 0.f;
-#pragma omp simd reduction(+ : acc)
-      for (int64_t p = 0; p < k; ++p) acc += arow[p] * brow[p];
-      float& out = c[i * n + j];
-      out = beta == 0.f ? acc : beta * out + acc;
-    }
-  }
+  const int nt = threads > 1 && m * n * k >= (1 << 16) ? threads : 1;
+  parallel_for(nt, nt, [&](int64_t t) {
+    const int64_t j0 = n * t / nt, j1 = n * (t + 1) / nt;
+    dot_simd::dots_nt(m, j1 - j0, k, a, b + j0 * k, beta, c + j0, n);
+  });
 }
 
 /// One activation function with its alpha/beta (ONNX RNN activation list).
