@@ -696,14 +696,18 @@ class ConvKernel final : public Kernel {
         const ir::Value* x = n.input(0);
         const ir::Value* y = n.output(0);
         matmul_at_run_ = x && y && (!x->type.is_static() || !y->type.is_static());
-        if (!x || !y || (!matmul_at_run_ && !matmul_fits(x->type.static_shape(), ws, y->type.static_shape())))
+        if (!x || !y) {
           matmul_ = MatmulForm::kNone;
-        // Static shapes with a handful of output positions: named for the
-        // dot products they run (build_matmul decides again from the shapes
-        // of a run, which for shapes known only then may choose them too).
-        if (matmul_ != MatmulForm::kNone && !matmul_at_run_) {
-          const Shape ys = y->type.static_shape();
-          dots_named_ = shape_numel(ys) / std::max<int64_t>(ys[0] * ys[1], 1) <= dot_simd::kMaxRows;
+        } else if (!matmul_at_run_) {
+          // A handful of output positions run as dot products (no oneDNN
+          // MatMul: any CPU), named so; build_matmul decides again from a
+          // run's shapes, which for shapes known only then may choose them.
+          const Shape xs = x->type.static_shape(), ys = y->type.static_shape();
+          dots_named_ = few_positions(ys);
+          if (dots_named_ ? !shapes_fit(xs, ws, ys) : !matmul_fits(xs, ws, ys)) {
+            matmul_ = MatmulForm::kNone;
+            dots_named_ = false;
+          }
         }
       }
     }
@@ -734,8 +738,8 @@ class ConvKernel final : public Kernel {
     // does a 2-D window of kIm2col (between reorders in oneDNN's layout,
     // run_blocked: oww_embedding compiled with a dynamic batch, its 3x1 and
     // 1x3 convolutions at 18-39 GFLOP/s as columns).
-    conv_at_run_ = matmul_at_run_ && (!matmul_fits(x.shape, w.shape, y.shape) ||
-                                      (matmul_ == MatmulForm::kIm2col && x.shape.size() == 4));
+    conv_at_run_ = matmul_at_run_ && !(few_positions(y.shape) && shapes_fit(x.shape, w.shape, y.shape)) &&
+                   (!matmul_fits(x.shape, w.shape, y.shape) || (matmul_ == MatmulForm::kIm2col && x.shape.size() == 4));
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return build_matmul(x.shape, w.shape, y.shape);
     build(x.shape, w.shape, has_bias, y.shape);
   }
@@ -1124,6 +1128,12 @@ class ConvKernel final : public Kernel {
            frames <= kMaxFrameRatio * shape_numel(xs) * static_cast<int64_t>(sizeof(float));
   }
 
+  /// Y [N, M, ...] with at most dot_simd::kMaxRows output positions per
+  /// image: the matmul form runs as dot products (run_dots).
+  static bool few_positions(const Shape& ys) {
+    return ys.size() >= 2 && shape_numel(ys) / std::max<int64_t>(ys[0] * ys[1], 1) <= dot_simd::kMaxRows;
+  }
+
   /// At kernel creation: the shapes fit and oneDNN has its brgemm MatMul for
   /// them (the descriptors are kept for build_matmul).
   bool matmul_fits(const Shape& xs, const Shape& ws, const Shape& ys) {
@@ -1146,7 +1156,7 @@ class ConvKernel final : public Kernel {
     // A handful of output positions: dot products (run_dots), no primitive.
     const int64_t N = xs[0], M = ws[0], S = shape_numel(ys) / std::max<int64_t>(N * M, 1),
                   K = shape_numel(ws) / std::max<int64_t>(M, 1);
-    dots_ = S <= dot_simd::kMaxRows;
+    dots_ = few_positions(ys);
     if (dots_) {
       scratch_.set(memory::desc());
       // The frames (kFrames) or columns (kIm2col) as the MatMul reads them,
