@@ -1,9 +1,10 @@
 // The rule spatial_mean (pass global_pool_canonicalization): a ReduceMean
 // over exactly the spatial dims 2 .. r-1 becomes GlobalAveragePool, followed
-// by Flatten(axis 1) when keepdims is 0; the axes a constant input (the
-// IR's ReduceMean-18 form), negative or in any order. Outputs
+// by Flatten(axis 1) when keepdims is 0, for images and volumes; the axes a
+// constant input (the IR's ReduceMean-18 form), negative or in any order. Outputs
 // are checked against the original graph (expect_rewrite); other axes, a
-// reduction over everything, axes known only at run and integer data stay.
+// reduction over everything, axes known only at run, rank 3, an empty map
+// and integer data stay.
 #include <gtest/gtest.h>
 
 #include "passes_util.h"
@@ -43,16 +44,16 @@ TEST(GlobalPoolCanonicalization, WithoutKeepdimsAFlattenFollows) {
 })", 1);
 }
 
-TEST(GlobalPoolCanonicalization, OneSpatialDim) {
+TEST(GlobalPoolCanonicalization, TwoSpatialDimsOfAVolume) {
   auto pass = make_global_pool_canonicalization();
   expect_rewrite(*pass, R"(graph {
-  input %x: float32[2,3,7]
-  const %a: int64[1] = [2]
-  %y = ReduceMean(%x, %a) : float32[2,3,1]
+  input %x: float32[1,3,2,4,5]
+  const %a: int64[3] = [4, 2, 3]
+  %y = ReduceMean(%x, %a) : float32[1,3,1,1,1]
   output %y
 })", R"(graph {
-  input %x: float32[2,3,7]
-  %y = GlobalAveragePool(%x) : float32[2,3,1]
+  input %x: float32[1,3,2,4,5]
+  %y = GlobalAveragePool(%x) : float32[1,3,1,1,1]
   output %y
 })", 1);
 }
@@ -83,6 +84,20 @@ TEST(GlobalPoolCanonicalization, OtherReductionsStay) {
   expect_unchanged(*pass, R"(graph {
   input %x: float32[1,4,3,3]
   input %a: int64[2]
+  %y = ReduceMean(%x, %a) : float32[1,4,1,1]
+  output %y
+})");
+  // Rank 3: [B, T, C] over its last axis is as often a transformer's norm.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[2,3,7]
+  const %a: int64[1] = [2]
+  %y = ReduceMean(%x, %a) : float32[2,3,1]
+  output %y
+})");
+  // An empty spatial dim: ReduceMean's NaN, not GlobalAveragePool's error.
+  expect_unchanged(*pass, R"(graph {
+  input %x: float32[1,4,0,3]
+  const %a: int64[2] = [2, 3]
   %y = ReduceMean(%x, %a) : float32[1,4,1,1]
   output %y
 })");

@@ -138,7 +138,8 @@ TEST(NnLstm, SmallAndLargeBatchProductsAgree) {
 // The default cell's vector passes (Sigmoid, Tanh, Tanh over whole gate
 // rows, lstm.cc step_vectors) against the ONNX LSTM-14 equations in double,
 // for a hidden size that leaves vector tails (37) over three steps of two
-// sequences, with both biases and an initial state.
+// sequences, with both biases and an initial state, on every compiled
+// Highway target.
 TEST(NnLstm, DefaultCellMatchesTheEquationsInDouble) {
   constexpr int64_t T = 3, B = 2, I = 6, H = 37, G = 4 * H;
   auto wave = [](int64_t n, int mul, int mod, double scale) {
@@ -148,35 +149,37 @@ TEST(NnLstm, DefaultCellMatchesTheEquationsInDouble) {
   };
   const std::vector<float> x = wave(T * B * I, 7, 17, 0.2), w = wave(G * I, 5, 23, 0.05), r = wave(G * H, 3, 29, 0.02),
                            b = wave(2 * G, 11, 13, 0.1), h0 = wave(B * H, 13, 31, 0.05), c0 = wave(B * H, 17, 37, 0.1);
+  for_each_hwy_target([&] {
   const auto out = run_op("LSTM",
-                          {make<float>({T, B, I}, x), make<float>({1, G, I}, w), make<float>({1, G, H}, r),
-                           make<float>({1, 2 * G}, b), Tensor(), make<float>({1, B, H}, h0), make<float>({1, B, H}, c0)},
-                          {ai("hidden_size", H)}, 3);
-  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-  std::vector<double> h(h0.begin(), h0.end()), c(c0.begin(), c0.end()), want_y;
-  for (int64_t t = 0; t < T; ++t) {
-    std::vector<double> hn(h.size());
-    for (int64_t bb = 0; bb < B; ++bb)
-      for (int64_t j = 0; j < H; ++j) {
-        double g[4];  // i, o, f, c
-        for (int k = 0; k < 4; ++k) {
-          const int64_t row = k * H + j;
-          double acc = double(b[row]) + b[G + row];
-          for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[row * I + q];
-          for (int64_t q = 0; q < H; ++q) acc += h[bb * H + q] * r[row * H + q];
-          g[k] = acc;
+                            {make<float>({T, B, I}, x), make<float>({1, G, I}, w), make<float>({1, G, H}, r),
+                             make<float>({1, 2 * G}, b), Tensor(), make<float>({1, B, H}, h0), make<float>({1, B, H}, c0)},
+                            {ai("hidden_size", H)}, 3);
+    auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    std::vector<double> h(h0.begin(), h0.end()), c(c0.begin(), c0.end()), want_y;
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<double> hn(h.size());
+      for (int64_t bb = 0; bb < B; ++bb)
+        for (int64_t j = 0; j < H; ++j) {
+          double g[4];  // i, o, f, c
+          for (int k = 0; k < 4; ++k) {
+            const int64_t row = k * H + j;
+            double acc = double(b[row]) + b[G + row];
+            for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[row * I + q];
+            for (int64_t q = 0; q < H; ++q) acc += h[bb * H + q] * r[row * H + q];
+            g[k] = acc;
+          }
+          const double cn = sigmoid(g[2]) * c[bb * H + j] + sigmoid(g[0]) * std::tanh(g[3]);
+          c[bb * H + j] = cn;
+          hn[bb * H + j] = sigmoid(g[1]) * std::tanh(cn);
         }
-        const double cn = sigmoid(g[2]) * c[bb * H + j] + sigmoid(g[0]) * std::tanh(g[3]);
-        c[bb * H + j] = cn;
-        hn[bb * H + j] = sigmoid(g[1]) * std::tanh(cn);
-      }
-    h = hn;
-    want_y.insert(want_y.end(), h.begin(), h.end());
-  }
-  const std::vector<float> y = values<float>(out[0]), yc = values<float>(out[2]);
-  ASSERT_EQ(y.size(), want_y.size());
-  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want_y[i], 2e-6) << i;
-  for (size_t i = 0; i < yc.size(); ++i) EXPECT_NEAR(yc[i], c[i], 4e-6) << i;
+      h = hn;
+      want_y.insert(want_y.end(), h.begin(), h.end());
+    }
+    const std::vector<float> y = values<float>(out[0]), yc = values<float>(out[2]);
+    ASSERT_EQ(y.size(), want_y.size());
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want_y[i], 2e-6) << i;
+    for (size_t i = 0; i < yc.size(); ++i) EXPECT_NEAR(yc[i], c[i], 4e-6) << i;
+  });
 }
 
 }  // namespace

@@ -199,17 +199,13 @@ TEST(NnGlobalPool, NhwcMeanIsTheSameOnEveryThreadCount) {
 // single vectors, an 8-lane half vector, scalar lanes); sum is a
 // reordered float sum, within a few float roundings of a double loop.
 TEST(NnGlobalPool, VectorSumsOnEveryTargetMatchScalarLoops) {
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  ASSERT_FALSE(targets.empty());
   std::vector<float> x(300 * 140);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 10.f + static_cast<float>((i * 29) % 113) / 13.f;
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
+  for_each_hwy_target([&] {
     for (int64_t lanes : {1, 3, 8, 16, 24, 72, 100, 130})
       for (int64_t count : {0, 1, 5, 256}) {
         const int64_t row = lanes + 7;
-        SCOPED_TRACE(std::string(hwy::TargetName(target)) + " lanes " + std::to_string(lanes) + " rows " +
-                     std::to_string(count));
+        SCOPED_TRACE("lanes " + std::to_string(lanes) + " rows " + std::to_string(count));
         std::vector<float> got(static_cast<size_t>(lanes), -1.f);
         kernels::cpu::pool_simd::sum_rows(x.data(), count, row, lanes, got.data());
         for (int64_t j = 0; j < lanes; ++j) {
@@ -221,11 +217,9 @@ TEST(NnGlobalPool, VectorSumsOnEveryTargetMatchScalarLoops) {
     for (int64_t n : {0, 1, 7, 16, 63, 64, 65, 1000, 4099}) {
       double want = 0;
       for (int64_t i = 0; i < n; ++i) want += x[static_cast<size_t>(i)];
-      const float got = kernels::cpu::pool_simd::sum(x.data(), n);
-      EXPECT_NEAR(got, want, 4e-7 * want + 1e-6) << hwy::TargetName(target) << " n " << n;
+      EXPECT_NEAR(kernels::cpu::pool_simd::sum(x.data(), n), want, 4e-7 * want + 1e-6) << "n " << n;
     }
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 // native.pool through its kernel (nhwc, as a plan gives it): the rows are

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <dnnl.hpp>
+#include <hwy/targets.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -144,6 +145,23 @@ inline std::string capture_stdout(const std::function<void()>& f) {
   std::fflush(stdout);
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// Calls f() once per Highway target compiled in and supported by this CPU,
+/// each time with dispatch pinned to that target (and its name traced), so
+/// a test of a Highway loop covers the AVX-512, AVX2 and SSE4 code paths on
+/// one machine; dispatch is unpinned afterwards, also when f() fails.
+inline void for_each_hwy_target(const std::function<void()>& f) {
+  struct Unpin {
+    ~Unpin() { hwy::SetSupportedTargetsForTest(0); }
+  } unpin;
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    f();
+  }
 }
 
 }  // namespace gec::testing

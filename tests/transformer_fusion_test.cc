@@ -8,7 +8,6 @@
 #include <limits>
 
 #include <gtest/gtest.h>
-#include <hwy/targets.h>
 
 #include "kernels_nn_util.h"
 #include "passes_util.h"
@@ -213,11 +212,7 @@ double gelu_ref(double x, bool tanh_form) {
 }
 
 TEST(GeluKernel, MatchesGelu20FormulaAtEdgeSizes) {
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  ASSERT_FALSE(targets.empty());
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
-    SCOPED_TRACE(hwy::TargetName(target));
+  for_each_hwy_target([] {
     for (bool tanh_form : {false, true})
       for (int64_t n : {0, 1, 7, 16, 17, 1000}) {
         std::vector<float> x(static_cast<size_t>(n));
@@ -235,8 +230,7 @@ TEST(GeluKernel, MatchesGelu20FormulaAtEdgeSizes) {
           EXPECT_NEAR(y[i], ref, rel * std::fabs(ref)) << "x = " << x[i] << (tanh_form ? " tanh" : " erf");
         }
       }
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 TEST(GeluKernel, NaNAndInfinities) {

@@ -14,8 +14,12 @@
 // attribute into that constant input; negative axes count from the end) and
 // GlobalAveragePool-1: both the mean of X[n, c, ...] over every cell of the
 // trailing dims.
-// Guards: x is float32 with a static shape of rank >= 3; the axes are a
-// constant, exactly 2 .. r-1 each once; the driver keeps the rest safe.
+// Guards: x is float32 with a static shape of rank >= 4 (images and
+// volumes: a rank-3 [B, T, C] mean over its last axis is as often a
+// transformer's RMSNorm or LayerNorm piece as a 1-D conv net's pooling) and
+// no empty spatial dim (ReduceMean gives NaN there, GlobalAveragePool an
+// error); the axes are a constant, exactly 2 .. r-1 each once; the driver
+// keeps the rest safe.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -28,8 +32,11 @@ namespace {
 std::optional<Match> match_spatial_mean(const ir::Graph&, ir::Node* mean) {
   ir::Value* x = mean->input(0);
   const std::optional<Shape> xs = static_shape(x);
-  if (!xs || xs->size() < 3 || x->type.dtype != DType::kFloat32 || !mean->output(0)->type.is_static())
+  if (!xs || xs->size() < 4 || x->type.dtype != DType::kFloat32 || !mean->output(0)->type.is_static())
     return std::nullopt;
+  // An empty map: ReduceMean's mean is NaN there, GlobalAveragePool refuses it.
+  for (size_t d = 2; d < xs->size(); ++d)
+    if ((*xs)[d] == 0) return std::nullopt;
   // The IR's ReduceMean takes its axes as input 1 (ReduceMean-18; the
   // importer moves older opsets' attribute there); none means every dim.
   if (mean->inputs().size() < 2 || !mean->input(1)) return std::nullopt;

@@ -47,8 +47,8 @@ struct Step {
 /// fewer floating-point operations than these runs on one thread: on this
 /// CPU a parallel region costs 1-5 us to open and join, as long as ~32 KiB
 /// of memory traffic or ~0.25 MFLOP on one core.
-inline constexpr int64_t kSingleThreadBytes = 256 * 1024;
-inline constexpr double kSingleThreadFlops = 1e6;
+inline constexpr int64_t kSingleThreadBytes = 32 * 1024;
+inline constexpr double kSingleThreadFlops = 0.25e6;
 
 /// Streams a plan may name (the .gom loader refuses more).
 inline constexpr int32_t kMaxStreams = 64;

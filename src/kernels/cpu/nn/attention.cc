@@ -158,7 +158,9 @@ class AttentionKernel final : public Kernel {
     if (scores_.size() < per_thread * static_cast<size_t>(nt)) scores_.assign(per_thread * static_cast<size_t>(nt), 0.f);
     parallel_for(items, nt, [&](int64_t it) {
       const int64_t b = it / blocks, r0 = (it % blocks) * kRows, rows = std::min(kRows, s_ - r0);
-      float* s = scores_.data() + per_thread * static_cast<size_t>(omp_get_thread_num());
+      // The slot of this thread of the region (0 on the plain loop of nt == 1,
+      // whatever team the caller may be in).
+      float* s = scores_.data() + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);
       const size_t bi = static_cast<size_t>(b);
       attention_simd::scores_block(q + q_at_[bi] + r0 * ldq_, ldq_, kt + b * d_ * t_, t_, s, t_, rows, d_, t_,
                                    scale_);

@@ -1,6 +1,7 @@
 // Conv (ONNX Conv-11) and com.graphengine::FusedConv (ops/fused_conv.h) on
 // CPU through oneDNN convolution_forward, or for a few plain forms one oneDNN
-// MatMul (MatmulForm below) or our own depthwise loop.
+// MatMul (MatmulForm below; dot products, dot_simd.h, where the output has a
+// handful of positions per image) or our own depthwise loop.
 //
 // src/dst are in plain NC[D]HW layout (what the arena holds) unless the
 // execution plan's layouts (KernelConfig, chosen by schedule/
@@ -690,8 +691,9 @@ class ConvKernel final : public Kernel {
       matmul_ = native_dw_ ? MatmulForm::kNone : matmul_form(ws);
       frame_stride_ = raw_.strides.empty() ? 1 : raw_.strides[0];
       // Only where oneDNN has its brgemm MatMul for the shapes (elsewhere,
-      // e.g. without AVX-512, it may be gemm-based: no gain). Shapes known
-      // only at run (a subgraph's, a dynamic dim) are checked at reshape.
+      // e.g. without AVX-512, it may be gemm-based: no gain), or where the
+      // dot products run (few_positions). Shapes known only at run (a
+      // subgraph's, a dynamic dim) are checked at reshape.
       if (matmul_ != MatmulForm::kNone) {
         const ir::Value* x = n.input(0);
         const ir::Value* y = n.output(0);
@@ -1003,7 +1005,7 @@ class ConvKernel final : public Kernel {
   /// or VALID) and one is the general im2col; all three plain src and dst,
   /// group 1, no residual, a static W, and not the "post_op" variant (which keeps oneDNN's
   /// convolution for tests). X and Y must fit (matmul_fits: a brgemm MatMul,
-  /// bounded frames): with static shapes that is decided here; with shapes
+  /// bounded frames; or few_positions and shapes_fit: the dot products): with static shapes that is decided here; with shapes
   /// known only at run (a subgraph's) at each reshape, where a misfit runs
   /// oneDNN's convolution in this kernel (a 128 -> 1 channel pointwise conv
   /// of width 1 in silero_vad_v5's If branch was oneDNN's ref:any):

@@ -159,8 +159,10 @@ class RecurrentKernel final : public Kernel {
     if (act[0].kind == Activation::kSigmoid && act[1].kind == Activation::kTanh && clip_ <= 0.f) {
       cell_.resize(static_cast<size_t>(3 * H));
       float *zr = cell_.data(), *n = cell_.data() + 2 * H;
-      for (int64_t j = 0; j < 2 * H; ++j) zr[j] = xg[j] + hg[j];
-      simd::unary_f32(simd::UnOp::kSigmoid, zr, zr, 2 * H);
+      // r only for linear_before_reset (otherwise reset_projection used it).
+      const int64_t gates = linear_before_reset_ ? 2 * H : H;
+      for (int64_t j = 0; j < gates; ++j) zr[j] = xg[j] + hg[j];
+      simd::unary_f32(simd::UnOp::kSigmoid, zr, zr, gates);
       for (int64_t j = 0; j < H; ++j)
         n[j] = linear_before_reset_ ? xg[2 * H + j] + zr[H + j] * hg[2 * H + j] : xg[2 * H + j] + hn[j];
       simd::unary_f32(simd::UnOp::kTanh, n, n, H);
