@@ -5,7 +5,7 @@
 //   ReduceMean(x, axes = {2, ..., r-1}, keepdims = 0) -> Flatten(GlobalAveragePool(x), axis = 1)
 //
 // Why: PyTorch models that pool with `x.mean([2, 3])` (torchvision's
-// MNASNet, many timm and speech models) export a ReduceMean, which reads
+// MNASNet, many timm models) export a ReduceMean, which reads
 // plain data only, so the last convolution's blocked output went through a
 // Reorder first (MNASNet 1.0: 0.06-0.08 ms of a 4 ms run for [1,1280,7,7]).
 // GlobalAveragePool reads nChw16c and nhwc in place (layout_assignment.cc),
