@@ -123,8 +123,8 @@ Command add_bench(CLI::App& root) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs in %.2f s after %d warm-up, %d threads%s, %d stream%s\n", a->model.c_str(),
-                        r.iterations, r.timed_s, a->warmup, r.threads,
+            std::printf("%s: %d runs in %.2f s after %d warm-up, %d thread%s%s, %d stream%s\n", a->model.c_str(),
+                        r.iterations, r.timed_s, a->warmup, r.threads, r.threads == 1 ? "" : "s",
                         r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
                                              " requests in flight").c_str() : "",
                         r.streams, r.streams == 1 ? "" : "s");

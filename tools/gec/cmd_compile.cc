@@ -21,9 +21,9 @@ void print_table(const nlohmann::json& r) {
   std::printf("%-12s %10s\n", "stage", "ms");
   for (const char* s : {"parse", "optimize", "schedule", "memory", "lower", "pack_weights", "serialize"})
     if (r["stages"].contains(s)) std::printf("%-12s %10.2f\n", s, r["stages"][s].get<double>());
-  std::printf("\n%-26s %9s %8s %8s %8s\n", "pass", "ms", "before", "after", "changes");
+  std::printf("\n%-30s %9s %8s %8s %8s\n", "pass", "ms", "before", "after", "changes");
   for (const auto& p : r["passes"])
-    std::printf("%-26s %9.2f %8lld %8lld %8lld\n", p["name"].get<std::string>().c_str(), p["ms"].get<double>(),
+    std::printf("%-30s %9.2f %8lld %8lld %8lld\n", p["name"].get<std::string>().c_str(), p["ms"].get<double>(),
                 p["nodes_before"].get<long long>(), p["nodes_after"].get<long long>(), p["changes"].get<long long>());
   if (r.contains("fusion")) {
     const auto& f = r["fusion"];
