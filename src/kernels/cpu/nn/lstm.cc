@@ -148,7 +148,7 @@ class LstmKernel final : public Kernel {
   /// i, o, f are the first 3H pre-activations, one sigmoid pass; c one tanh
   /// pass; then C' = f*C + i*c and H' = o * tanh(C'). `g` is overwritten.
   /// The scalar loop called libm's expf / tanhf five times per unit
-  /// (silero_vad_v5's 128-unit step: ~10 us of its 20).
+  /// (silero_vad_v5's LSTM node, 128 units: 0.021-0.027 -> 0.018 ms).
   void step_vectors(float* g, float* h, float* c) {
     const int64_t H = hidden_;
     simd::unary_f32(simd::UnOp::kSigmoid, g, g, 3 * H);
