@@ -194,14 +194,16 @@ std::string planned_impl(const ConvRun& r, const Shape& xs, const Shape& ys) {
 
 /// Runs `r` with the kernel its node gets by default and with oneDNN's
 /// convolution (variant "post_op"); expects the same outputs
-/// (|a - b| <= 1e-5 + 1e-5 |b|). Returns the output shape.
-Shape expect_default_kernel_matches_onednn(const ConvRun& r, const std::string& trace) {
+/// (|a - b| <= atol + rtol |b|, 1e-5 each unless given). Returns the
+/// output shape.
+Shape expect_default_kernel_matches_onednn(const ConvRun& r, const std::string& trace, float rtol = 1e-5f,
+                                           float atol = 1e-5f) {
   kernels::KernelConfig onednn;
   onednn.variant = "post_op";
   const auto got = run_op(r.op, r.in, r.attrs, 1, r.domain);
   const auto ref = run_op(r.op, r.in, r.attrs, 1, r.domain, onednn);
   EXPECT_EQ(got[0].shape(), ref[0].shape()) << trace;
-  if (got[0].shape() == ref[0].shape()) expect_close(values<float>(got[0]), values<float>(ref[0]), 1e-5f, 1e-5f);
+  if (got[0].shape() == ref[0].shape()) expect_close(values<float>(got[0]), values<float>(ref[0]), rtol, atol);
   return ref[0].shape();
 }
 
@@ -321,18 +323,12 @@ TEST(NnConv, ConvAsDotsMatchesOneDnnConvolution) {
   // Sums of up to 387 products of size <= 1 that cancel to ~0.03: two
   // summation orders (oneDNN's and the dot products', the latter without
   // FMA on SSE4) differ by up to a few K * 2^-24, so 1e-4 absolute.
-  kernels::KernelConfig onednn;
-  onednn.variant = "post_op";
   for_each_hwy_target([&] {
     for (const Case& k : cases) {
       const std::string trace = shape_str(k.x) + " * " + shape_str(k.w);
       SCOPED_TRACE(trace);
       const ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu);
-      const auto got = run_op(r.op, r.in, r.attrs, 1, r.domain);
-      const auto ref = run_op(r.op, r.in, r.attrs, 1, r.domain, onednn);
-      ASSERT_EQ(got[0].shape(), ref[0].shape());
-      expect_close(values<float>(got[0]), values<float>(ref[0]), 1e-5f, 1e-4f);  // rtol, atol
-      const Shape ys = ref[0].shape();
+      const Shape ys = expect_default_kernel_matches_onednn(r, trace, 1e-5f, 1e-4f);
       EXPECT_EQ(matmul_form_impl(ys, false), "native.conv_as_dots") << trace;
       EXPECT_EQ(planned_impl(r, k.x, ys), matmul_form_impl(ys, k.relu)) << trace;
     }

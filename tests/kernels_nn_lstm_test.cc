@@ -111,13 +111,9 @@ TEST(NnLstm, Layout1BatchMajor) {
 // give the same Y.
 TEST(NnLstm, SmallAndLargeBatchProductsAgree) {
   constexpr int64_t T = 3, I = 64, H = 128, G = 4 * H;
-  auto wave = [](int64_t n, int mul, int mod, float scale) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * mul) % mod) - mod / 2) * scale;
-    return v;
-  };
-  const std::vector<float> w = wave(G * I, 7, 23, 0.01f), r = wave(G * H, 5, 19, 0.01f), b = wave(2 * G, 3, 11, 0.05f);
-  const std::vector<float> x5 = wave(T * 5 * I, 11, 29, 0.1f);
+  const std::vector<float> w = sawtooth(G * I, 7, 23, 0.01), r = sawtooth(G * H, 5, 19, 0.01),
+                           b = sawtooth(2 * G, 3, 11, 0.05);
+  const std::vector<float> x5 = sawtooth(T * 5 * I, 11, 29, 0.1);
   std::vector<float> x4;  // the first 4 of the 5 batch rows, per step ([T, B, I])
   for (int64_t t = 0; t < T; ++t) x4.insert(x4.end(), x5.begin() + (t * 5) * I, x5.begin() + (t * 5 + 4) * I);
   auto run = [&](int64_t batch, const std::vector<float>& x) {
@@ -132,7 +128,7 @@ TEST(NnLstm, SmallAndLargeBatchProductsAgree) {
   expect_close(values<float>(y4), y5_first4, 1e-5f, 1e-6f);
   float largest = 0;
   for (float v : y5_first4) largest = std::max(largest, std::abs(v));
-  EXPECT_GT(largest, 0.05f) << "the outputs should not all be near zero";
+  EXPECT_GT(largest, 0.05) << "the outputs should not all be near zero";
 }
 
 // The default cell's vector passes (Sigmoid, Tanh, Tanh over whole gate
@@ -142,39 +138,36 @@ TEST(NnLstm, SmallAndLargeBatchProductsAgree) {
 // Highway target.
 TEST(NnLstm, DefaultCellMatchesTheEquationsInDouble) {
   constexpr int64_t T = 3, B = 2, I = 6, H = 37, G = 4 * H;
-  auto wave = [](int64_t n, int mul, int mod, double scale) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((static_cast<int>((i * mul) % mod) - mod / 2) * scale);
-    return v;
-  };
-  const std::vector<float> x = wave(T * B * I, 7, 17, 0.2), w = wave(G * I, 5, 23, 0.05), r = wave(G * H, 3, 29, 0.02),
-                           b = wave(2 * G, 11, 13, 0.1), h0 = wave(B * H, 13, 31, 0.05), c0 = wave(B * H, 17, 37, 0.1);
+  const std::vector<float> x = sawtooth(T * B * I, 7, 17, 0.2), w = sawtooth(G * I, 5, 23, 0.05),
+                           r = sawtooth(G * H, 3, 29, 0.02), b = sawtooth(2 * G, 11, 13, 0.1),
+                           h0 = sawtooth(B * H, 13, 31, 0.05), c0 = sawtooth(B * H, 17, 37, 0.1);
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  std::vector<double> h(h0.begin(), h0.end()), c(c0.begin(), c0.end()), want_y;
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<double> hn(h.size());
+    for (int64_t bb = 0; bb < B; ++bb)
+      for (int64_t j = 0; j < H; ++j) {
+        double g[4];  // i, o, f, c
+        for (int k = 0; k < 4; ++k) {
+          const int64_t row = k * H + j;
+          double acc = double(b[row]) + b[G + row];
+          for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[row * I + q];
+          for (int64_t q = 0; q < H; ++q) acc += h[bb * H + q] * r[row * H + q];
+          g[k] = acc;
+        }
+        const double cn = sigmoid(g[2]) * c[bb * H + j] + sigmoid(g[0]) * std::tanh(g[3]);
+        c[bb * H + j] = cn;
+        hn[bb * H + j] = sigmoid(g[1]) * std::tanh(cn);
+      }
+    h = hn;
+    want_y.insert(want_y.end(), h.begin(), h.end());
+  }
+  // The same reference for every target.
   for_each_hwy_target([&] {
-  const auto out = run_op("LSTM",
+    const auto out = run_op("LSTM",
                             {make<float>({T, B, I}, x), make<float>({1, G, I}, w), make<float>({1, G, H}, r),
                              make<float>({1, 2 * G}, b), Tensor(), make<float>({1, B, H}, h0), make<float>({1, B, H}, c0)},
                             {ai("hidden_size", H)}, 3);
-    auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-    std::vector<double> h(h0.begin(), h0.end()), c(c0.begin(), c0.end()), want_y;
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<double> hn(h.size());
-      for (int64_t bb = 0; bb < B; ++bb)
-        for (int64_t j = 0; j < H; ++j) {
-          double g[4];  // i, o, f, c
-          for (int k = 0; k < 4; ++k) {
-            const int64_t row = k * H + j;
-            double acc = double(b[row]) + b[G + row];
-            for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[row * I + q];
-            for (int64_t q = 0; q < H; ++q) acc += h[bb * H + q] * r[row * H + q];
-            g[k] = acc;
-          }
-          const double cn = sigmoid(g[2]) * c[bb * H + j] + sigmoid(g[0]) * std::tanh(g[3]);
-          c[bb * H + j] = cn;
-          hn[bb * H + j] = sigmoid(g[1]) * std::tanh(cn);
-        }
-      h = hn;
-      want_y.insert(want_y.end(), h.begin(), h.end());
-    }
     const std::vector<float> y = values<float>(out[0]), yc = values<float>(out[2]);
     ASSERT_EQ(y.size(), want_y.size());
     for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want_y[i], 2e-6) << i;

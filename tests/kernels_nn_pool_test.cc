@@ -472,20 +472,16 @@ TEST(NnPixelPool, EveryTargetMatchesAReferenceLoop) {
       {8, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},  // ceil_mode: the last windows reach past the end pads
       {13, 12, 3, 2, 2, 1, 2, 3, 2, 1, 1, 0},  // dilations, uneven pads
   };
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  ASSERT_FALSE(targets.empty());
-  for (int64_t target : targets) {
-    hwy::SetSupportedTargetsForTest(target);
+  for_each_hwy_target([&] {
     for (const PixelPoolCase& c : cases)
       for (int64_t P : {3, 16, 20, 27, 40})
         for (int kind = 0; kind < 3; ++kind) {
-          SCOPED_TRACE(std::string(hwy::TargetName(target)) + " P " + std::to_string(P) + " window " +
-                       std::to_string(c.kh) + "x" + std::to_string(c.kw) + " on " + std::to_string(c.H) + "x" +
-                       std::to_string(c.W) + (kind == 0 ? " max" : kind == 1 ? " mean" : " mean with pads"));
+          SCOPED_TRACE("P " + std::to_string(P) + " window " + std::to_string(c.kh) + "x" + std::to_string(c.kw) +
+                       " on " + std::to_string(c.H) + "x" + std::to_string(c.W) +
+                       (kind == 0 ? " max" : kind == 1 ? " mean" : " mean with pads"));
           expect_pixel_pool_matches_reference(c, P, kind == 0, kind == 2);
         }
-  }
-  hwy::SetSupportedTargetsForTest(0);
+  });
 }
 
 }  // namespace

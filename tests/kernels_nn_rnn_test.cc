@@ -76,54 +76,49 @@ TEST(NnGru, LinearBeforeReset) {
 // on every compiled Highway target.
 TEST(NnGru, DefaultCellMatchesTheEquationsInDouble) {
   constexpr int64_t T = 3, B = 2, I = 5, H = 37, G = 3 * H;
-  auto wave = [](int64_t n, int mul, int mod, double scale) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((static_cast<int>((i * mul) % mod) - mod / 2) * scale);
-    return v;
-  };
-  const std::vector<float> x = wave(T * B * I, 7, 17, 0.2), w = wave(G * I, 5, 23, 0.05), r = wave(G * H, 3, 29, 0.02),
-                           b = wave(2 * G, 11, 13, 0.1), h0 = wave(B * H, 13, 31, 0.05);
+  const std::vector<float> x = sawtooth(T * B * I, 7, 17, 0.2), w = sawtooth(G * I, 5, 23, 0.05),
+                           r = sawtooth(G * H, 3, 29, 0.02), b = sawtooth(2 * G, 11, 13, 0.1),
+                           h0 = sawtooth(B * H, 13, 31, 0.05);
   auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-  for_each_hwy_target([&] {
-    for (int lbr : {0, 1}) {
+  for (int lbr : {0, 1}) {
+    std::vector<double> h(h0.begin(), h0.end()), want_y;
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<double> hn(h.size());
+      for (int64_t bb = 0; bb < B; ++bb) {
+        auto xw = [&](int k, int64_t u) {  // (X W^T + Wb) of gate k (z, r, h), unit u
+          double acc = b[k * H + u];
+          for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[(k * H + u) * I + q];
+          return acc;
+        };
+        auto hr = [&](int k, int64_t u, const std::vector<double>& hv) {  // (hv R^T + Rb) of gate k, unit u
+          double acc = b[G + k * H + u];
+          for (int64_t q = 0; q < H; ++q) acc += hv[bb * H + q] * r[(k * H + u) * H + q];
+          return acc;
+        };
+        std::vector<double> rh(h.size());  // r * H_{t-1} of this entry (linear_before_reset = 0)
+        for (int64_t u = 0; u < H; ++u) rh[bb * H + u] = sigmoid(xw(1, u) + hr(1, u, h)) * h[bb * H + u];
+        for (int64_t j = 0; j < H; ++j) {
+          const double z = sigmoid(xw(0, j) + hr(0, j, h));
+          const double n = lbr ? std::tanh(xw(2, j) + sigmoid(xw(1, j) + hr(1, j, h)) * hr(2, j, h))
+                               : std::tanh(xw(2, j) + hr(2, j, rh));
+          hn[bb * H + j] = (1 - z) * n + z * h[bb * H + j];
+        }
+      }
+      h = hn;
+      want_y.insert(want_y.end(), h.begin(), h.end());
+    }
+    // The same reference for every target.
+    for_each_hwy_target([&] {
       const auto out = run_op("GRU",
                               {make<float>({T, B, I}, x), make<float>({1, G, I}, w), make<float>({1, G, H}, r),
                                make<float>({1, 2 * G}, b), Tensor(), make<float>({1, B, H}, h0)},
                               {ai("hidden_size", H), ai("linear_before_reset", lbr)}, 2);
-      std::vector<double> h(h0.begin(), h0.end()), want_y;
-      for (int64_t t = 0; t < T; ++t) {
-        std::vector<double> hn(h.size());
-        for (int64_t bb = 0; bb < B; ++bb)
-          for (int64_t j = 0; j < H; ++j) {
-            auto xw = [&](int k, int64_t u) {  // (X W^T + Wb) of gate k (z, r, h), unit u
-              double acc = b[k * H + u];
-              for (int64_t q = 0; q < I; ++q) acc += double(x[(t * B + bb) * I + q]) * w[(k * H + u) * I + q];
-              return acc;
-            };
-            auto hr = [&](int k, int64_t u, const std::vector<double>& hv) {  // (hv R^T + Rb) of gate k, unit u
-              double acc = b[G + k * H + u];
-              for (int64_t q = 0; q < H; ++q) acc += hv[bb * H + q] * r[(k * H + u) * H + q];
-              return acc;
-            };
-            const double z = sigmoid(xw(0, j) + hr(0, j, h));
-            double n;
-            if (lbr) {
-              n = std::tanh(xw(2, j) + sigmoid(xw(1, j) + hr(1, j, h)) * hr(2, j, h));
-            } else {
-              std::vector<double> rh(h.size());  // r * H_{t-1}, every unit of this entry
-              for (int64_t u = 0; u < H; ++u) rh[bb * H + u] = sigmoid(xw(1, u) + hr(1, u, h)) * h[bb * H + u];
-              n = std::tanh(xw(2, j) + hr(2, j, rh));
-            }
-            hn[bb * H + j] = (1 - z) * n + z * h[bb * H + j];
-          }
-        h = hn;
-        want_y.insert(want_y.end(), h.begin(), h.end());
-      }
       const std::vector<float> y = values<float>(out[0]);
       ASSERT_EQ(y.size(), want_y.size());
-      for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want_y[i], 2e-6) << "linear_before_reset " << lbr << " at " << i;
-    }
-  });
+      for (size_t i = 0; i < y.size(); ++i)
+        EXPECT_NEAR(y[i], want_y[i], 2e-6) << "linear_before_reset " << lbr << " at " << i;
+    });
+  }
 }
 
 TEST(NnGru, RefusesFloat64) {

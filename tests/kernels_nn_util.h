@@ -34,6 +34,16 @@ inline Tensor to_layout(const Tensor& t, ops::Layout l) {
   return b;
 }
 
+/// n floats of a deterministic sawtooth: ((i * mul) % mod - mod / 2) * scale,
+/// so weights, inputs and states of a test get different non-zero values of
+/// both signs without a random generator.
+inline std::vector<float> sawtooth(int64_t n, int mul, int mod, double scale) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>((static_cast<int>((i * mul) % mod) - mod / 2) * scale);
+  return v;
+}
+
 inline ir::Attribute ai(const std::string& n, int64_t v) { return ir::Attribute::Int(n, v); }
 inline ir::Attribute af(const std::string& n, float v) { return ir::Attribute::Float(n, v); }
 inline ir::Attribute as(const std::string& n, const std::string& v) { return ir::Attribute::String(n, v); }
