@@ -676,6 +676,36 @@ TEST(ModelFormat, WeightsAreVerifiedBlockByBlockOnSeveralThreads) {
             std::string::npos);
 }
 
+TEST(ModelFormat, DeferredWeightsCheckRunsLaterAndSessionsStillRefuseDamage) {
+  const std::vector<uint8_t> b = with_block_size(write_test_model(), 64);
+  const Entry w = entry_of(b, 2);
+  std::vector<uint8_t> bad = b;
+  bad[w.offset + 5 * 64 + 1] ^= 0x08;
+  const auto bytes = std::make_shared<const std::vector<uint8_t>>(bad);
+  // Deferred: the read succeeds, the check it hands back finds block 5, and
+  // keeps the bytes alive after the LoadedModel is gone.
+  std::function<void(int)> verify;
+  {
+    LoadedModel m = read_gom_bytes(bytes, 1, /*defer_weights_check=*/true);
+    ASSERT_TRUE(m.verify_weights);
+    verify = std::move(m.verify_weights);
+  }
+  for (int threads : {1, 3}) {
+    try {
+      verify(threads);
+      ADD_FAILURE() << "damaged WEIGHTS passed the deferred check on " << threads << " threads";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptFile);
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch in WEIGHTS (block 5, bytes 320..384"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b), 2, true).verify_weights(2));
+  // Not deferred unless asked: the plain read throws and leaves no check.
+  EXPECT_NE(load_error(bad).find("block 5"), std::string::npos);
+  EXPECT_FALSE(read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b)).verify_weights);
+}
+
 TEST(ModelFormat, RefusesWeightsWithoutFittingBlockHashes) {
   const std::vector<uint8_t> good = write_test_model();
   std::vector<uint8_t> b = good;
@@ -1261,6 +1291,28 @@ TEST(HostileGom, ReadersOfDynamicValuesAreCheckedAtRun) {
     EXPECT_NE(std::string(e.what()).find("float32[1,4,8,8] at run time, the model planned float32[1,4,2,2]"),
               std::string::npos)
         << e.what();
+  }
+}
+
+TEST(HostileGom, SessionsCheckWeightsWhileMakingKernelsAndRefuseDamage) {
+  // Session::load reads with the WEIGHTS check deferred and runs it beside
+  // the kernels' set-up: damage is still refused, on any thread count.
+  const std::vector<uint8_t> good = compiled_small_cnn(2);
+  const Entry w = entry_of(good, 2);
+  ASSERT_GT(w.size, 0u);
+  std::vector<uint8_t> bad = good;
+  bad[w.offset + w.size / 2] ^= 0x20;
+  for (int threads : {1, 2}) {
+    SessionOptions so;
+    so.num_threads = threads;
+    try {
+      Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(bad), so);
+      ADD_FAILURE() << "a session accepted damaged WEIGHTS on " << threads << " threads";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptFile);
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch in WEIGHTS (block"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(good), so)) << threads;
   }
 }
 

@@ -59,6 +59,10 @@ struct Layout {
   std::vector<bool> part_checksum_ok;
   // Index into parts, or -1.
   int model_def = -1, weights = -1, metadata = -1, weights_xxh64 = -1;
+  // WEIGHTS' block hashes, when the caller checks them later
+  // (defer_weights_check): the partition's place was checked, its hashes not.
+  bool weights_check_deferred = false;
+  uint64_t weights_block_bytes = 0;
 };
 
 bool in_bounds(const PartitionEntry& p, size_t n) { return p.offset <= n && p.size <= n - p.offset; }
@@ -212,11 +216,20 @@ int64_t first_bad_block(const uint8_t* w, uint64_t n, const uint8_t* hashes, uin
   return bad.load() < blocks ? static_cast<int64_t>(bad.load()) : -1;
 }
 
+[[noreturn]] void weights_mismatch(const std::string& file, int64_t bad, uint64_t block_bytes, uint64_t size) {
+  const uint64_t at = static_cast<uint64_t>(bad) * block_bytes;
+  corrupt(file, "corrupted: checksum mismatch in WEIGHTS (block " + std::to_string(bad) + ", bytes " +
+                    std::to_string(at) + ".." + std::to_string(std::min(at + block_bytes, size)) +
+                    " of the partition)");
+}
+
 // Checks the checksums of format version 3 (format.h): the header's hash of
 // every byte but WEIGHTS', then WEIGHTS block by block on `threads` threads.
-// With `strict` a mismatch throws; otherwise it is recorded in `l`.
+// With `strict` a mismatch throws; otherwise it is recorded in `l`. With
+// `defer`, WEIGHTS' hashes are left for the caller (Layout::weights_check_deferred)
+// once their partition is known to fit.
 void check_v3_checksums(const uint8_t* d, size_t n, const std::string& file, bool strict, const MappedFile* mapped,
-                        int threads, Layout& l) {
+                        int threads, Layout& l, bool defer) {
   const FileHeader& h = l.header;
   const PartitionEntry* w = l.weights >= 0 ? &l.parts[l.weights] : nullptr;
   if (header_xxh64(d, n, h.header_size, w) != h.xxh64) {
@@ -235,23 +248,25 @@ void check_v3_checksums(const uint8_t* d, size_t n, const std::string& file, boo
       c.size != ((w->size + block_bytes - 1) / block_bytes + 1) * sizeof(uint64_t))
     corrupt(file, "corrupted: WEIGHTS_XXH64 (" + std::to_string(c.size) + " bytes, blocks of " +
                       std::to_string(block_bytes) + ") does not fit WEIGHTS' " + std::to_string(w->size) + " bytes");
+  if (defer) {
+    l.weights_check_deferred = true;
+    l.weights_block_bytes = block_bytes;
+    return;
+  }
   const int64_t bad =
       first_bad_block(d + w->offset, w->size, d + c.offset + sizeof(uint64_t), block_bytes, threads, mapped);
   if (bad < 0) return;
   l.checksum_ok = false;
-  if (strict) {
-    const uint64_t at = static_cast<uint64_t>(bad) * block_bytes;
-    corrupt(file, "corrupted: checksum mismatch in WEIGHTS (block " + std::to_string(bad) + ", bytes " +
-                      std::to_string(at) + ".." + std::to_string(std::min(at + block_bytes, w->size)) +
-                      " of the partition)");
-  }
+  if (strict) weights_mismatch(file, bad, block_bytes, w->size);
 }
 
 // Parses the container. With `strict`, checksum mismatches throw; otherwise
 // they are recorded in the Layout (for inspect). `mapped`: the mapping `d`
 // lies in, or null. `threads`: how many threads verify WEIGHTS' blocks.
+// `defer_weights`: leave WEIGHTS' block hashes of a version 3 file unchecked
+// (Layout::weights_check_deferred says when they were).
 Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool strict,
-                   const MappedFile* mapped = nullptr, int threads = 1) {
+                   const MappedFile* mapped = nullptr, int threads = 1, bool defer_weights = false) {
   Layout l;
   l.header = read_header(d, n, file);
   const FileHeader& h = l.header;
@@ -295,7 +310,7 @@ Layout read_layout(const uint8_t* d, size_t n, const std::string& file, bool str
     }
   if (l.weights >= 0 && l.parts[l.weights].offset % kWeightAlign != 0)
     corrupt(file, "corrupted: WEIGHTS partition is not 64-byte aligned");
-  if (!v2) check_v3_checksums(d, n, file, strict, mapped, threads, l);
+  if (!v2) check_v3_checksums(d, n, file, strict, mapped, threads, l, defer_weights);
   for (const PartitionEntry& p : l.parts) l.part_checksum_ok.push_back(l.checksum_ok || XXH64(d + p.offset, p.size, 0) == p.xxh64);
   return l;
 }
@@ -948,8 +963,8 @@ class GraphBuilder {
 };
 
 LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::shared_ptr<const void> keepalive,
-                 int threads, std::shared_ptr<const MappedFile> mapped = nullptr) {
-  const Layout l = read_layout(d, n, file, /*strict=*/true, mapped.get(), threads);
+                 int threads, bool defer_weights_check, std::shared_ptr<const MappedFile> mapped = nullptr) {
+  const Layout l = read_layout(d, n, file, /*strict=*/true, mapped.get(), threads, defer_weights_check);
   gom::Model m;
   if (!parse_model_def(d, l, m)) corrupt(file, "corrupted: MODEL_DEF does not parse");
   const uint8_t* weights = nullptr;
@@ -994,6 +1009,17 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
     const PartitionEntry& p = l.parts[l.metadata];
     r.metadata_json.assign(reinterpret_cast<const char*>(d + p.offset), p.size);
   }
+  if (l.weights_check_deferred) {
+    const PartitionEntry& w = l.parts[l.weights];
+    const uint8_t* hashes = d + l.parts[l.weights_xxh64].offset + sizeof(uint64_t);
+    // Holds the bytes (keepalive) and the mapping itself: the check may
+    // outlive the LoadedModel when the caller's work beside it fails.
+    r.verify_weights = [file, keepalive, mapped, w = d + w.offset, size = w.size, hashes,
+                        block_bytes = l.weights_block_bytes](int check_threads) {
+      const int64_t bad = first_bad_block(w, size, hashes, block_bytes, check_threads, mapped.get());
+      if (bad >= 0) weights_mismatch(file, bad, block_bytes, size);
+    };
+  }
   r.keepalive = std::move(keepalive);
   r.mapped = std::move(mapped);
   return r;
@@ -1001,22 +1027,23 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
 
 }  // namespace
 
-LoadedModel read_gom_file(const std::string& path, int threads) {
+LoadedModel read_gom_file(const std::string& path, int threads, bool defer_weights_check) {
   std::shared_ptr<const MappedFile> f = MappedFile::open(path);
   const uint8_t* d = f->data();
   const size_t n = f->size();
-  return load(d, n, path, std::shared_ptr<const void>(f, f.get()), threads, f);
+  return load(d, n, path, std::shared_ptr<const void>(f, f.get()), threads, defer_weights_check, f);
 }
 
-LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads) {
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads, bool defer_weights_check) {
   GEC_CHECK(bytes != nullptr, "read_gom_bytes: null buffer");
   if (reinterpret_cast<uintptr_t>(bytes->data()) % kWeightAlign == 0)
-    return load(bytes->data(), bytes->size(), "<memory>", std::shared_ptr<const void>(bytes, bytes->data()), threads);
+    return load(bytes->data(), bytes->size(), "<memory>", std::shared_ptr<const void>(bytes, bytes->data()), threads,
+                defer_weights_check);
   // WEIGHTS sits at an aligned file offset; an aligned base keeps constants aligned.
   void* p = aligned_alloc64(bytes->size());
   std::shared_ptr<const void> copy(p, aligned_free);
   if (!bytes->empty()) std::memcpy(p, bytes->data(), bytes->size());
-  return load(static_cast<const uint8_t*>(p), bytes->size(), "<memory>", copy, threads);
+  return load(static_cast<const uint8_t*>(p), bytes->size(), "<memory>", copy, threads, defer_weights_check);
 }
 
 GomSummary inspect_gom_file(const std::string& path) {

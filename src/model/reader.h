@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,12 @@ struct LoadedModel {
   /// the session returns the pages of constants whose packed copies replace
   /// them (MappedFile::drop_resident).
   std::shared_ptr<const MappedFile> mapped;
+  /// Set only when read with defer_weights_check (and the file has
+  /// WEIGHTS): verifies WEIGHTS' block checksums on the given number of
+  /// threads, throwing gec::Error(kCorruptFile) as the read would have.
+  /// Safe to call from another thread while the model is used, and after the
+  /// LoadedModel is gone (it holds the bytes).
+  std::function<void(int threads)> verify_weights;
 };
 
 /// Maps `path` (mmap PROT_READ, MAP_PRIVATE), checksums it once (WEIGHTS in
@@ -68,13 +75,18 @@ struct LoadedModel {
 /// function, the memory plan verified). Throws gec::Error(kIo) when the file cannot be read and
 /// gec::Error(kCorruptFile) naming the file and the reason when it is
 /// truncated, not a .gom, written by a newer format version, fails a checksum
-/// or holds inconsistent contents. Never reads outside the file.
-LoadedModel read_gom_file(const std::string& path, int threads = 1);
+/// or holds inconsistent contents. Never reads outside the file. With
+/// `defer_weights_check`, WEIGHTS' block checksums (format version 3) are
+/// left to LoadedModel::verify_weights, which the caller must run before it
+/// trusts any output (the session does so while it makes its kernels); the
+/// rest of the file is checked as without it.
+LoadedModel read_gom_file(const std::string& path, int threads = 1, bool defer_weights_check = false);
 
 /// As read_gom_file, on bytes in memory (errors name "<memory>"). Constants
 /// point into `bytes`; if the WEIGHTS partition would not be 64-byte aligned
 /// in that buffer, the bytes are first copied once into an aligned buffer.
-LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads = 1);
+LoadedModel read_gom_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes, int threads = 1,
+                           bool defer_weights_check = false);
 
 /// What `gec inspect` prints about a file.
 struct GomSummary {
