@@ -55,6 +55,51 @@ TEST(PageBlock, OnlyThePresentPrefixIsPopulated) {
   EXPECT_EQ(b.data()[b.size() - 1], 1);
 }
 
+TEST(PageBlock, GrowingKeepsThePagesItHasAndPopulatesOnlyTheTail) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  PageBlock b;
+  b.grow(0);
+  EXPECT_EQ(b.data(), nullptr) << "nothing asked, nothing mapped";
+  b.grow(3 * page + 1);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_EQ(b.size(), 4 * page);
+  for (size_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<uint8_t>(i * 7 + 1);
+  const uint8_t* before = b.data();
+  b.grow(2 * page);  // smaller: nothing happens
+  EXPECT_EQ(b.data(), before);
+  EXPECT_EQ(b.size(), 4 * page);
+  // Past 2 MiB: moved into a huge-page aligned mapping, old bytes at its head.
+  const size_t bytes = (size_t{5} << 20) + 3;
+  b.grow(bytes);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_GE(b.size(), bytes);
+  EXPECT_LT(b.size(), bytes + page);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (size_t{2} << 20), 0u);
+  size_t changed = 0, nonzero = 0;
+  for (size_t i = 0; i < 4 * page; ++i) changed += b.data()[i] != static_cast<uint8_t>(i * 7 + 1);
+  for (size_t i = 4 * page; i < b.size(); ++i) nonzero += b.data()[i] != 0;
+  EXPECT_EQ(changed, 0u) << "the pages it had keep their bytes";
+  EXPECT_EQ(nonzero, 0u) << "the new tail is zero-filled";
+  EXPECT_EQ(resident_pages(b.data(), b.size()), b.size() / page) << "every page present after growing";
+  b.data()[b.size() - 1] = 3;
+  EXPECT_EQ(b.data()[b.size() - 1], 3);
+  // Growing again from a huge-page block.
+  const size_t more = size_t{9} << 20;
+  b.grow(more);
+  EXPECT_GE(b.size(), more);
+  EXPECT_EQ(b.data()[0], 1);
+  EXPECT_EQ(b.data()[(size_t{5} << 20) + 3 - 1], 0);
+  EXPECT_EQ(resident_pages(b.data(), b.size()), b.size() / page);
+}
+
+TEST(PageBlock, GrowingToAnImpossibleSizeIsAnErrorAndKeepsTheBlock) {
+  PageBlock b(100);
+  b.data()[0] = 4;
+  EXPECT_THROW(b.grow(SIZE_MAX - 4096), Error);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_EQ(b.data()[0], 4);
+}
+
 TEST(ScratchBuffer, GrowsToTheLargestRequestAndKeepsItsBytes) {
   kernels::ScratchBuffer s;
   EXPECT_EQ(s.get(0), nullptr) << "nothing asked, nothing mapped";

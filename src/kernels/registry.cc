@@ -282,10 +282,7 @@ std::vector<std::pair<const void*, SharedWeights::Packed>> SharedWeights::packed
 
 void* ScratchBuffer::get(size_t bytes) {
   if (region_) return bytes <= region_bytes_ ? region_ : fallback_->get(bytes);
-  if (bytes > block_.size()) {
-    block_ = PageBlock();  // the old pages go before the new ones are mapped
-    block_ = PageBlock(bytes);
-  }
+  if (bytes > block_.size()) block_.grow(bytes);  // the pages it has are kept, only the new ones populated
   return block_.data();
 }
 

@@ -59,6 +59,29 @@ PageBlock::PageBlock(size_t bytes, size_t present) {
   size_ = size;
 }
 
+void PageBlock::grow(size_t bytes) {
+  if (bytes <= size_) return;
+  if (!data_) {
+    *this = PageBlock(bytes);
+    return;
+  }
+  PageBlock bigger(bytes, 0);  // mapped, aligned as a fresh block, nothing present yet
+  const size_t kept = size_;
+  void* moved = ::mremap(data_, size_, size_, MREMAP_MAYMOVE | MREMAP_FIXED, bigger.data_);
+  if (moved == MAP_FAILED) {
+    release();
+    *this = PageBlock(bytes);
+    return;
+  }
+  // mremap unmapped the old range: its pages now head `bigger`.
+  data_ = nullptr;
+  size_ = 0;
+  if (!populate(bigger.data_ + kept, bigger.size_ - kept))
+    fail(ErrorCode::kInternal, "out of memory growing a block of " + std::to_string(kept) + " bytes to " +
+                                   std::to_string(bytes));
+  *this = std::move(bigger);
+}
+
 PageBlock::PageBlock(PageBlock&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
 
