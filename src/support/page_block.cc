@@ -66,18 +66,17 @@ void PageBlock::grow(size_t bytes) {
     return;
   }
   PageBlock bigger(bytes, 0);  // mapped, aligned as a fresh block, nothing present yet
-  const size_t kept = size_;
-  void* moved = ::mremap(data_, size_, size_, MREMAP_MAYMOVE | MREMAP_FIXED, bigger.data_);
-  if (moved == MAP_FAILED) {
+  const size_t had = size_;
+  size_t kept = had;
+  // On success mremap unmaps the old range: its pages now head `bigger`.
+  if (::mremap(data_, size_, size_, MREMAP_MAYMOVE | MREMAP_FIXED, bigger.data_) == MAP_FAILED) {
     release();
-    *this = PageBlock(bytes);
-    return;
+    kept = 0;
   }
-  // mremap unmapped the old range: its pages now head `bigger`.
   data_ = nullptr;
   size_ = 0;
   if (!populate(bigger.data_ + kept, bigger.size_ - kept))
-    fail(ErrorCode::kInternal, "out of memory growing a block of " + std::to_string(kept) + " bytes to " +
+    fail(ErrorCode::kInternal, "out of memory growing a block of " + std::to_string(had) + " bytes to " +
                                    std::to_string(bytes));
   *this = std::move(bigger);
 }
