@@ -65,20 +65,27 @@ void PageBlock::grow(size_t bytes) {
     *this = PageBlock(bytes);
     return;
   }
-  PageBlock bigger(bytes, 0);  // mapped, aligned as a fresh block, nothing present yet
-  const size_t had = size_;
-  size_t kept = had;
-  // On success mremap unmaps the old range: its pages now head `bigger`.
-  if (::mremap(data_, size_, size_, MREMAP_MAYMOVE | MREMAP_FIXED, bigger.data_) == MAP_FAILED) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
+  const size_t size = (bytes + page - 1) / page * page;
+  // One mapping in, one mapping out (grown in place or moved whole), so a
+  // later grow moves one mapping too: every kernel since 2.4 does that.
+  void* p = ::mremap(data_, size_, size, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) {  // the old mapping is untouched: drop it, map afresh
     release();
-    kept = 0;
+    *this = PageBlock(bytes);
+    return;
   }
-  data_ = nullptr;
-  size_ = 0;
-  if (!populate(bigger.data_ + kept, bigger.size_ - kept))
+  const size_t had = size_;
+  data_ = static_cast<uint8_t*>(p);
+  size_ = size;
+  if (size >= kHuge) ::madvise(data_, size_, MADV_HUGEPAGE);  // a hint, as for a fresh block
+  if (!populate(data_ + had, size_ - had)) {
+    release();
     fail(ErrorCode::kInternal, "out of memory growing a block of " + std::to_string(had) + " bytes to " +
                                    std::to_string(bytes));
-  *this = std::move(bigger);
+  }
 }
 
 PageBlock::PageBlock(PageBlock&& o) noexcept

@@ -38,18 +38,19 @@ class PageBlock {
   PageBlock& operator=(const PageBlock&) = delete;
   ~PageBlock();
 
-  /// Makes the block at least `bytes` long (rounded as the constructor
-  /// does), every page present, and keeps the pages it has: they move with
-  /// their contents to the head of the larger mapping (mremap(2) with
-  /// MREMAP_FIXED: page tables move, nothing is copied or faulted again),
-  /// so only the new tail is populated, zero-filled. data() may change.
-  /// Nothing happens when the block is already that long. A scratch buffer
-  /// that grows from 8 to 11 MiB in its first run populates 3 MiB, not 11
-  /// after 8. Where the move fails (a kernel without MREMAP_FIXED) the old
-  /// pages are dropped and the new block populated whole, as a fresh block
-  /// would be. Throws as the constructor: the block is kept as it was when
-  /// the larger mapping cannot be made, and is empty when its new pages
-  /// cannot be populated (ENOMEM).
+  /// Makes the block at least `bytes` long (rounded up to whole pages) and
+  /// keeps the pages it has: mremap(2) grows the mapping in place or moves
+  /// it whole with its page tables (nothing is copied or faulted again), so
+  /// only the new tail is populated, zero-filled; the pages it had keep
+  /// their bytes and whether they were present. data() may change, and a
+  /// grown block is 2 MiB-aligned only where the kernel placed it so (it is
+  /// still advised for huge pages from 2 MiB up). Nothing happens when the
+  /// block is already that long. A scratch buffer that grows from 8 to
+  /// 11 MiB in its first run populates 3 MiB, not 11 after 8. Where
+  /// mremap fails the old pages are dropped and a fresh block is mapped.
+  /// Errors: gec::Error(kInternal) naming the sizes for an impossible size
+  /// (the block is kept) or when the new pages cannot be populated (ENOMEM;
+  /// the block is then empty).
   void grow(size_t bytes);
 
   uint8_t* data() const { return data_; }
