@@ -681,11 +681,12 @@ TEST(ModelFormat, DeferredWeightsCheckRunsLaterAndSessionsStillRefuseDamage) {
   const Entry w = entry_of(b, 2);
   std::vector<uint8_t> bad = b;
   bad[w.offset + 5 * 64 + 1] ^= 0x08;
-  const auto bytes = std::make_shared<const std::vector<uint8_t>>(bad);
   // Deferred: the read succeeds, the check it hands back finds block 5, and
-  // keeps the bytes alive after the LoadedModel is gone.
+  // keeps the bytes alive after the LoadedModel and every other owner are
+  // gone (ASan would see a read of freed memory otherwise).
   std::function<void(int)> verify;
   {
+    auto bytes = std::make_shared<const std::vector<uint8_t>>(bad);
     LoadedModel m = read_gom_bytes(bytes, 1, /*defer_weights_check=*/true);
     ASSERT_TRUE(m.verify_weights);
     verify = std::move(m.verify_weights);
@@ -704,6 +705,28 @@ TEST(ModelFormat, DeferredWeightsCheckRunsLaterAndSessionsStillRefuseDamage) {
   // Not deferred unless asked: the plain read throws and leaves no check.
   EXPECT_NE(load_error(bad).find("block 5"), std::string::npos);
   EXPECT_FALSE(read_gom_bytes(std::make_shared<const std::vector<uint8_t>>(b)).verify_weights);
+  // A session reports the damage even when making a kernel fails first: this
+  // hand-built model's kernels are refused (it names no kernel this build
+  // has), which is the error when WEIGHTS is intact.
+  for (int threads : {1, 2}) {
+    SessionOptions so;
+    so.num_threads = threads;
+    for (const std::vector<uint8_t>* file : std::initializer_list<const std::vector<uint8_t>*>{&b, &bad}) {
+      try {
+        Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(*file), so);
+        ADD_FAILURE() << "the hand-built model loaded";
+      } catch (const Error& e) {
+        if (file == &bad) {
+          EXPECT_EQ(e.code(), ErrorCode::kCorruptFile) << e.what();
+          EXPECT_NE(std::string(e.what()).find("block 5"), std::string::npos) << e.what();
+          EXPECT_EQ(std::string(e.what()).find("recompile"), std::string::npos) << e.what();
+        } else {
+          EXPECT_NE(std::string(e.what()).find("recompile the model"), std::string::npos) << e.what();
+          EXPECT_EQ(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+        }
+      }
+    }
+  }
 }
 
 TEST(ModelFormat, RefusesWeightsWithoutFittingBlockHashes) {
@@ -1313,6 +1336,21 @@ TEST(HostileGom, SessionsCheckWeightsWhileMakingKernelsAndRefuseDamage) {
       EXPECT_NE(std::string(e.what()).find("checksum mismatch in WEIGHTS (block"), std::string::npos) << e.what();
     }
     EXPECT_NO_THROW(Session::load_from_bytes(std::make_shared<const std::vector<uint8_t>>(good), so)) << threads;
+    // From a file: the checker reads it with pread() beside the kernels' set-up.
+    const std::string path = temp_gom("damaged_weights_" + std::to_string(threads));
+    {
+      std::ofstream f(path, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+    }
+    try {
+      Session::load(path, so);
+      ADD_FAILURE() << "a session accepted a damaged file on " << threads << " threads";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptFile);
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch in WEIGHTS (block"), std::string::npos) << e.what();
+    }
+    std::remove(path.c_str());
   }
 }
 

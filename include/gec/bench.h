@@ -46,11 +46,13 @@ inline constexpr int kMaxBenchRuns = 1000000;
 /// around each Session::run call).
 struct BenchResult {
   double min_ms = 0, median_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
-  /// The first run: kernel primitive creation, first writes to the
-  /// scratch and output memory.
+  /// The first run: first writes to the scratch and output memory, and the
+  /// kernel primitives the load could not make (shapes known only at run,
+  /// another thread count).
   double first_run_ms = 0;
   /// Model load (and in-memory compile) time, including the arena's pages
-  /// (made present at load: support/page_block.h); bench() does not
+  /// (made present at load: support/page_block.h) and the kernels'
+  /// primitives and packed weights made at load; bench() does not
   /// measure it: the caller that loaded the Session sets it (0 when
   /// unknown).
   double load_ms = 0;

@@ -165,8 +165,9 @@ class Session {
   /// the kernels read in place (the same CPU kind, oneDNN build and
   /// per-step thread count as the compiler's default session); `packed`,
   /// weights the kernels packed themselves (in memory, once per model)
-  /// because no stored copy fit. Counts so far: a kernel adopts or packs at
-  /// its first run.
+  /// because no stored copy fit. Counts so far: a session's kernels adopt or
+  /// pack when it loads (those whose shapes are known before a run), the
+  /// rest at their first run.
   struct PackedWeightCounts {
     int64_t stored = 0, adopted = 0, packed = 0;
     /// Bytes of WEIGHTS after the model's constants: the stored copies and

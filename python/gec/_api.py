@@ -218,7 +218,8 @@ class Session:
         thread count as the compiler's), ``packed`` (weights the kernels
         packed in memory instead), ``stored_bytes`` (bytes of the .gom's
         WEIGHTS after the constants: the copies and their padding). Counts
-        so far: a kernel adopts or packs at its first run."""
+        so far: a session's kernels adopt or pack when it loads (those whose
+        shapes are known before a run), the rest at their first run."""
         return self._impl.packed_weights
 
     @property

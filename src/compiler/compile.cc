@@ -156,7 +156,7 @@ nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassS
 // back on destruction, after the executor is gone. Best effort: when the
 // kernels cannot be made or packed here (e.g. no address space for the
 // arena), `failure()` says why and there are no copies; the runtime then
-// packs at the first run, as without this stage.
+// packs when it loads the model, as without this stage.
 class WeightPacking {
  public:
   WeightPacking(std::unique_ptr<ir::Graph>& owner, const ir::ValueIndex& ids, const memory::MemoryPlan& plan,
@@ -426,7 +426,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     if (!packing->failure().empty()) {
       report["packed_weights"]["failure"] = packing->failure();
       report["warnings"].push_back("weights not packed at compile time (" + packing->failure() +
-                                   "): the first run packs them");
+                                   "): the load packs them");
     }
     stages["pack_weights"] = ms_since(t);
   }

@@ -93,7 +93,7 @@ class ScratchBuffer {
 /// each constant weight for the kernel that reads it and stores the result
 /// in the .gom (model/format.h, "packed weights"); the session offers those
 /// bytes here (add_stored) and a kernel adopts them when their layout is the
-/// one it wants, so the first run packs nothing.
+/// one it wants, so neither the load nor the first run packs it.
 class SharedWeights {
  public:
   /// A packed copy's description: `layout` is the target's description of

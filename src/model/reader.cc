@@ -1014,9 +1014,9 @@ LoadedModel load(const uint8_t* d, size_t n, const std::string& file, std::share
     const uint8_t* hashes = d + l.parts[l.weights_xxh64].offset + sizeof(uint64_t);
     // Holds the bytes (keepalive) and the mapping itself: the check may
     // outlive the LoadedModel when the caller's work beside it fails.
-    r.verify_weights = [file, keepalive, mapped, w = d + w.offset, size = w.size, hashes,
+    r.verify_weights = [file, keepalive, mapped, bytes = d + w.offset, size = w.size, hashes,
                         block_bytes = l.weights_block_bytes](int check_threads) {
-      const int64_t bad = first_bad_block(w, size, hashes, block_bytes, check_threads, mapped.get());
+      const int64_t bad = first_bad_block(bytes, size, hashes, block_bytes, check_threads, mapped.get());
       if (bad >= 0) weights_mismatch(file, bad, block_bytes, size);
     };
   }

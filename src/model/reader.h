@@ -62,9 +62,13 @@ struct LoadedModel {
   std::shared_ptr<const MappedFile> mapped;
   /// Set only when read with defer_weights_check (and the file has
   /// WEIGHTS): verifies WEIGHTS' block checksums on the given number of
-  /// threads, throwing gec::Error(kCorruptFile) as the read would have.
-  /// Safe to call from another thread while the model is used, and after the
-  /// LoadedModel is gone (it holds the bytes).
+  /// threads, throwing as the read would have: gec::Error(kCorruptFile)
+  /// naming the first damaged block, or kIo when the file shrank since it
+  /// was mapped. Safe to
+  /// call from another thread while the model is used, and after the
+  /// LoadedModel is gone (it holds the bytes). Nothing runs it for the
+  /// caller: outputs computed before it returns may come from damaged
+  /// weights.
   std::function<void(int threads)> verify_weights;
 };
 

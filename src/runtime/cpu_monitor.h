@@ -58,10 +58,11 @@ int threads_left_from_waiting(double waiting, int threads);
 /// before the first run, when this process may use every CPU: the threads
 /// runnable on the machine now (/proc/stat procs_running, the fewest of
 /// kRunnableReads reads 0.1 ms apart, so that a moment's wake-up does not
-/// count; less the reader), so that the first run, which also makes every
-/// kernel, does not start a parallel region on a core a CPU-bound process
-/// holds (bert_like_encoder's first run beside a `yes` pinned to one of two
-/// cores: 14-116 ms on both threads, 9-10 ms on one).
+/// count; less the reader), so that the first run does not start a
+/// parallel region on a core a CPU-bound process holds (bert_like_encoder's
+/// first run beside a `yes` pinned to one of two cores: 14-116 ms on both
+/// threads, 9-10 ms on one; a run on fewer threads than the session has
+/// makes its kernels' primitives again for that count).
 ///
 /// Check: fewer threads is not always faster on a shared core. A thread
 /// that shares its core with a CPU-bound process holds every barrier while

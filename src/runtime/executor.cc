@@ -396,7 +396,7 @@ struct RestoreOmpThreads {
 };
 }  // namespace
 
-size_t Executor::prepare_ahead(int threads, bool even_alone) {
+size_t Executor::prepare_ahead(int threads, bool even_alone, int max_helpers) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
     // oneDNN's kernels (primitives made, weights packed) and the direct
@@ -415,7 +415,8 @@ size_t Executor::prepare_ahead(int threads, bool even_alone) {
     for (int32_t id : s.out_ids) known = known && in_arena(id);
     if (known) todo.push_back(&s);
   }
-  const size_t helpers = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), todo.size());
+  const int most = max_helpers > 0 ? std::min(threads, max_helpers) : threads;
+  const size_t helpers = std::min<size_t>(static_cast<size_t>(std::max(most, 1)), todo.size());
   if (todo.empty() || (helpers < 2 && !even_alone)) return 0;
   std::atomic<size_t> next{0}, done{0};
   const auto work = [&]() noexcept {
@@ -453,7 +454,7 @@ size_t Executor::prepare_ahead(int threads, bool even_alone) {
   return done.load();
 }
 
-size_t Executor::prepare_weights(int threads) {
+size_t Executor::prepare_weights(int threads, int helpers) {
   threads = threads <= 0 ? num_threads_ : std::min(threads, num_threads_);
   // Kernel::reshape reads shapes only: unbound inputs at their static shapes.
   for (const ir::Value* v : main_.inputs()) {
@@ -462,7 +463,7 @@ size_t Executor::prepare_weights(int threads) {
   }
   if (threads != run_threads_) configure(threads);
   const RestoreOmpThreads restore;
-  return prepare_ahead(threads, /*even_alone=*/true);
+  return prepare_ahead(threads, /*even_alone=*/true, helpers);
 }
 
 void Executor::run(int threads) {

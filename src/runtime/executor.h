@@ -73,9 +73,10 @@ class Executor final : public kernels::SubgraphRunner {
   /// (0 = the constructor's count), the main-graph oneDNN steps whose shapes
   /// are known before a run (unbound graph inputs taken at their static
   /// shapes) and packs their constant weights into the SharedWeights given
-  /// at construction (SharedWeights::packed lists them). Returns the steps
-  /// prepared. The executor may run afterwards as usual.
-  size_t prepare_weights(int threads = 0);
+  /// at construction (SharedWeights::packed lists them). `helpers`: how many
+  /// threads make them at once, the caller's included (0 = `threads`).
+  /// Returns the steps prepared. The executor may run afterwards as usual.
+  size_t prepare_weights(int threads = 0, int helpers = 0);
   /// Threads the last run used.
   int run_threads() const { return run_threads_; }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).
@@ -154,10 +155,11 @@ class Executor final : public kernels::SubgraphRunner {
   /// run_step, which reshapes it again in order and raises the error there.
   /// Returns the steps it reshaped.
   /// With `even_alone`, also on one thread (prepare_weights); otherwise a
-  /// single helper leaves the steps to run_step. After each reshape the
+  /// single helper leaves the steps to run_step. At most `max_helpers`
+  /// threads when positive. After each reshape the
   /// step's constant weights are packed (Kernel::pack_constants), one OpenMP
   /// thread per helper.
-  size_t prepare_ahead(int threads, bool even_alone = false);
+  size_t prepare_ahead(int threads, bool even_alone = false, int max_helpers = 0);
   /// Records the input shapes `s` is reshaped for (Step::shapes).
   static void remember_input_shapes(Step& s);
   void run_graph(GraphPlan& plan);

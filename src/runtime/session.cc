@@ -11,6 +11,8 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <thread>
 
 #include "gec/runtime.h"
@@ -290,21 +292,23 @@ int load_threads(const SessionOptions& opts) {
 }
 
 // Makes the session of a model read with its WEIGHTS' checksums deferred:
-// one thread verifies them while this one makes the kernels and, for the
-// session's thread count, the oneDNN primitives the first run would make
-// (Executor::prepare_weights). Making primitives is mostly code generation
-// and mprotect under the process's memory-map lock, so a second thread
-// hardly speeds it up (googlenet's 58 steps: 19 ms on one thread, 17-18 on
-// two) while hashing needs none of that lock. A corrupt file is reported as
-// such even when making the kernels failed on its bad bytes first.
+// on a session of several threads, the session's threads but one verify
+// them while this thread alone makes the kernels and, for the session's
+// thread count, the oneDNN primitives its first run would make, packing
+// their weights (Executor::prepare_weights). Making primitives is mostly
+// code generation and mprotect under the process's memory-map lock, so a
+// second thread hardly speeds it up (googlenet's 58 steps: 19 ms on one
+// thread, 17-18 on two) while hashing never takes that lock. A one-thread
+// session verifies first, on its one thread. A corrupt file is reported as
+// such even when making a kernel failed on its damaged bytes first.
 std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const SessionOptions& opts) {
   std::function<void(int)> verify = std::move(m.verify_weights);
   const int threads = load_threads(opts);
   std::exception_ptr verify_error;
   std::thread checker;
-  if (verify) {
+  if (verify && threads > 1) {
     try {
-      checker = std::thread([&verify, &verify_error, n = std::max(1, threads - 1)]() noexcept {
+      checker = std::thread([&verify, &verify_error, n = threads - 1]() noexcept {
         try {
           verify(n);
         } catch (...) {
@@ -312,28 +316,38 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
         }
       });
     } catch (...) {
-      verify(threads);  // no thread to spare (a pids limit): check first, here
-      verify = nullptr;
+      // No thread to spare (a pids limit): check first, below.
     }
   }
+  if (verify && !checker.joinable()) verify(threads);
   std::unique_ptr<Session::Impl> impl;
   std::exception_ptr make_error;
   try {
     impl = make_impl(std::move(m), opts);
-    impl->idle.front()->exec->prepare_weights();
+    impl->idle.front()->exec->prepare_weights(0, /*helpers=*/1);
   } catch (...) {
     make_error = std::current_exception();
   }
   if (checker.joinable()) checker.join();
-  if (verify_error) std::rethrow_exception(verify_error);
+  // Damage explains a failure to make the kernels; a check that could not
+  // run (no memory, a file that shrank) does not outrank that failure.
+  if (verify_error) {
+    try {
+      std::rethrow_exception(verify_error);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kCorruptFile || !make_error) throw;
+    } catch (...) {
+      if (!make_error) throw;
+    }
+  }
   if (make_error) std::rethrow_exception(make_error);
   return impl;
 }
 }  // namespace
 
 std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
-  return std::unique_ptr<Session>(
-      new Session(make_impl_verifying(model::read_gom_file(path, load_threads(opts), /*defer_weights_check=*/true), opts)));
+  return std::unique_ptr<Session>(new Session(
+      make_impl_verifying(model::read_gom_file(path, load_threads(opts), /*defer_weights_check=*/true), opts)));
 }
 
 std::unique_ptr<Session> Session::load_from_bytes(std::shared_ptr<const std::vector<uint8_t>> bytes,

@@ -137,7 +137,7 @@ Command add_bench(CLI::App& root) {
                         r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
             std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB\n", r.load_ms, r.first_run_ms,
                         r.peak_rss_bytes / 1048576.0);
-            std::printf("  packed weights: %lld stored in the model, %lld of them read in place, %lld packed at run\n",
+            std::printf("  packed weights: %lld stored in the model, %lld of them read in place, %lld packed at load or run\n",
                         static_cast<long long>(r.weights_stored), static_cast<long long>(r.weights_adopted),
                         static_cast<long long>(r.weights_packed));
             return 0;
