@@ -106,8 +106,8 @@ TEST(PageBlock, GrowingKeepsThePagesItHasAndPopulatesOnlyTheTail) {
   EXPECT_EQ(b.data()[0], 1);
   EXPECT_EQ(b.data()[(size_t{5} << 20) + 3 - 1], 0);
   EXPECT_EQ(resident_pages(b.data(), b.size()), b.size() / page);
-  // Still one mapping after two grows (kernels before 6.17 cannot move a
-  // range of several), so a third grow moves it too.
+  // Still one mapping after two grows (a growing mremap needs one on every
+  // kernel), so a third grow works too.
   EXPECT_EQ(mappings_over(b.data(), b.size()), 1u);
   b.grow(size_t{13} << 20);
   EXPECT_EQ(b.data()[0], 1);

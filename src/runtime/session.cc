@@ -324,7 +324,8 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   std::exception_ptr make_error;
   try {
     impl = make_impl(std::move(m), opts);
-    impl->idle.front()->exec->prepare_weights(0, /*helpers=*/1);
+    // One helper beside the checker; every thread when nothing runs beside it.
+    impl->idle.front()->exec->prepare_weights(0, checker.joinable() ? 1 : 0);
   } catch (...) {
     make_error = std::current_exception();
   }

@@ -49,8 +49,9 @@ class PageBlock {
   /// 11 MiB in its first run populates 3 MiB, not 11 after 8. Where
   /// mremap fails the old pages are dropped and a fresh block is mapped.
   /// Errors: gec::Error(kInternal) naming the sizes for an impossible size
-  /// (the block is kept) or when the new pages cannot be populated (ENOMEM;
-  /// the block is then empty).
+  /// (the block is kept), or when neither mremap nor a fresh mapping can
+  /// give that size, or the new pages cannot be populated (ENOMEM): the
+  /// block is then empty.
   void grow(size_t bytes);
 
   uint8_t* data() const { return data_; }
