@@ -30,11 +30,20 @@ static bool populate(uint8_t* p, size_t size) {
   return true;
 }
 
+// From this size up a block is 2 MiB-aligned and advised for huge pages.
+constexpr size_t kHuge = size_t{2} << 20;
+
+// The mapped size of a block of `bytes`: whole pages, at least one; an
+// error naming the size when it cannot be mapped (with room to align it).
+static size_t mapped_size(size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
+  return bytes == 0 ? page : (bytes + page - 1) / page * page;
+}
+
 PageBlock::PageBlock(size_t bytes, size_t present) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
-  const size_t size = bytes == 0 ? page : (bytes + page - 1) / page * page;
+  const size_t size = mapped_size(bytes);
   const bool huge = size >= kHuge;
   const size_t span = huge ? size + kHuge : size;
   void* p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -65,10 +74,7 @@ void PageBlock::grow(size_t bytes) {
     *this = PageBlock(bytes);
     return;
   }
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  if (bytes > SIZE_MAX - 2 * kHuge) fail(ErrorCode::kInternal, "cannot map " + std::to_string(bytes) + " bytes");
-  const size_t size = (bytes + page - 1) / page * page;
+  const size_t size = mapped_size(bytes);
   // One mapping in, one mapping out (grown in place or moved whole), so a
   // later grow moves one mapping too: every kernel since 2.4 does that.
   void* p = ::mremap(data_, size_, size, MREMAP_MAYMOVE);
