@@ -71,6 +71,27 @@ TEST(PageBlock, OnlyThePresentPrefixIsPopulated) {
   EXPECT_EQ(b.data()[b.size() - 1], 1);
 }
 
+TEST(PageBlock, MakePresentPopulatesAPrefixLaterAndKeepsItsBytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  PageBlock b(size_t{8} << 20, 0);  // nothing present yet
+  EXPECT_EQ(resident_pages(b.data() + (size_t{4} << 20), size_t{4} << 20), 0u);
+  b.data()[0] = 42;  // a page written before: its byte stays
+  b.data()[5 * page + 3] = 9;
+  b.make_present((size_t{5} << 20) + 1);  // up to a page past 5 MiB
+  EXPECT_EQ(resident_pages(b.data(), (size_t{5} << 20) + page), (size_t{5} << 20) / page + 1);
+  EXPECT_EQ(resident_pages(b.data() + (size_t{6} << 20), size_t{2} << 20), 0u) << "only the prefix asked for";
+  EXPECT_EQ(b.data()[0], 42);
+  EXPECT_EQ(b.data()[5 * page + 3], 9);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < (size_t{5} << 20); ++i) nonzero += b.data()[i] != 0;
+  EXPECT_EQ(nonzero, 2u) << "the other bytes are still zero";
+  b.make_present(size_t{1} << 40);  // more than the block: the whole block, no error
+  EXPECT_EQ(resident_pages(b.data(), b.size()), b.size() / page);
+  PageBlock empty;
+  empty.make_present(page);  // nothing mapped: nothing to do
+  EXPECT_EQ(empty.data(), nullptr);
+}
+
 TEST(PageBlock, GrowingKeepsThePagesItHasAndPopulatesOnlyTheTail) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   PageBlock b;

@@ -20,7 +20,9 @@ class PageBlock {
   PageBlock() = default;
   /// Maps at least `bytes` (rounded up to whole pages, at least one, so
   /// data() is never null), zero-filled, every page present and writable
-  /// (MADV_POPULATE_WRITE, Linux 5.14+, else one write per page). From
+  /// (MADV_POPULATE_WRITE, Linux 5.14+, then one write per page from user
+  /// space, which a hypervisor that shadows the page tables needs; see
+  /// page_block.cc). From
   /// 2 MiB up the block is 2 MiB-aligned and advised for transparent huge
   /// pages (madvise(MADV_HUGEPAGE): a hint the kernel may ignore). Throws
   /// gec::Error(kInternal) naming the size when the mapping fails or the
@@ -53,6 +55,15 @@ class PageBlock {
   /// give that size, or the new pages cannot be populated (ENOMEM): the
   /// block is then empty.
   void grow(size_t bytes);
+
+  /// Makes the pages holding the first `bytes` bytes present and writable
+  /// as the constructor does (at most size()), keeping their bytes. For a
+  /// block made with fewer pages present, e.g. an arena whose pages a
+  /// helper thread makes present while the loading thread makes kernels;
+  /// nothing else may use the block meanwhile. Errors: gec::Error(kInternal)
+  /// naming the sizes when the memory is not there (ENOMEM); the block is
+  /// kept, its pages partly present.
+  void make_present(size_t bytes);
 
   uint8_t* data() const { return data_; }
   /// The mapped size in bytes (a whole number of pages).
