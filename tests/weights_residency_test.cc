@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -188,6 +189,52 @@ void check_packed_weight_residency(bool stored) {
     EXPECT_GE(pw.adopted + pw.packed, 1);
     if (stored) {
       EXPECT_EQ(pw.packed, 0);
+    }
+  }
+  std::remove(path.c_str());
+}
+
+// VmRSS of this process in KiB (/proc/self/status).
+long rss_kib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// The arena's pages are present when Session::load returns, whether the
+// loading thread made them so (one thread) or a helper beside the kernels
+// (two threads, an arena from 2 MiB), and the runs read what they wrote.
+// x[1, 4M] -> Relu -> t (16 MiB, in the arena) -> Add(t, t) -> y.
+TEST(SessionMemory, TheArenaIsPresentWhenTheLoadReturns) {
+  const int64_t n = int64_t{4} << 20;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1," + std::to_string(n));
+  ob::add_node(g, "Relu", {"x"}, {"t"}, "relu");
+  ob::add_node(g, "Add", {"t", "t"}, {"y"}, "add");
+  ob::add_output(g, "y", ob::kFloat, "1," + std::to_string(n));
+  const std::string onnx = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(onnx.data(), onnx.size(), CompileOptions{});
+  const std::string path = temp_path("arena.gom");
+  save_gom(cm, path);
+  Tensor x(DType::kFloat32, {1, n});
+  for (int64_t i = 0; i < n; ++i) x.as<float>()[i] = float(i % 7) - 3.0f;
+  for (int threads : {1, 2}) {
+    SessionOptions so;
+    so.num_threads = threads;
+    const long before = rss_kib();
+    auto s = Session::load(path, so);
+    const long after = rss_kib();
+    ASSERT_GE(s->arena_bytes(), n * 4) << "t is planned in the arena";
+    EXPECT_GE(after - before, 0.9 * double(n * 4) / 1024) << threads << " threads: the arena is not resident";
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<Tensor> y = s->run({x.view()});
+      ASSERT_EQ(y.size(), 1u);
+      ASSERT_EQ(y[0].numel(), n);
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < n; ++i) wrong += y[0].as<float>()[i] != 2.0f * std::max(0.0f, float(i % 7) - 3.0f);
+      EXPECT_EQ(wrong, 0) << threads << " threads, run " << run;
     }
   }
   std::remove(path.c_str());

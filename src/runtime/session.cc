@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <cstring>
 #include <exception>
@@ -228,9 +229,11 @@ static IoInfo io_info(const ir::Value* v) {
   return io;
 }
 
-// `arena_present`: as for Session::Impl::make_context, for the first context.
+// `defer_populate_from`: the first context's arena is left for the caller
+// to make present (Session::Impl::make_context's `arena_present` false)
+// when the bytes it uses reach this many.
 static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const SessionOptions& opts,
-                                                bool arena_present = true) {
+                                                size_t defer_populate_from = SIZE_MAX) {
   auto impl = std::make_unique<Session::Impl>();
   impl->model = std::move(m);
   impl->opts = opts;
@@ -281,7 +284,7 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
     impl->shared_weights.add_stored(impl->model.ids.value(p.value)->constant->data(), {p.layout, p.data, p.bytes});
   omp_set_num_threads(impl->opts.num_threads);
   // The first context now: the kernels are made (and checked) at load.
-  impl->idle.push_back(impl->make_context(arena_present));
+  impl->idle.push_back(impl->make_context(impl->arena_in_use < defer_populate_from));
   impl->last_run_threads = impl->opts.num_threads;
   return impl;
 }
@@ -304,15 +307,15 @@ int load_threads(const SessionOptions& opts) {
 // code generation and mprotect under the process's memory-map lock, so a
 // second thread hardly speeds it up (googlenet's 58 steps: 19 ms on one
 // thread, 17-18 on two) while hashing never takes that lock. A one-thread
-// session verifies first, on its one thread. Beside them another thread
-// makes the first context's arena present (PageBlock::make_present), which
-// the first run would otherwise pay page by page: squeezenet1_1's first run
-// 6.6 -> 4.6 ms, mobilenet_v2's 7.1 -> 5.1 (medians of 15 alternating
-// loads; the loads took 1.5-2.3 ms longer, so load + first run moved
-// -1.6 and +0.8 ms: the fresh pages cost the VM's hypervisor time wherever
-// they are taken). A one-thread session makes them present on its thread,
-// in make_context. A corrupt file is reported as such even when making a
-// kernel failed on its damaged bytes first.
+// session verifies first, on its one thread. Beside them, when the first
+// context's arena uses 2 MiB or more, another thread makes it present
+// (PageBlock::make_present), which the first run would otherwise pay page
+// by page: squeezenet1_1's first run 6.6 -> 4.6 ms, mobilenet_v2's
+// 7.1 -> 5.1 (medians of 15 alternating loads; the loads took 1.5-2.3 ms
+// longer, so load + first run moved -1.6 and +0.8 ms: the fresh pages
+// cost the VM's hypervisor time wherever they are taken). Otherwise the
+// arena is made present in make_context. A corrupt file is reported as
+// such even when making a kernel failed on its damaged bytes first.
 std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const SessionOptions& opts) {
   std::function<void(int)> verify = std::move(m.verify_weights);
   const int threads = load_threads(opts);
@@ -336,8 +339,12 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   std::exception_ptr make_error, populate_error;
   std::thread populater;
   try {
-    impl = make_impl(std::move(m), opts, /*arena_present=*/threads == 1);
-    if (threads > 1) {
+    // Below 2 MiB populating takes a few tenths of a millisecond here, about
+    // what a helper's start and the TLB shootdowns it brings cost the loading
+    // thread (bert_like_encoder's 0.9 MB arena: load + first run no faster).
+    const size_t aside_from = threads > 1 ? size_t{2} << 20 : SIZE_MAX;
+    impl = make_impl(std::move(m), opts, aside_from);
+    if (impl->arena_in_use >= aside_from) {
       RunContext* first = impl->idle.front();
       const size_t in_use = impl->arena_in_use;
       try {
