@@ -4,10 +4,13 @@
 //    becomes com.graphengine::ChannelShuffle with the outputs unchanged; its
 //    guards (another permutation, a group of 1, a shape that does not come
 //    back) leave the graph alone;
+//  - the same pass folds the channel Slices or Split that read the shuffled
+//    map into the op (attribute split), and leaves them where they do not
+//    cover it once each or something else reads it;
 //  - the ChannelShuffle kernel against the formula of ops/channel_shuffle.cc
 //    (y[n, j*g + i] = cat[n, i*(C/g) + j]), plain and nhwc, one to three
 //    inputs, the two-branch loop and the general table, sizes that go
-//    parallel; Slice and Split read and write nhwc with plain's answers,
+//    parallel, split outputs; Slice and Split read and write nhwc with plain's answers,
 //    and nChw16c for whole 16-channel blocks (other ranges refused).
 // All data movement: results must be bit-identical.
 #include <gtest/gtest.h>
@@ -134,6 +137,120 @@ TEST(ChannelShuffleFusion, GuardsLeaveOtherReshapesAlone) {
 })");
 }
 
+// ShuffleNet V2's next block halves the shuffled map: the two Slices (or
+// a Split) become the shuffle's outputs.
+TEST(ChannelShuffleFusion, TheSlicesAfterItBecomeItsOutputs) {
+  auto pass = fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %a: float32[1,4,3,3]
+  input %b: float32[1,4,3,3]
+  const %s5: int64[5] = [1, 2, 4, 3, 3]
+  const %s4: int64[4] = [1, 8, 3, 3]
+  const %z: int64[1] = [0]
+  const %h: int64[1] = [4]
+  const %e: int64[1] = [9223372036854775807]
+  const %ax: int64[1] = [1]
+  %c = Concat(%a, %b) {axis = 1} : float32[1,8,3,3]
+  %r = Reshape(%c, %s5) : float32[1,2,4,3,3]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,4,2,3,3]
+  %y = Reshape(%t, %s4) : float32[1,8,3,3]
+  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,3,3]
+  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,3,3]
+  %u = Relu(%lo) : float32[1,4,3,3]
+  output %u
+  output %hi
+})", R"(graph {
+  input %a: float32[1,4,3,3]
+  input %b: float32[1,4,3,3]
+  %lo, %hi = com.graphengine::ChannelShuffle(%a, %b) {group = 2, split = [4, 4]} : float32[1,4,3,3], float32[1,4,3,3]
+  %u = Relu(%lo) : float32[1,4,3,3]
+  output %u
+  output %hi
+})", 2);
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,6,2,2]
+  const %s5: int64[5] = [1, 2, 3, 2, 2]
+  const %s4: int64[4] = [1, 6, 2, 2]
+  const %sp: int64[3] = [1, 2, 3]
+  %r = Reshape(%x, %s5) : float32[1,2,3,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,3,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,6,2,2]
+  %p, %q, %w = Split(%y, %sp) {axis = -3} : float32[1,1,2,2], float32[1,2,2,2], float32[1,3,2,2]
+  output %p
+  output %q
+  output %w
+})", R"(graph {
+  input %x: float32[1,6,2,2]
+  %p, %q, %w = com.graphengine::ChannelShuffle(%x) {group = 2, split = [1, 2, 3]} : float32[1,1,2,2], float32[1,2,2,2], float32[1,3,2,2]
+  output %p
+  output %q
+  output %w
+})", 2);
+}
+
+// The shuffled map stays whole when anything else reads it, the ranges do
+// not cover it once each, or a Slice steps or reads another dim.
+TEST(ChannelShuffleFusion, SlicesThatDoNotSplitItStay) {
+  auto pass = fusion();
+  const std::string head = R"(graph {
+  input %a: float32[1,4,3,3]
+  input %b: float32[1,4,3,3]
+  const %s5: int64[5] = [1, 2, 4, 3, 3]
+  const %s4: int64[4] = [1, 8, 3, 3]
+  const %z: int64[1] = [0]
+  const %h: int64[1] = [4]
+  const %f: int64[1] = [5]
+  const %e: int64[1] = [8]
+  const %ax: int64[1] = [1]
+  const %ax2: int64[1] = [2]
+  const %two: int64[1] = [2]
+  const %six: int64[1] = [6]
+  %c = Concat(%a, %b) {axis = 1} : float32[1,8,3,3]
+  %r = Reshape(%c, %s5) : float32[1,2,4,3,3]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,4,2,3,3]
+  %y = Reshape(%t, %s4) : float32[1,8,3,3]
+)";
+  const std::string shuffled = R"(graph {
+  input %a: float32[1,4,3,3]
+  input %b: float32[1,4,3,3]
+  const %z: int64[1] = [0]
+  const %h: int64[1] = [4]
+  const %f: int64[1] = [5]
+  const %e: int64[1] = [8]
+  const %ax: int64[1] = [1]
+  const %ax2: int64[1] = [2]
+  const %two: int64[1] = [2]
+  const %six: int64[1] = [6]
+  %y = com.graphengine::ChannelShuffle(%a, %b) {group = 2} : float32[1,8,3,3]
+)";
+  const std::vector<std::string> tails = {
+      // Also a graph output.
+      "  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,3,3]\n  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,3,3]\n"
+      "  output %lo\n  output %hi\n  output %y\n}",
+      // Also read by a Relu.
+      "  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,3,3]\n  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,3,3]\n"
+      "  %u = Relu(%y) : float32[1,8,3,3]\n  output %lo\n  output %hi\n  output %u\n}",
+      // Overlapping ranges.
+      "  %lo = Slice(%y, %z, %f, %ax) : float32[1,5,3,3]\n  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,3,3]\n"
+      "  output %lo\n  output %hi\n}",
+      // Counts that add up to C, ranges that do not cover it.
+      "  %lo = Slice(%y, %z, %six, %ax) : float32[1,6,3,3]\n  %hi = Slice(%y, %two, %h, %ax) : float32[1,2,3,3]\n"
+      "  output %lo\n  output %hi\n}",
+      // A channel left out.
+      "  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,3,3]\n  %hi = Slice(%y, %f, %e, %ax) : float32[1,3,3,3]\n"
+      "  output %lo\n  output %hi\n}",
+      // Every second channel.
+      "  %lo = Slice(%y, %z, %e, %ax, %two) : float32[1,4,3,3]\n  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,3,3]\n"
+      "  output %lo\n  output %hi\n}",
+      // Rows, not channels.
+      "  %lo = Slice(%y, %z, %two, %ax2) : float32[1,8,2,3]\n  %hi = Slice(%y, %two, %e, %ax2) : float32[1,8,1,3]\n"
+      "  output %lo\n  output %hi\n}",
+      // One range, the whole map.
+      "  %lo = Slice(%y, %z, %e, %ax) : float32[1,8,3,3]\n  output %lo\n}",
+  };
+  for (const std::string& tail : tails) expect_rewrite(*pass, head + tail, shuffled + tail, 1);
+}
+
 /// Distinct values: element i of input k is 1000 * k + i.
 std::vector<Tensor> distinct_inputs(const std::vector<Shape>& shapes) {
   std::vector<Tensor> r;
@@ -226,6 +343,60 @@ TEST(ChannelShuffleKernel, MatchesTheFormulaPlainAndChannelsLast) {
                             layouts(held.size(), 1, ops::Layout::kNhwc, held.size()));
     expect_same(to_nhwc(got[0], true), want, what + " nhwc");
   }
+}
+
+// With split, the outputs are Y's channel ranges: the two-branch loop on
+// halves (ShuffleNet V2's), the table for other ranges, plain and nhwc.
+TEST(ChannelShuffleKernel, SplitOutputsAreTheRangesOfY) {
+  struct Case {
+    std::vector<int64_t> channels;
+    int64_t group;
+    std::vector<int64_t> split;
+    Shape nhw;
+  };
+  const std::vector<Case> cases = {
+      {{6, 6}, 2, {6, 6}, {1, 3, 5}},          // halves of halves: the loop
+      {{58, 58}, 2, {58, 58}, {1, 28, 28}},    // ShuffleNet's, parallel
+      {{5, 5}, 2, {5, 5}, {2, 2, 3}},          // odd halves: the table
+      {{6, 6}, 2, {4, 8}, {1, 3, 2}},          // unequal ranges
+      {{4, 5, 3}, 3, {2, 7, 3}, {2, 3, 3}},    // three inputs, three outputs
+  };
+  for (const Case& k : cases) {
+    std::vector<Shape> shapes;
+    for (int64_t c : k.channels) shapes.push_back({k.nhw[0], c, k.nhw[1], k.nhw[2]});
+    const std::vector<Tensor> xs = distinct_inputs(shapes);
+    const Tensor whole = reference_shuffle(xs, k.group);
+    std::vector<Tensor> want;
+    int64_t first = 0;
+    for (int64_t part : k.split) {
+      want.push_back(run_op("Slice", {whole, make<int64_t>({1}, {first}), make<int64_t>({1}, {first + part}),
+                                      make<int64_t>({1}, {1})})[0]);
+      first += part;
+    }
+    const std::string what = "group " + std::to_string(k.group) + ", " + std::to_string(k.split.size()) + " outputs";
+    const std::vector<ir::Attribute> attrs{ir::Attribute::Int("group", k.group), ir::Attribute::Ints("split", k.split)};
+    const auto plain = run_op("ChannelShuffle", xs, attrs, k.split.size(), ops::kGecDomain);
+    ASSERT_EQ(plain.size(), want.size());
+    for (size_t j = 0; j < want.size(); ++j) expect_same(plain[j], want[j], what + " plain, output " + std::to_string(j));
+    std::vector<Tensor> held;
+    for (const Tensor& x : xs) held.push_back(to_nhwc(x));
+    const auto got = run_op("ChannelShuffle", held, attrs, k.split.size(), ops::kGecDomain,
+                            layouts(held.size(), k.split.size(), ops::Layout::kNhwc, held.size()));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < want.size(); ++j)
+      expect_same(to_nhwc(got[j], true), want[j], what + " nhwc, output " + std::to_string(j));
+  }
+  const std::vector<Tensor> xs = distinct_inputs({{1, 6, 2, 2}});
+  expect_error([&] {
+    run_op("ChannelShuffle", xs, {ir::Attribute::Int("group", 2), ir::Attribute::Ints("split", {2, 3})}, 2,
+           ops::kGecDomain);
+  }, ErrorCode::kInvalidModel, "sums to 5");
+  expect_error([&] {
+    run_op("ChannelShuffle", xs, {ir::Attribute::Int("group", 2), ir::Attribute::Ints("split", {6})}, 2,
+           ops::kGecDomain);
+  }, ErrorCode::kInvalidModel, "1 entries for 2 outputs");
+  expect_error([&] { run_op("ChannelShuffle", xs, {ir::Attribute::Int("group", 2)}, 2, ops::kGecDomain); },
+               ErrorCode::kInvalidModel, "no split");
 }
 
 TEST(ChannelShuffleKernel, RefusesBadGroupsAndOtherLayouts) {

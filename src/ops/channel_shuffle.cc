@@ -8,10 +8,15 @@
 // Transpose perm [0, 2, 1, ...], Reshape [N, C, ...] after the Concat; the
 // pass channel_shuffle_fusion puts it together. Inputs: one or more tensors
 // of one dtype and rank >= 2, equal in every dim but 1. Attribute group
-// (int, >= 1, dividing C). Output: [N, C, ...] of that dtype. Errors
-// (kInvalidModel): no input, mixed dtypes or shapes, a group that does not
-// divide C, a channel count past int64. Runs plain, or per pixel on nhwc
-// tensors (LayoutRule::kChannelMove).
+// (int, >= 1, dividing C). Output: [N, C, ...] of that dtype; or, with the
+// attribute split (ints, each >= 1, summing to C), one output per entry,
+// output j = y[:, o_j : o_j + split[j], ...] with o_j the sum of the
+// entries before it (the same pass folds the Slices or Split of ShuffleNet
+// V2's next block, which halve y, into the op). Errors (kInvalidModel): no
+// input, mixed dtypes or shapes, a group that does not divide C, a channel
+// count past int64, a split that does not sum to C or whose length is not
+// the output count. Runs plain, or per pixel on nhwc tensors
+// (LayoutRule::kChannelMove).
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -37,7 +42,25 @@ void infer_channel_shuffle(InferContext& ctx) {
   if (group < 1 || out[1] % group != 0)
     ctx.error("group " + std::to_string(group) + " must be >= 1 and divide the " + std::to_string(out[1]) +
               " channels");
-  ctx.set_output(0, ctx.dtype(0), out);
+  const size_t outputs = ctx.node->outputs().size();
+  if (!ctx.node->has_attr("split")) {
+    if (outputs != 1) ctx.error("has " + std::to_string(outputs) + " outputs but no split attribute");
+    ctx.set_output(0, ctx.dtype(0), out);
+    return;
+  }
+  const std::vector<int64_t> split = ctx.node->get_ints("split");
+  if (split.size() != outputs)
+    ctx.error("split has " + std::to_string(split.size()) + " entries for " + std::to_string(outputs) + " outputs");
+  int64_t sum = 0;
+  for (int64_t k : split)
+    if (k < 1 || __builtin_add_overflow(sum, k, &sum)) ctx.error("split entries must be >= 1");
+  if (sum != out[1])
+    ctx.error("split sums to " + std::to_string(sum) + ", not the " + std::to_string(out[1]) + " channels");
+  for (size_t j = 0; j < outputs; ++j) {
+    Shape sj = out;
+    sj[1] = split[j];
+    ctx.set_output(j, ctx.dtype(0), sj);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // com.graphengine::ChannelShuffle (ops/channel_shuffle.cc): the channel
 // concatenation of the inputs, channel c of it written to channel
-// (c % (C / group)) * group + c / (C / group) of Y.
+// (c % (C / group)) * group + c / (C / group) of Y, Y being the outputs side
+// by side on dim 1 (attribute split: one output per entry).
 //   plain: every (n, c) moves one contiguous run of the spatial dims;
 //   nhwc (4-D float32, every input and Y [N][H][W][C] in memory): every
 //   pixel scatters its channels through one table, so a ShuffleNet block's
@@ -30,52 +31,85 @@ class ChannelShuffleKernel final : public Kernel {
   }
 
   void run(KernelContext& ctx) override {
-    const Shape& ys = ctx.out(0).shape;
-    const int64_t c = ys.size() >= 2 ? ys[1] : 0;
+    // Y is the outputs side by side on dim 1 (one output without split).
+    const size_t outs = ctx.outputs.size();
+    if (outs == 0) fail(ErrorCode::kInvalidModel, what_ + ": has no output");
+    Shape ys = ctx.out(0).shape;
+    if (ys.size() < 2) fail(ErrorCode::kInvalidModel, what_ + ": outputs must have rank >= 2");
+    std::vector<int64_t> offset(outs + 1, 0);  // output j holds Y's channels [offset[j], offset[j + 1])
+    for (size_t j = 0; j < outs; ++j) {
+      const Shape& sj = ctx.out(j).shape;
+      bool same = sj.size() == ys.size();
+      for (size_t d = 0; same && d < sj.size(); ++d) same = d == 1 || sj[d] == ys[d];
+      if (!same) fail(ErrorCode::kInvalidModel, what_ + ": output shapes differ outside dim 1");
+      offset[j + 1] = offset[j] + sj[1];
+    }
+    ys[1] = offset[outs];
+    const int64_t c = ys[1];
+    int64_t in_channels = 0;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const Shape& si = ctx.in(i).shape;
+      bool same = si.size() == ys.size();
+      for (size_t d = 0; same && d < si.size(); ++d) same = d == 1 || si[d] == ys[d];
+      if (!same) fail(ErrorCode::kInvalidModel, what_ + ": input " + std::to_string(i) + " " + shape_str(si) +
+                                                    " does not fit the outputs outside dim 1");
+      in_channels += si[1];
+    }
+    if (in_channels != c)
+      fail(ErrorCode::kInvalidModel, what_ + ": the inputs have " + std::to_string(in_channels) +
+                                         " channels, the outputs " + std::to_string(c));
     if (group_ < 1 || c % group_ != 0)
       fail(ErrorCode::kInvalidModel, what_ + ": group " + std::to_string(group_) + " does not divide " +
                                          std::to_string(c) + " channels");
     if (layout_ == ops::Layout::kNhwc && ys.size() != 4)
       fail(ErrorCode::kInvalidModel, what_ + ": planned in layout nhwc, which needs 4-D tensors");
     const int64_t per_group = c / group_;
-    // dst[k]: Y's channel for channel k of the concatenation.
-    std::vector<int64_t> dst(static_cast<size_t>(c));
-    for (int64_t k = 0; k < c; ++k) dst[static_cast<size_t>(k)] = (k % per_group) * group_ + k / per_group;
+    // Per channel k of the concatenation: its output and channel there.
+    std::vector<std::pair<size_t, int64_t>> dst(static_cast<size_t>(c));
+    for (int64_t k = 0; k < c; ++k) {
+      const int64_t t = (k % per_group) * group_ + k / per_group;  // Y's channel
+      const size_t j = static_cast<size_t>(std::upper_bound(offset.begin(), offset.end(), t) - offset.begin()) - 1;
+      dst[static_cast<size_t>(k)] = {j, t - offset[j]};
+    }
     int64_t inner = 1;
     for (size_t d = 2; d < ys.size(); ++d) inner *= ys[d];
-    const int64_t batch = ys.empty() ? 0 : ys[0];
+    const int64_t batch = ys[0];
     if (batch * c * inner == 0) return;
     dispatch_by_size(ctx.out(0).dtype, what_, [&](auto tag) {
       using T = decltype(tag);
-      T* y = ctx.out(0).as<T>();
+      std::vector<T*> y(outs);
+      for (size_t j = 0; j < outs; ++j) y[j] = ctx.out(j).as<T>();
+      const auto width = [&](size_t j) { return offset[j + 1] - offset[j]; };
       if (layout_ == ops::Layout::kNhwc && group_ == 2 && ctx.inputs.size() == 2 &&
-          ctx.in(0).shape[1] == per_group) {
+          ctx.in(0).shape[1] == per_group && (outs == 1 || (outs == 2 && width(0) == per_group && per_group % 2 == 0))) {
         // ShuffleNet's case: two branches of C/2 channels interleaved, a
-        // loop the compiler vectorizes (unpack shuffles).
+        // loop the compiler vectorizes (unpack shuffles); split in halves,
+        // each half of Y interleaves the halves of the branches.
         const T* a = ctx.in(0).as<const T>();
         const T* b2 = ctx.in(1).as<const T>();
+        const int64_t run = per_group / static_cast<int64_t>(outs);  // channels of each branch per output
         parallel_chunks(batch * inner, batch * inner * c, ctx.num_threads, [&](int64_t b, int64_t e) {
-          for (int64_t p = b; p < e; ++p) {
-            T* __restrict out = y + p * c;
-            const T* __restrict x0 = a + p * per_group;
-            const T* __restrict x1 = b2 + p * per_group;
-            for (int64_t j = 0; j < per_group; ++j) {
-              out[2 * j] = x0[j];
-              out[2 * j + 1] = x1[j];
+          for (int64_t p = b; p < e; ++p)
+            for (size_t j = 0; j < outs; ++j) {
+              T* __restrict out = y[j] + p * width(j);
+              const T* __restrict x0 = a + p * per_group + static_cast<int64_t>(j) * run;
+              const T* __restrict x1 = b2 + p * per_group + static_cast<int64_t>(j) * run;
+              for (int64_t i = 0; i < run; ++i) {
+                out[2 * i] = x0[i];
+                out[2 * i + 1] = x1[i];
+              }
             }
-          }
         });
         return;
       }
       if (layout_ == ops::Layout::kNhwc) {
         parallel_chunks(batch * inner, batch * inner * c, ctx.num_threads, [&](int64_t b, int64_t e) {
           for (int64_t p = b; p < e; ++p) {
-            T* out = y + p * c;
-            const int64_t* to = dst.data();
+            const std::pair<size_t, int64_t>* to = dst.data();
             for (size_t i = 0; i < ctx.inputs.size(); ++i) {
               const int64_t ci = ctx.in(i).shape[1];
               const T* in = ctx.in(i).as<const T>() + p * ci;
-              for (int64_t k = 0; k < ci; ++k) out[to[k]] = in[k];
+              for (int64_t k = 0; k < ci; ++k) y[to[k].first][p * width(to[k].first) + to[k].second] = in[k];
               to += ci;
             }
           }
@@ -91,7 +125,8 @@ class ChannelShuffleKernel final : public Kernel {
         for (int64_t w = b; w < e; ++w) {
           const int64_t n = w / c, k = w % c;
           const auto& [base, ci] = src[static_cast<size_t>(k)];
-          std::copy_n(base + n * ci * inner, inner, y + (n * c + dst[static_cast<size_t>(k)]) * inner);
+          const auto [j, ch] = dst[static_cast<size_t>(k)];
+          std::copy_n(base + n * ci * inner, inner, y[j] + (n * width(j) + ch) * inner);
         }
       });
     });
