@@ -15,6 +15,8 @@
 // All data movement: results must be bit-identical.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ops/domain.h"
 #include "ops/layout.h"
 #include "passes_util.h"
@@ -186,6 +188,86 @@ TEST(ChannelShuffleFusion, TheSlicesAfterItBecomeItsOutputs) {
   output %q
   output %w
 })", 2);
+}
+
+// Bounds as exporters write them: a negative start, axes -3, ends past C;
+// a Split without sizes (equal parts).
+TEST(ChannelShuffleFusion, SliceAndSplitSpellingsFold) {
+  auto pass = fusion();
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,8,2,2]
+  const %s5: int64[5] = [1, 2, 4, 2, 2]
+  const %s4: int64[4] = [1, 8, 2, 2]
+  const %z: int64[1] = [0]
+  const %m: int64[1] = [-5]
+  const %e: int64[1] = [100]
+  const %ax: int64[1] = [-3]
+  %r = Reshape(%x, %s5) : float32[1,2,4,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,4,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,8,2,2]
+  %lo = Slice(%y, %z, %m, %ax) : float32[1,3,2,2]
+  %hi = Slice(%y, %m, %e, %ax) : float32[1,5,2,2]
+  output %lo
+  output %hi
+})", R"(graph {
+  input %x: float32[1,8,2,2]
+  %lo, %hi = com.graphengine::ChannelShuffle(%x) {group = 2, split = [3, 5]} : float32[1,3,2,2], float32[1,5,2,2]
+  output %lo
+  output %hi
+})", 2);
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,8,2,2]
+  const %s5: int64[5] = [1, 2, 4, 2, 2]
+  const %s4: int64[4] = [1, 8, 2, 2]
+  %r = Reshape(%x, %s5) : float32[1,2,4,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,4,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,8,2,2]
+  %p, %q = Split(%y) {axis = 1} : float32[1,4,2,2], float32[1,4,2,2]
+  output %p
+  output %q
+})", R"(graph {
+  input %x: float32[1,8,2,2]
+  %p, %q = com.graphengine::ChannelShuffle(%x) {group = 2, split = [4, 4]} : float32[1,4,2,2], float32[1,4,2,2]
+  output %p
+  output %q
+})", 2);
+}
+
+// --disable-pass channel_shuffle_split is a known name and keeps the
+// Slices; the shuffle itself is still fused.
+TEST(ChannelShuffleFusion, TheSplitRuleCanBeDisabled) {
+  const std::vector<std::string> names = all_pass_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "channel_shuffle_split"), names.end());
+  auto pass = fusion();
+  pass->set_disabled({"channel_shuffle_split"});
+  expect_rewrite(*pass, R"(graph {
+  input %x: float32[1,8,2,2]
+  const %s5: int64[5] = [1, 2, 4, 2, 2]
+  const %s4: int64[4] = [1, 8, 2, 2]
+  const %z: int64[1] = [0]
+  const %h: int64[1] = [4]
+  const %e: int64[1] = [8]
+  const %ax: int64[1] = [1]
+  %r = Reshape(%x, %s5) : float32[1,2,4,2,2]
+  %t = Transpose(%r) {perm = [0, 2, 1, 3, 4]} : float32[1,4,2,2,2]
+  %y = Reshape(%t, %s4) : float32[1,8,2,2]
+  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,2,2]
+  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,2,2]
+  output %lo
+  output %hi
+})", R"(graph {
+  input %x: float32[1,8,2,2]
+  const %z: int64[1] = [0]
+  const %h: int64[1] = [4]
+  const %e: int64[1] = [8]
+  const %ax: int64[1] = [1]
+  %y = com.graphengine::ChannelShuffle(%x) {group = 2} : float32[1,8,2,2]
+  %lo = Slice(%y, %z, %h, %ax) : float32[1,4,2,2]
+  %hi = Slice(%y, %h, %e, %ax) : float32[1,4,2,2]
+  output %lo
+  output %hi
+})", 1);
+  EXPECT_EQ(pass->rule_hits().at("channel_shuffle_split"), 0);
 }
 
 // The shuffled map stays whole when anything else reads it, the ranges do

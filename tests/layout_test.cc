@@ -1435,6 +1435,33 @@ TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   EXPECT_EQ(r[0]->input(0)->producer()->name, "conv6");  // to the plain graph output's Relu
 }
 
+// The same unit after channel_shuffle_split: the shuffle writes the two
+// halves the next block reads (attribute split), both nhwc, and the
+// outputs equal the plain run.
+TEST(LayoutPropagation, ChannelShuffleWithSplitOutputsStaysChannelsLast) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Value* half0 = slice(g, c1, 1, 0, 12, "slice0")->output(0);
+  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(g, c1, 1, 12, 24, "slice1")->output(0), 12, 1, "conv2"),
+                                    "relu2"),
+                           12, 3, "conv3");
+  ir::Node* shuffle =
+      g.add_node("ChannelShuffle", {half0, branch}, {"shuffle_lo", "shuffle_hi"}, "shuffle", ops::kGecDomain);
+  shuffle->set_attr(ir::Attribute::Int("group", 2));
+  shuffle->set_attr(ir::Attribute::Ints("split", {12, 12}));
+  shuffle->output(0)->type = f32({1, 12, 6, 6});
+  shuffle->output(1)->type = f32({1, 12, 6, 6});
+  ir::Node* cat = concat(g, {shuffle->output(0), conv(g, shuffle->output(1), 12, 1, "conv4")}, "cat");
+  g.outputs().push_back(unary(g, "Relu", conv(g, cat->output(0), 32, 1, "conv5"), "relu_out"));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 5)}}, like_avx512);
+  EXPECT_EQ(in_layouts(a, node(g, "shuffle")), (std::vector<std::string>{L, L}));
+  EXPECT_EQ(out_layouts(a, node(g, "shuffle")), (std::vector<std::string>{L, L}));
+  kernels::KernelConfig nhwc;
+  nhwc.input_layouts = nhwc.output_layouts = {ops::Layout::kNhwc, ops::Layout::kNhwc};
+  EXPECT_EQ(kernels::create_kernel(*node(g, "shuffle"), nhwc)->impl_name(), "native.channel_shuffle.split");
+}
+
 // A ChannelShuffle whose second input is a graph output (held plain) and
 // first a blocked conv output: all its data inputs must share a layout, so
 // it runs plain with the first reordered (it once kept input 0 nhwc while

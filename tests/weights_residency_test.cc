@@ -205,6 +205,8 @@ long rss_kib() {
 // The arena's pages are present when Session::load returns, whether the
 // loading thread made them so (one thread) or a helper beside the kernels
 // (two threads, an arena from 2 MiB), and the runs read what they wrote.
+// On a one-core machine the session's threads are capped at one and both
+// loads take the loading thread's path.
 // x[1, 4M] -> Relu -> t (16 MiB, in the arena) -> Add(t, t) -> y.
 TEST(SessionMemory, TheArenaIsPresentWhenTheLoadReturns) {
   const int64_t n = int64_t{4} << 20;

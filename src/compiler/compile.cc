@@ -139,6 +139,7 @@ nlohmann::json fusion_report(const ir::Graph& g, const std::vector<passes::PassS
   // then the grouping passes' counts.
   nlohmann::json r = nlohmann::json::object();
   for (const passes::RewriteRule* rule : passes::all_rules()) r[rule->name] = rules.value(rule->name, 0);
+  r["channel_shuffle_split"] = rules.value("channel_shuffle_split", 0);
   int64_t merged = 0;
   for (const auto& s : stats)
     if (s.name == "matmul_merge") merged += s.changes;

@@ -15,8 +15,8 @@
 // V2's next block, which halve y, into the op). Errors (kInvalidModel): no
 // input, mixed dtypes or shapes, a group that does not divide C, a channel
 // count past int64, a split that does not sum to C or whose length is not
-// the output count. Runs plain, or per pixel on nhwc tensors
-// (LayoutRule::kChannelMove).
+// the output count, several outputs without a split. Runs plain, or per
+// pixel on nhwc tensors (LayoutRule::kChannelMove).
 #include "ops/op_schema.h"
 
 namespace gec::ops {
@@ -52,8 +52,10 @@ void infer_channel_shuffle(InferContext& ctx) {
   if (split.size() != outputs)
     ctx.error("split has " + std::to_string(split.size()) + " entries for " + std::to_string(outputs) + " outputs");
   int64_t sum = 0;
-  for (int64_t k : split)
-    if (k < 1 || __builtin_add_overflow(sum, k, &sum)) ctx.error("split entries must be >= 1");
+  for (int64_t k : split) {
+    if (k < 1) ctx.error("split entries must be >= 1");
+    if (__builtin_add_overflow(sum, k, &sum)) ctx.error("split overflows int64");
+  }
   if (sum != out[1])
     ctx.error("split sums to " + std::to_string(sum) + ", not the " + std::to_string(out[1]) + " channels");
   for (size_t j = 0; j < outputs; ++j) {

@@ -68,6 +68,7 @@ std::vector<std::string> all_pass_names() {
     for (const auto& n : make_pipeline(level).names()) names.insert(n);
   std::vector<std::string> r(names.begin(), names.end());
   for (const RewriteRule* rule : all_rules()) r.push_back(rule->name);
+  r.push_back("channel_shuffle_split");  // channel_shuffle_fusion's fold of the Slices after a shuffle (no table rule)
   r.push_back("layout_propagation");  // the schedule stage's layout assignment (-O2 and up)
   r.push_back("pack_weights");        // weights packed into the .gom at compile time (-O2 and up)
   r.push_back("winograd");            // Winograd convolutions where they pay (-O2 and up)

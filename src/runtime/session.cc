@@ -309,8 +309,8 @@ int load_threads(const SessionOptions& opts) {
 // thread, 17-18 on two) while hashing never takes that lock. A one-thread
 // session verifies first, on its one thread. Beside them, when the first
 // context's arena uses 2 MiB or more, another thread makes it present
-// (PageBlock::make_present), which the first run would otherwise pay page
-// by page: squeezenet1_1's first run 6.6 -> 4.6 ms, mobilenet_v2's
+// (PageBlock::make_present) while this one makes the oneDNN primitives,
+// which the first run would otherwise pay page by page: squeezenet1_1's first run 6.6 -> 4.6 ms, mobilenet_v2's
 // 7.1 -> 5.1 (medians of 15 alternating loads; the loads took 1.5-2.3 ms
 // longer, so load + first run moved -1.6 and +0.8 ms: the fresh pages
 // cost the VM's hypervisor time wherever they are taken). Otherwise the
@@ -337,18 +337,18 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   if (verify && !checker.joinable()) verify(threads);
   std::unique_ptr<Session::Impl> impl;
   std::exception_ptr make_error, populate_error;
-  std::thread populater;
+  std::thread populator;
   try {
     // Below 2 MiB populating takes a few tenths of a millisecond here, about
     // what a helper's start and the TLB shootdowns it brings cost the loading
     // thread (bert_like_encoder's 0.9 MB arena: load + first run no faster).
-    const size_t aside_from = threads > 1 ? size_t{2} << 20 : SIZE_MAX;
-    impl = make_impl(std::move(m), opts, aside_from);
-    if (impl->arena_in_use >= aside_from) {
+    const size_t populate_aside_from = threads > 1 ? size_t{2} << 20 : SIZE_MAX;
+    impl = make_impl(std::move(m), opts, populate_aside_from);
+    if (impl->arena_in_use >= populate_aside_from) {
       RunContext* first = impl->idle.front();
       const size_t in_use = impl->arena_in_use;
       try {
-        populater = std::thread([first, in_use, &populate_error]() noexcept {
+        populator = std::thread([first, in_use, &populate_error]() noexcept {
           try {
             first->arena.make_present(in_use);
           } catch (...) {
@@ -359,13 +359,13 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
         first->arena.make_present(in_use);  // no thread to spare: here
       }
     }
-    // One helper beside the checker and the arena's populater; every
-    // thread when nothing runs beside it.
-    impl->idle.front()->exec->prepare_weights(0, checker.joinable() || populater.joinable() ? 1 : 0);
+    // One helper beside the checker; every thread when no checker runs
+    // (the populator's few milliseconds share them).
+    impl->idle.front()->exec->prepare_weights(0, checker.joinable() ? 1 : 0);
   } catch (...) {
     make_error = std::current_exception();
   }
-  if (populater.joinable()) populater.join();
+  if (populator.joinable()) populator.join();
   if (populate_error && !make_error) make_error = populate_error;
   if (checker.joinable()) checker.join();
   // Damage explains a failure to make the kernels; a check that could not

@@ -35,7 +35,12 @@ static bool populate(uint8_t* p, size_t size) {
 #endif
   if (::madvise(p, size, MADV_POPULATE_WRITE) != 0 && errno == ENOMEM) return false;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  for (size_t i = 0; i < size; i += page) __atomic_fetch_or(p + i, uint8_t{0}, __ATOMIC_RELAXED);
+  // The compiler must not see the 0: clang turns an atomic OR of a known 0
+  // whose result is unused into a load, which maps the shared zero page
+  // where the madvise did nothing and writes no page at all.
+  uint8_t zero = 0;
+  asm("" : "+r"(zero));
+  for (size_t i = 0; i < size; i += page) __atomic_fetch_or(p + i, zero, __ATOMIC_RELAXED);
   return true;
 }
 

@@ -3,7 +3,7 @@
 // (c % (C / group)) * group + c / (C / group) of Y, Y being the outputs side
 // by side on dim 1 (attribute split: one output per entry).
 //   plain: every (n, c) moves one contiguous run of the spatial dims;
-//   nhwc (4-D float32, every input and Y [N][H][W][C] in memory): every
+//   nhwc (4-D, every input and output [N][H][W][C_i] in memory): every
 //   pixel scatters its channels through one table, so a ShuffleNet block's
 //   Concat, shuffle and the Slices after it stay in the convolutions' nhwc
 //   (LayoutRule::kChannelMove) instead of going through plain and back.
@@ -21,11 +21,17 @@ namespace {
 class ChannelShuffleKernel final : public Kernel {
  public:
   ChannelShuffleKernel(const ir::Node& n, const KernelConfig& config)
-      : what_(n.describe()), group_(n.get_int("group", 0)), layout_(config.output_layout(0)) {
+      : what_(n.describe()),
+        group_(n.get_int("group", 0)),
+        split_(n.has_attr("split")),
+        layout_(config.output_layout(0)) {
     for (size_t i = 0; i < n.inputs().size(); ++i)
       if (config.input_layout(i) != layout_)
         fail(ErrorCode::kInvalidModel,
              what_ + ": every input must have the output's layout " + ops::layout_name(layout_));
+    for (size_t j = 1; j < n.outputs().size(); ++j)
+      if (config.output_layout(j) != layout_)
+        fail(ErrorCode::kInvalidModel, what_ + ": every output must have one layout");
     if (layout_ != ops::Layout::kPlain && layout_ != ops::Layout::kNhwc)
       fail(ErrorCode::kInvalidModel, what_ + ": runs plain or nhwc, not " + ops::layout_name(layout_));
   }
@@ -38,6 +44,7 @@ class ChannelShuffleKernel final : public Kernel {
     if (ys.size() < 2) fail(ErrorCode::kInvalidModel, what_ + ": outputs must have rank >= 2");
     std::vector<int64_t> offset(outs + 1, 0);  // output j holds Y's channels [offset[j], offset[j + 1])
     for (size_t j = 0; j < outs; ++j) {
+      if (ctx.out(j).dtype != ctx.out(0).dtype) fail(ErrorCode::kInvalidModel, what_ + ": output dtypes differ");
       const Shape& sj = ctx.out(j).shape;
       bool same = sj.size() == ys.size();
       for (size_t d = 0; same && d < sj.size(); ++d) same = d == 1 || sj[d] == ys[d];
@@ -131,18 +138,22 @@ class ChannelShuffleKernel final : public Kernel {
       });
     });
   }
-  std::string impl_name() const override { return "native.channel_shuffle"; }
+  // Split outputs are a meaning older builds lack: its own name, so that
+  // they refuse such a plan ("recompile the model").
+  std::string impl_name() const override { return split_ ? "native.channel_shuffle.split" : "native.channel_shuffle"; }
 
  private:
   std::string what_;
   int64_t group_;
+  bool split_;
   ops::Layout layout_;
 };
 
-/// LayoutQuery for ChannelShuffle (kernels::implementation_for_layout):
-/// "native.channel_shuffle" for nhwc, "" for nChw16c (no kernel) and plain.
-std::string channel_shuffle_layout_query(const ir::Node&, ops::Layout src, ops::Layout dst) {
-  return src == dst && src == ops::Layout::kNhwc ? "native.channel_shuffle" : "";
+/// LayoutQuery for ChannelShuffle (kernels::implementation_for_layout): the
+/// kernel's name for nhwc, "" for nChw16c (no kernel) and plain.
+std::string channel_shuffle_layout_query(const ir::Node& n, ops::Layout src, ops::Layout dst) {
+  if (src != dst || src != ops::Layout::kNhwc) return "";
+  return n.has_attr("split") ? "native.channel_shuffle.split" : "native.channel_shuffle";
 }
 
 const bool kChannelShuffleLayoutQuery = [] {
