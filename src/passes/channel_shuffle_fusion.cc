@@ -140,8 +140,9 @@ bool fold_channel_ranges(ir::Graph& g, ir::Node* n) {
       if (axis != 1) return false;
       int64_t first = 0;
       for (ir::Value* o : r->outputs()) {
+        if (!o) return false;  // an output left out
         const auto os = static_shape(o);
-        if (!o || !os || os->size() != ys->size()) return false;
+        if (!os || os->size() != ys->size()) return false;
         parts.push_back({first, (*os)[1], o});
         first += (*os)[1];
       }

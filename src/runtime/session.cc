@@ -310,12 +310,13 @@ int load_threads(const SessionOptions& opts) {
 // session verifies first, on its one thread. Beside them, when the first
 // context's arena uses 2 MiB or more, another thread makes it present
 // (PageBlock::make_present) while this one makes the oneDNN primitives,
-// which the first run would otherwise pay page by page: squeezenet1_1's first run 6.6 -> 4.6 ms, mobilenet_v2's
-// 7.1 -> 5.1 (medians of 15 alternating loads; the loads took 1.5-2.3 ms
-// longer, so load + first run moved -1.6 and +0.8 ms: the fresh pages
-// cost the VM's hypervisor time wherever they are taken). Otherwise the
-// arena is made present in make_context. A corrupt file is reported as
-// such even when making a kernel failed on its damaged bytes first.
+// which the first run would otherwise pay page by page: squeezenet1_1's
+// first run 6.6 -> 4.6 ms, mobilenet_v2's 7.1 -> 5.1 (medians of 15
+// alternating loads; the loads took 1.5-2.3 ms longer, so load + first
+// run moved -1.6 and +0.8 ms: the fresh pages cost the VM's hypervisor
+// time wherever they are taken). Otherwise the arena is made present in
+// make_context. A corrupt file is reported as such even when making a
+// kernel failed on its damaged bytes first.
 std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const SessionOptions& opts) {
   std::function<void(int)> verify = std::move(m.verify_weights);
   const int threads = load_threads(opts);
