@@ -111,12 +111,14 @@ class ChannelShuffleKernel final : public Kernel {
       }
       if (layout_ == ops::Layout::kNhwc) {
         parallel_chunks(batch * inner, batch * inner * c, ctx.num_threads, [&](int64_t b, int64_t e) {
+          std::vector<T*> row(outs);  // this pixel's channels in each output
           for (int64_t p = b; p < e; ++p) {
+            for (size_t j = 0; j < outs; ++j) row[j] = y[j] + p * width(j);
             const std::pair<size_t, int64_t>* to = dst.data();
             for (size_t i = 0; i < ctx.inputs.size(); ++i) {
               const int64_t ci = ctx.in(i).shape[1];
               const T* in = ctx.in(i).as<const T>() + p * ci;
-              for (int64_t k = 0; k < ci; ++k) y[to[k].first][p * width(to[k].first) + to[k].second] = in[k];
+              for (int64_t k = 0; k < ci; ++k) row[to[k].first][to[k].second] = in[k];
               to += ci;
             }
           }
