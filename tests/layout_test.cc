@@ -1400,6 +1400,19 @@ TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
   }
 }
 
+/// The start of a ShuffleNet V2 unit on 24 channels from input x[1,3,6,6]:
+/// conv1 + Relu, its channel halves (slice0, slice1), and the branch on the
+/// second (conv2, Relu, conv3). Returns the untouched half and the branch.
+std::pair<ir::Value*, ir::Value*> shuffle_unit_halves(ir::Graph& g) {
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
+  ir::Value* half0 = slice(g, c1, 1, 0, 12, "slice0")->output(0);
+  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(g, c1, 1, 12, 24, "slice1")->output(0), 12, 1, "conv2"),
+                                    "relu2"),
+                           12, 3, "conv3");
+  return {half0, branch};
+}
+
 // A ShuffleNet V2 unit on 24 channels (nhwc): a channel Slice pair, a conv
 // branch on one half, ChannelShuffle of the untouched half and the branch,
 // then a channel Split feeding a conv and a Concat, and a Slice of a
@@ -1408,12 +1421,7 @@ TEST(LayoutReorder, ConvTransposeOnNhwcMatchesPlain) {
 // conv and the last, and the outputs equal the plain run.
 TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 3, 6, 6});
-  ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  ir::Value* half0 = slice(g, c1, 1, 0, 12, "slice0")->output(0);
-  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(g, c1, 1, 12, 24, "slice1")->output(0), 12, 1, "conv2"),
-                                    "relu2"),
-                           12, 3, "conv3");
+  const auto [half0, branch] = shuffle_unit_halves(g);
   ir::Node* shuffle = g.add_node("ChannelShuffle", {half0, branch}, {"shuffle_y"}, "shuffle", ops::kGecDomain);
   shuffle->set_attr(ir::Attribute::Int("group", 2));
   shuffle->output(0)->type = f32({1, 24, 6, 6});
@@ -1440,12 +1448,7 @@ TEST(LayoutPropagation, ChannelShuffleUnitStaysChannelsLast) {
 // outputs equal the plain run.
 TEST(LayoutPropagation, ChannelShuffleWithSplitOutputsStaysChannelsLast) {
   ir::Graph g;
-  ir::Value* x = input(g, "x", {1, 3, 6, 6});
-  ir::Value* c1 = unary(g, "Relu", conv(g, x, 24, 3, "conv1"), "relu1");
-  ir::Value* half0 = slice(g, c1, 1, 0, 12, "slice0")->output(0);
-  ir::Value* branch = conv(g, unary(g, "Relu", conv(g, slice(g, c1, 1, 12, 24, "slice1")->output(0), 12, 1, "conv2"),
-                                    "relu2"),
-                           12, 3, "conv3");
+  const auto [half0, branch] = shuffle_unit_halves(g);
   ir::Node* shuffle =
       g.add_node("ChannelShuffle", {half0, branch}, {"shuffle_lo", "shuffle_hi"}, "shuffle", ops::kGecDomain);
   shuffle->set_attr(ir::Attribute::Int("group", 2));

@@ -28,12 +28,13 @@
 // Slices that copied it once more (torchvision's shufflenet_v2_x0_5: 26
 // Slices, 0.13 of 1.4 ms); the shuffle writes the halves instead. Guards:
 // the shuffled map is no graph output and is read only by those Slices
-// (steps 1, constant starts and ends on dim 1 alone) or that Split (on dim
-// 1), whose static output shapes cover its channels once each, in one
-// contiguous run per output.
+// (constant bounds, step 1, every dim but 1 whole) or that Split (on dim
+// 1), whose ranges cover its channels once each, in one contiguous run per
+// output.
 #include <algorithm>
 
 #include "ops/domain.h"
+#include "ops/tensor_ops.h"
 #include "passes/pass.h"
 #include "passes/rewrite_rules.h"
 #include "passes/rewrite_util.h"
@@ -84,32 +85,28 @@ ir::Value* rewrite_channel_shuffle(ir::Graph& g, const Match& m) {
 }
 
 /// The channels [first, first + count) of `v` ([N, C, ...]) that Slice `n`
-/// reads from it, or nullopt when it reads anything else (another dim, a
-/// step, non-constant bounds).
+/// reads from it (ONNX Slice-13's bounds, ops::compute_slice), or nullopt
+/// when it reads anything else (another dim, a step, non-constant bounds).
 std::optional<std::pair<int64_t, int64_t>> channel_range(const ir::Node* n, const ir::Value* v) {
   if (!is_op(n, "Slice") || n->input(0) != v || n->inputs().size() < 3) return std::nullopt;
   const auto vs = static_shape(v);
-  const auto ys = static_shape(n->output(0));
   const auto starts = const_ints(n->input(1));
-  if (!vs || !ys || !starts || starts->size() != 1 || !const_ints(n->input(2))) return std::nullopt;
-  // Without axes one bound would be dim 0's.
-  const auto rank = static_cast<int64_t>(vs->size());
-  const auto axes = n->has_input(3) ? const_ints(n->input(3)) : std::nullopt;
-  if (!axes || axes->size() != 1 || ((*axes)[0] != 1 && (*axes)[0] != 1 - rank)) return std::nullopt;
-  if (n->has_input(4)) {
-    const auto steps = const_ints(n->input(4));
-    if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+  const auto ends = const_ints(n->input(2));
+  // Absent axes and steps: empty (compute_slice's defaults).
+  const std::optional<std::vector<int64_t>> none = std::vector<int64_t>{};
+  const auto axes = n->has_input(3) ? const_ints(n->input(3)) : none;
+  const auto steps = n->has_input(4) ? const_ints(n->input(4)) : none;
+  if (!vs || vs->size() < 2 || !starts || !ends || !axes || !steps) return std::nullopt;
+  std::vector<ops::SliceAxis> sl;
+  try {
+    sl = ops::compute_slice(*vs, *starts, *ends, *axes, *steps,
+                            [](const std::string& why) { fail(ErrorCode::kInvalidModel, why); });
+  } catch (const Error&) {
+    return std::nullopt;  // bounds the Slice itself refuses
   }
-  // Every dim but 1 is whole (the inferred shape says so), dim 1 counts
-  // (*ys)[1] channels from the clamped start.
-  if (ys->size() != vs->size()) return std::nullopt;
-  for (size_t d = 0; d < ys->size(); ++d)
-    if (d != 1 && (*ys)[d] != (*vs)[d]) return std::nullopt;
-  const int64_t c = (*vs)[1];
-  int64_t first = (*starts)[0];
-  if (first < 0) first += c;
-  first = std::clamp<int64_t>(first, 0, c);
-  return std::make_pair(first, (*ys)[1]);
+  for (size_t d = 0; d < sl.size(); ++d)
+    if (sl[d].step != 1 || (d != 1 && (sl[d].start != 0 || sl[d].count != (*vs)[d]))) return std::nullopt;
+  return std::make_pair(sl[1].start, sl[1].count);
 }
 
 /// ChannelShuffle `n` without a split whose one output is read only by

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <mutex>
 #include <cstring>
 #include <exception>
@@ -229,11 +228,10 @@ static IoInfo io_info(const ir::Value* v) {
   return io;
 }
 
-// `defer_populate_from`: the first context's arena is left for the caller
-// to make present (Session::Impl::make_context's `arena_present` false)
-// when the bytes it uses reach this many.
+// `first_arena_present`: as Session::Impl::make_context's `arena_present`,
+// for the first context.
 static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const SessionOptions& opts,
-                                                size_t defer_populate_from = SIZE_MAX) {
+                                                bool first_arena_present = true) {
   auto impl = std::make_unique<Session::Impl>();
   impl->model = std::move(m);
   impl->opts = opts;
@@ -284,7 +282,7 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
     impl->shared_weights.add_stored(impl->model.ids.value(p.value)->constant->data(), {p.layout, p.data, p.bytes});
   omp_set_num_threads(impl->opts.num_threads);
   // The first context now: the kernels are made (and checked) at load.
-  impl->idle.push_back(impl->make_context(impl->arena_in_use < defer_populate_from));
+  impl->idle.push_back(impl->make_context(first_arena_present));
   impl->last_run_threads = impl->opts.num_threads;
   return impl;
 }
@@ -314,8 +312,8 @@ int load_threads(const SessionOptions& opts) {
 // first run 6.6 -> 4.6 ms, mobilenet_v2's 7.1 -> 5.1 (medians of 15
 // alternating loads; the loads took 1.5-2.3 ms longer, so load + first
 // run moved -1.6 and +0.8 ms: the fresh pages cost the VM's hypervisor
-// time wherever they are taken). Otherwise the arena is made present in
-// make_context. A corrupt file is reported as such even when making a
+// time wherever they are taken). Otherwise the loading thread makes it
+// present. A corrupt file is reported as such even when making a
 // kernel failed on its damaged bytes first.
 std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const SessionOptions& opts) {
   std::function<void(int)> verify = std::move(m.verify_weights);
@@ -340,25 +338,28 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   std::exception_ptr make_error, populate_error;
   std::thread populator;
   try {
-    // Below 2 MiB populating takes a few tenths of a millisecond here, about
-    // what a helper's start and the TLB shootdowns it brings cost the loading
-    // thread (bert_like_encoder's 0.9 MB arena: load + first run no faster).
-    const size_t populate_aside_from = threads > 1 ? size_t{2} << 20 : SIZE_MAX;
-    impl = make_impl(std::move(m), opts, populate_aside_from);
-    if (impl->arena_in_use >= populate_aside_from) {
+    impl = make_impl(std::move(m), opts, /*first_arena_present=*/threads == 1);
+    if (threads > 1) {
       RunContext* first = impl->idle.front();
       const size_t in_use = impl->arena_in_use;
-      try {
-        populator = std::thread([first, in_use, &populate_error]() noexcept {
-          try {
-            first->arena.make_present(in_use);
-          } catch (...) {
-            populate_error = std::current_exception();
-          }
-        });
-      } catch (...) {
-        first->arena.make_present(in_use);  // no thread to spare: here
+      // Below 2 MiB populating takes a few tenths of a millisecond here,
+      // about what a helper's start and the TLB shootdowns it brings cost
+      // the loading thread (bert_like_encoder's 0.9 MB arena: load + first
+      // run no faster).
+      if (in_use >= (size_t{2} << 20)) {
+        try {
+          populator = std::thread([first, in_use, &populate_error]() noexcept {
+            try {
+              first->arena.make_present(in_use);
+            } catch (...) {
+              populate_error = std::current_exception();
+            }
+          });
+        } catch (...) {
+          // No thread to spare: here, below.
+        }
       }
+      if (!populator.joinable()) first->arena.make_present(in_use);
     }
     // One helper beside the checker; every thread when no checker runs
     // (the populator's few milliseconds share them).

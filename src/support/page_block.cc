@@ -56,7 +56,6 @@ static size_t mapped_size(size_t bytes) {
 }
 
 PageBlock::PageBlock(size_t bytes, size_t present) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t size = mapped_size(bytes);
   const bool huge = size >= kHuge;
   const size_t span = huge ? size + kHuge : size;
@@ -72,14 +71,14 @@ PageBlock::PageBlock(size_t bytes, size_t present) {
     base = aligned;
     ::madvise(base, size, MADV_HUGEPAGE);  // a hint: refused (e.g. THP off) is fine
   }
-  present = std::min(size, (std::min(present, size) + page - 1) / page * page);
-  if (present > 0 && !populate(base, present)) {
-    ::munmap(base, size);
-    fail(ErrorCode::kInternal, "out of memory making " + std::to_string(present) + " bytes of a " +
-                                   std::to_string(bytes) + "-byte block present");
-  }
   data_ = base;
   size_ = size;
+  try {
+    make_present(present);
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 void PageBlock::grow(size_t bytes) {
