@@ -15,6 +15,7 @@
 #include "gec/bench.h"
 #include "gec/error.h"
 #include "memory/lifetimes.h"
+#include "runtime/thread_placement.h"
 
 namespace gec::runtime {
 
@@ -368,9 +369,11 @@ void Executor::configure(int threads) {
   const int workers = std::max(1, std::min(streams_, threads));
   std::vector<int> budget(static_cast<size_t>(workers));
   for (int w = 0; w < workers; ++w) budget[static_cast<size_t>(w)] = threads / workers + (w < threads % workers ? 1 : 0);
+  parallel_steps_ = false;
   for (auto& [graph, plan] : plans_)
     for (Step& s : plan.steps) {
       s.budget = budget[static_cast<size_t>(s.stream % workers)];
+      parallel_steps_ = parallel_steps_ || (s.budget > 1 && !s.single_thread);
       const int n = s.single_thread || s.small_now ? 1 : s.budget;
       if (n != s.ctx.num_threads) {
         s.ctx.num_threads = n;
@@ -445,7 +448,7 @@ size_t Executor::prepare_ahead(int threads, bool even_alone, int max_helpers) {
   std::vector<std::thread> pool;
   try {
     pool.reserve(helpers - 1);
-    for (size_t t = 1; t < helpers; ++t) pool.emplace_back(work);
+    for (size_t t = 1; t < helpers; ++t) pool.push_back(CpuPlacement::start_helper(work));
   } catch (...) {
     // No more threads (a pids limit) or memory for them: this thread does the rest.
   }
@@ -472,6 +475,10 @@ void Executor::run(int threads) {
   if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
   const RestoreOmpThreads restore;
+  // A one-stream run with a parallel region holds its thread on its CPU and
+  // keeps the OpenMP workers off it; so does prepare_ahead with its helpers.
+  const bool team = threads > 1 && !workers_ && parallel_steps_;
+  const CpuPlacement placement(team || (threads > 1 && new_count), team ? threads : 0);
   if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));

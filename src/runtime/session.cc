@@ -22,6 +22,7 @@
 #include "model/reader.h"
 #include "runtime/cpu_monitor.h"
 #include "runtime/executor.h"
+#include "runtime/thread_placement.h"
 #include "support/page_block.h"
 
 namespace gec {
@@ -322,7 +323,7 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   std::thread checker;
   if (verify && threads > 1) {
     try {
-      checker = std::thread([&verify, &verify_error, n = threads - 1]() noexcept {
+      checker = runtime::CpuPlacement::start_helper([&verify, &verify_error, n = threads - 1]() noexcept {
         try {
           verify(n);
         } catch (...) {
@@ -348,7 +349,7 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
       // run no faster).
       if (in_use >= (size_t{2} << 20)) {
         try {
-          populator = std::thread([first, in_use, &populate_error]() noexcept {
+          populator = runtime::CpuPlacement::start_helper([first, in_use, &populate_error]() noexcept {
             try {
               first->arena.make_present(in_use);
             } catch (...) {
