@@ -12,6 +12,13 @@
 // 5,000-100,000) was slower under load than both the default and PASSIVE.
 // PASSIVE (no spin) costs 2-3x on small models on a quiet machine but uses
 // the least CPU: `--spin off` in the tool, or OMP_WAIT_POLICY=PASSIVE.
+//
+// Where the threads run: a run on several threads holds the calling thread
+// on its CPU and keeps its OpenMP workers off that CPU for the run's
+// duration (every mask is given back after it), so that a worker woken at a
+// parallel region is never queued behind the caller. Setting OMP_PROC_BIND
+// (even to false), OMP_PLACES or GOMP_CPU_AFFINITY leaves placement to
+// OpenMP instead.
 #pragma once
 
 #include <string>
