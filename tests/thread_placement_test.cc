@@ -9,7 +9,9 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,6 +32,9 @@ cpu_set_t own_mask() {
   EXPECT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
   return set;
 }
+
+// Long enough since the last scope with a team that the next one places it.
+void let_the_team_sleep() { std::this_thread::sleep_for(2 * CpuPlacement::kTeamAwake); }
 
 bool placing() {
   // The environment's OpenMP placement wins (thread_placement.h).
@@ -55,6 +60,7 @@ TEST(CpuPlacement, HoldsTheCallerAndKeepsTheTeamOffItsCpuForTheScope) {
   const cpu_set_t before = own_mask();
   const bool placed = placing();
   {
+    let_the_team_sleep();
     const CpuPlacement placement(true, 2);
     const cpu_set_t held = own_mask();
     const int cpu = ::sched_getcpu();
@@ -78,6 +84,7 @@ TEST(CpuPlacement, ASecondScopeFindsTheSameTeamAndNestedScopesGiveBackTheOuterMa
   const cpu_set_t before = own_mask();
   const bool placed = placing();
   for (int round = 0; round < 3; ++round) {
+    let_the_team_sleep();
     const CpuPlacement outer(true, 2);
     const cpu_set_t held = own_mask();
     {
@@ -92,6 +99,35 @@ TEST(CpuPlacement, ASecondScopeFindsTheSameTeamAndNestedScopesGiveBackTheOuterMa
   }
   const cpu_set_t after = own_mask();
   EXPECT_TRUE(CPU_EQUAL(&after, &before));
+}
+
+// A scope right after another finds the team spinning and changes nothing,
+// unless the environment makes idle threads sleep at once.
+TEST(CpuPlacement, BackToBackScopesLeaveASpinningTeamAlone) {
+  const cpu_set_t before = own_mask();
+  const bool placed = placing();
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* count = std::getenv("GOMP_SPINCOUNT");
+  const bool sleeps = (count && *count) || (policy && (std::string(policy) == "passive" || std::string(policy) == "PASSIVE"));
+  // The window is time: an attempt preempted between the scopes proves
+  // nothing, so up to 20 attempts, of which one must start in time.
+  bool in_time = false;
+  for (int attempt = 0; attempt < 20 && !in_time; ++attempt) {
+    std::chrono::steady_clock::time_point first_end;
+    {
+      const CpuPlacement first(true, 2);
+      first_end = std::chrono::steady_clock::now();
+    }
+    const CpuPlacement second(true, 2);
+    in_time = std::chrono::steady_clock::now() - first_end < CpuPlacement::kTeamAwake / 2;
+    if (!in_time) continue;
+    const cpu_set_t now = own_mask();
+    if (placed && sleeps)
+      EXPECT_EQ(CPU_COUNT(&now), 1) << "idle threads sleep at once: every scope places";
+    else
+      EXPECT_TRUE(CPU_EQUAL(&now, &before)) << "a spinning team: nothing changes";
+  }
+  EXPECT_TRUE(in_time) << "no attempt started within half of kTeamAwake of the last";
 }
 
 TEST(CpuPlacement, HelpersRunOffTheCallersCpuAndOnesThatEndAtOnceLeaveTheCallerAlone) {
@@ -156,6 +192,7 @@ TEST(CpuPlacement, ARunGivesBackEveryMaskAndTheOutputsOfOneThread) {
   };
   const std::vector<float> one = run(1);
   for (int threads : {2, 2, 1, 2}) {
+    if (threads == 2) let_the_team_sleep();
     const std::vector<float> got = run(threads);
     ASSERT_EQ(got.size(), one.size());
     for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], one[i], 1e-5f) << "element " << i;

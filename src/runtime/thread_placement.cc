@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -42,6 +44,24 @@ thread_local Team team;
 
 /// The placement that holds the calling thread, if any.
 thread_local const CpuPlacement* holding = nullptr;
+
+/// When the calling thread's last scope with a team ended.
+thread_local std::chrono::steady_clock::time_point team_last_used{};
+
+/// True when the environment makes idle OpenMP threads sleep at once or
+/// after a spin of its choosing (OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT):
+/// then every run may wake them.
+bool workers_may_sleep_at_once() {
+  static const bool sleep = [] {
+    if (const char* c = std::getenv("GOMP_SPINCOUNT"); c && *c) return true;
+    const char* p = std::getenv("OMP_WAIT_POLICY");
+    if (!p) return false;
+    std::string v(p);
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v == "passive";
+  }();
+  return sleep;
+}
 
 /// Collects the calling thread's team of `threads` in one parallel region:
 /// each worker restricts itself to `others` (which moves it off this CPU at
@@ -87,6 +107,13 @@ bool set_team(const cpu_set_t& set) {
 
 CpuPlacement::CpuPlacement(bool hold, int threads) noexcept {
   if (!hold || user_places_threads()) return;
+  if (threads >= 2) {
+    // Runs back to back find their team spinning: no syscalls for them.
+    const auto now = std::chrono::steady_clock::now();
+    const bool awake = team.threads >= threads && now - team_last_used < CpuPlacement::kTeamAwake && !workers_may_sleep_at_once();
+    team_scope_ = true;
+    if (awake) return;
+  }
   const int cpu = ::sched_getcpu();
   if (cpu < 0 || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0 || !CPU_ISSET(cpu, &mask_) ||
       CPU_COUNT(&mask_) < 2)
@@ -112,6 +139,7 @@ CpuPlacement::CpuPlacement(bool hold, int threads) noexcept {
 }
 
 CpuPlacement::~CpuPlacement() {
+  if (team_scope_) team_last_used = std::chrono::steady_clock::now();
   if (team_kept_off_) set_team(mask_);
   if (!held_) return;
   holding = outer_;

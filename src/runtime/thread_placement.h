@@ -19,6 +19,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -30,18 +31,28 @@ namespace gec::runtime {
 /// run on every CPU of the caller's affinity mask but that one. When the
 /// scope ends, the caller and the workers get the caller's mask back.
 ///
-/// The first scope on a thread with a team (and one with a larger team than
-/// before) opens one parallel region, in which the workers restrict
-/// themselves and report their thread ids (the caller sleeps until all
-/// have, so that a worker queued behind it runs at once). Otherwise a scope
-/// costs a sched_getcpu() and two sched_setaffinity calls for the caller and
-/// two per worker (about 11 us in all for a team of 2 here). Does nothing
-/// when the environment asks OpenMP to place threads (OMP_PROC_BIND, even
-/// "false", OMP_PLACES or GOMP_CPU_AFFINITY set: the user's choice wins),
-/// for a mask of one CPU or a team larger than the mask, or where the kernel
-/// refuses (threads then go where the scheduler puts them). Never throws.
+/// A scope with a team that starts less than kTeamAwake after the end of
+/// the thread's last one does nothing: the workers are still spinning, so
+/// none is woken, and runs back to back cost no system call (unless
+/// OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT is set: then every scope may
+/// wake them). The first scope on a thread with a team (and one with a
+/// larger team than before) opens one parallel region, in which the workers
+/// restrict themselves and report their thread ids (the caller sleeps until
+/// all have, so that a worker queued behind it runs at once). Otherwise a
+/// scope costs a sched_getcpu() and two sched_setaffinity calls for the
+/// caller and two per worker (about 11 us in all for a team of 2 here; 20-40
+/// us more per run for oww_melspectrogram's 0.33 ms runs back to back,
+/// hence the exception). Does nothing when the environment asks OpenMP to
+/// place threads (OMP_PROC_BIND, even "false", OMP_PLACES or
+/// GOMP_CPU_AFFINITY set: the user's choice wins), for a mask of one CPU or
+/// a team larger than the mask, or where the kernel refuses (threads then
+/// go where the scheduler puts them). Never throws.
 class CpuPlacement {
  public:
+  /// How long after a scope with a team its workers are taken to be still
+  /// spinning (libgomp's default spins 300,000 rounds: milliseconds here).
+  static constexpr std::chrono::microseconds kTeamAwake{1000};
+
   /// `hold`: hold the caller on its CPU; `team`: the size of the caller's
   /// OpenMP team to keep off it (below 2: none; only with `hold`).
   CpuPlacement(bool hold, int team) noexcept;
@@ -62,6 +73,7 @@ class CpuPlacement {
 
  private:
   bool held_ = false, team_kept_off_ = false;
+  bool team_scope_ = false;  // a scope with a team: its end is when the team was last used
   const CpuPlacement* outer_ = nullptr;  // the placement in scope before this one
   cpu_set_t mask_;    // the caller's mask before the scope
   cpu_set_t others_;  // mask_ but the caller's CPU
