@@ -37,6 +37,11 @@ struct BenchOptions {
   /// warm-up-free timed loop above on `s` at the same time. The Session must
   /// allow them (SessionOptions::max_concurrent_requests, wait_when_busy).
   int concurrency = 1;
+  /// Milliseconds to wait before each timed run after the first (0..60000),
+  /// outside its time: requests that arrive apart, as a service's do, find
+  /// idle threads asleep (libgomp's spin lasts milliseconds), which runs back
+  /// to back never show.
+  double interval_ms = 0;
 };
 
 /// The most timed runs one bench() keeps (8 MB of run times).
@@ -75,8 +80,11 @@ struct BenchResult {
   /// Untimed and timed runs done (iterations is the count of run_ms, which
   /// can exceed BenchOptions::iterations under duration_s).
   int warmup = 0, iterations = 0;
-  /// Seconds the timed runs took together (wall clock, steady).
+  /// Seconds the timed runs took together (wall clock, steady; the waits of
+  /// BenchOptions::interval_ms included).
   double timed_s = 0;
+  /// BenchOptions::interval_ms.
+  double interval_ms = 0;
   /// Requests in flight (BenchOptions::concurrency); run_ms and the
   /// percentiles are per request over all of them.
   int concurrency = 1;

@@ -109,6 +109,8 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
     fail(ErrorCode::kInvalidArgument, "bench: concurrency must be 1..1024, got " + std::to_string(opts.concurrency));
   if (!(opts.duration_s >= 0 && opts.duration_s <= 86400))
     fail(ErrorCode::kInvalidArgument, "bench: duration must be 0..86400 seconds, got " + std::to_string(opts.duration_s));
+  if (!(opts.interval_ms >= 0 && opts.interval_ms <= 60000))
+    fail(ErrorCode::kInvalidArgument, "bench: interval must be 0..60000 ms, got " + std::to_string(opts.interval_ms));
   BenchResult r;
   auto t0 = Clock::now();
   s.run(inputs);
@@ -125,6 +127,8 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
     std::vector<double>& ms = lat[static_cast<size_t>(t)];
     ms.reserve(static_cast<size_t>(opts.iterations));
     for (int i = 0; i < max_runs && (i < opts.iterations || ms_since(start) < duration_ms); ++i) {
+      if (i > 0 && opts.interval_ms > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opts.interval_ms));
       const auto ti = Clock::now();
       s.run(inputs);
       ms.push_back(ms_since(ti));
@@ -163,6 +167,7 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
     used.insert(used.end(), used_by[static_cast<size_t>(t)].begin(), used_by[static_cast<size_t>(t)].end());
   }
   r.concurrency = k;
+  r.interval_ms = opts.interval_ms;
   r.median_ms = percentile(r.run_ms, 0.5);
   r.p90_ms = percentile(r.run_ms, 0.9);
   r.p99_ms = percentile(r.run_ms, 0.99);
@@ -218,6 +223,7 @@ std::string BenchResult::json() const {
                       {"warmup", warmup},
                       {"timed_s", timed_s},
                       {"concurrency", concurrency},
+                      {"interval_ms", interval_ms},
                       {"iterations", iterations},
                       {"throughput_per_s", throughput_per_s},
                       {"runs_per_s", runs_per_s},

@@ -21,7 +21,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 struct BenchArgs {
   std::string model, input_dir, trace;
   std::vector<std::string> inputs, shapes;
-  double duration_s = 0;
+  double duration_s = 0, interval_ms = 0;
   int concurrency = 1;
   int warmup = 10, iterations = 50, threads = 0, top = 25;
   bool json = false, wide = false;
@@ -109,6 +109,10 @@ Command add_bench(CLI::App& root) {
                   "among them, unless --threads)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app->add_option("--interval-ms", a->interval_ms,
+                  "wait this long before each timed run after the first, as between a service's requests "
+                  "(idle threads have gone to sleep)")
+      ->check(CLI::Range(0.0, 60000.0));
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {
             Loaded l = load(*a, false);
@@ -117,17 +121,19 @@ Command add_bench(CLI::App& root) {
             bo.iterations = a->iterations;
             bo.duration_s = a->duration_s;
             bo.concurrency = a->concurrency;
+            bo.interval_ms = a->interval_ms;
             BenchResult r = l.with_hint([&] { return bench(*l.session, l.views, bo); });
             r.load_ms = l.load_ms;
             if (a->json) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs in %.2f s after %d warm-up, %d thread%s%s, %d stream%s\n", a->model.c_str(),
+            std::printf("%s: %d runs in %.2f s after %d warm-up, %d thread%s%s, %d stream%s%s\n", a->model.c_str(),
                         r.iterations, r.timed_s, a->warmup, r.threads, r.threads == 1 ? "" : "s",
                         r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
                                              " requests in flight").c_str() : "",
-                        r.streams, r.streams == 1 ? "" : "s");
+                        r.streams, r.streams == 1 ? "" : "s",
+                        r.interval_ms > 0 ? (", " + std::to_string(static_cast<long long>(r.interval_ms + 0.5)) + " ms apart").c_str() : "");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
             std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)%s\n",
