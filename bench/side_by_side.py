@@ -23,9 +23,12 @@ flags (without --baseline: this gec), e.g. "--disable-pass autofusion
 
 Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--runs 20] [--warmup 5] [--gec build/gec] [--baseline GEC] [--out bench/results.md] [--dynamic]
-       [--busy] [--peak]
+       [--busy] [--peak] [--interval-ms T]
 With --busy, a `yes` pinned to CPU 0 runs throughout (both engines meet the
-same competitor): how latency degrades on a busy machine.
+same competitor): how latency degrades on a busy machine. With
+--interval-ms T both engines wait T ms before each timed run but the first
+(ORT through a patched copy of ref.js): the latency of requests that arrive
+apart, whose idle threads have gone to sleep.
 
 With --peak, build/peak_fp32 (next to the gec binary) measures this CPU's
 float32 multiply-add peak at --threads threads after every round, and a
@@ -83,14 +86,23 @@ def ensure_ort(workdir):
     return workdir
 
 
-def run_ort(ortdir, model_dir, threads, runs, warmup):
-    # ref.js pins 2 intra-op threads; patch a copy when another count is asked.
+ORT_TIMED_LOOP = "  for (let i = 0; i < runs; i++) {\n"
+
+
+def run_ort(ortdir, model_dir, threads, runs, warmup, interval_ms=0):
+    # ref.js pins 2 intra-op threads and runs back to back; patch a copy when
+    # another count or a wait before each timed run (but the first) is asked.
     script = os.path.join(ortdir, "ref.js")
-    if threads != 2:
-        patched = os.path.join(ortdir, f"ref_t{threads}.js")
+    if threads != 2 or interval_ms:
+        patched = os.path.join(ortdir, f"ref_t{threads}_i{interval_ms:g}.js")
         if not os.path.exists(patched):
             with open(script) as f:
                 text = f.read().replace("intraOpNumThreads: 2", f"intraOpNumThreads: {threads}")
+            if interval_ms:
+                if ORT_TIMED_LOOP not in text:
+                    sys.exit(f"bench: {script} has no timed loop to add --interval-ms to")
+                text = text.replace(ORT_TIMED_LOOP, ORT_TIMED_LOOP +
+                                    f"    if (i > 0) await new Promise((r) => setTimeout(r, {interval_ms:g}));\n")
             with open(patched, "w") as f:
                 f.write(text)
         script = patched
@@ -101,9 +113,10 @@ def run_ort(ortdir, model_dir, threads, runs, warmup):
     return json.loads(out.stdout)
 
 
-def run_gec_bench(gec, gom, model_dir, threads, runs, warmup):
+def run_gec_bench(gec, gom, model_dir, threads, runs, warmup, interval_ms=0):
     out = subprocess.run([gec, "bench", gom, "--input-dir", os.path.join(model_dir, "test_data_set_0"),
-                          "--threads", str(threads), "--iterations", str(runs), "--warmup", str(warmup), "--json"],
+                          "--threads", str(threads), "--iterations", str(runs), "--warmup", str(warmup), "--json"] +
+                         (["--interval-ms", f"{interval_ms:g}"] if interval_ms else []),
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError("gec bench failed: " + out.stdout[-300:] + out.stderr[-300:])
@@ -235,6 +248,9 @@ def main():
     ap.add_argument("--peak", action="store_true",
                     help="measure the fp32 peak (build/peak_fp32) after every round and add a table of each "
                          "engine's dense-op GFLOP/s as a share of it")
+    ap.add_argument("--interval-ms", type=float, default=0,
+                    help="both engines wait this long before each timed run but the first (requests that arrive "
+                         "apart, as a service's do: idle threads have gone to sleep)")
     ap.add_argument("--busy", action="store_true",
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
                          "every timed run of both engines")
@@ -275,11 +291,13 @@ def table(a):
             base_compile_ms = (compile_gec(a.baseline, md, base_gom, a.opt, not a.dynamic, a.baseline_flags.split())
                                if a.baseline else None)
             ort, gec, base, peaks = [], [], [], []
-            engines = [("ORT", ort, lambda: run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup)),
-                       ("gec", gec, lambda: run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup))]
+            engines = [("ORT", ort, lambda: run_ort(ortdir, ort_md, a.threads, a.runs, a.warmup, a.interval_ms)),
+                       ("gec", gec, lambda: run_gec_bench(a.gec, gom, md, a.threads, a.runs, a.warmup,
+                                                          a.interval_ms))]
             if a.baseline:
                 engines.append(("baseline", base,
-                                lambda: run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup)))
+                                lambda: run_gec_bench(a.baseline, base_gom, md, a.threads, a.runs, a.warmup,
+                                                      a.interval_ms)))
             # A/B/A/B (A/B/C with a baseline) in one run, each round starting
             # with the next engine: one that always ran right after another
             # (and its heat, its freed memory) would be measured unlike the rest.
@@ -339,7 +357,8 @@ def table(a):
                    else "input shapes fixed to the test data (--input-shape)")
     head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node){tf_note}, {a.threads} threads, "
             f"{'with a CPU-bound competitor pinned to CPU 0, ' if a.busy else ''}{a.rounds} rounds A/B of "
-            f"{a.runs} timed runs after {a.warmup} warm-up; medians of the rounds; "
+            f"{a.runs} timed runs after {a.warmup} warm-up"
+            f"{f', each timed run {a.interval_ms:g} ms after the last' if a.interval_ms else ''}; medians of the rounds; "
             f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
             "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
