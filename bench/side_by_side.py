@@ -26,8 +26,8 @@ Usage: bench/side_by_side.py [MODEL_DIR ...] [--threads 2] [--rounds 3]
        [--busy] [--peak] [--interval-ms T]
 With --busy, a `yes` pinned to CPU 0 runs throughout (both engines meet the
 same competitor): how latency degrades on a busy machine. With
---interval-ms T both engines wait T ms before each timed run but the first
-(ORT through a patched copy of ref.js): the latency of requests that arrive
+--interval-ms T both engines wait T ms before each timed run (ORT through
+a patched copy of ref.js): the latency of requests that arrive
 apart, whose idle threads have gone to sleep.
 
 With --peak, build/peak_fp32 (next to the gec binary) measures this CPU's
@@ -91,7 +91,7 @@ ORT_TIMED_LOOP = "  for (let i = 0; i < runs; i++) {\n"
 
 def run_ort(ortdir, model_dir, threads, runs, warmup, interval_ms=0):
     # ref.js pins 2 intra-op threads and runs back to back; patch a copy when
-    # another count or a wait before each timed run (but the first) is asked.
+    # another count or a wait before each timed run is asked.
     script = os.path.join(ortdir, "ref.js")
     if threads != 2 or interval_ms:
         patched = os.path.join(ortdir, f"ref_t{threads}_i{interval_ms:g}.js")
@@ -102,7 +102,7 @@ def run_ort(ortdir, model_dir, threads, runs, warmup, interval_ms=0):
                 if ORT_TIMED_LOOP not in text:
                     sys.exit(f"bench: {script} has no timed loop to add --interval-ms to")
                 text = text.replace(ORT_TIMED_LOOP, ORT_TIMED_LOOP +
-                                    f"    if (i > 0) await new Promise((r) => setTimeout(r, {interval_ms:g}));\n")
+                                    f"    await new Promise((r) => setTimeout(r, {interval_ms:g}));\n")
             with open(patched, "w") as f:
                 f.write(text)
         script = patched
@@ -249,7 +249,7 @@ def main():
                     help="measure the fp32 peak (build/peak_fp32) after every round and add a table of each "
                          "engine's dense-op GFLOP/s as a share of it")
     ap.add_argument("--interval-ms", type=float, default=0,
-                    help="both engines wait this long before each timed run but the first (requests that arrive "
+                    help="both engines wait this long before each timed run (requests that arrive "
                          "apart, as a service's do: idle threads have gone to sleep)")
     ap.add_argument("--busy", action="store_true",
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
@@ -358,7 +358,7 @@ def table(a):
     head = (f"gec {a.opt} vs ONNX Runtime 1.30 (onnxruntime-node){tf_note}, {a.threads} threads, "
             f"{'with a CPU-bound competitor pinned to CPU 0, ' if a.busy else ''}{a.rounds} rounds A/B of "
             f"{a.runs} timed runs after {a.warmup} warm-up"
-            f"{f', each timed run {a.interval_ms:g} ms after the last' if a.interval_ms else ''}; medians of the rounds; "
+            f"{f', each timed run after a {a.interval_ms:g} ms wait' if a.interval_ms else ''}; medians of the rounds; "
             f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
             "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "

@@ -1,7 +1,8 @@
-// runtime/thread_placement.h: a run's thread held on its CPU, its OpenMP
-// workers and helper threads kept off it, every mask given back afterwards.
-// On a machine (or under a mask) of one CPU nothing may change, and that is
-// what these tests check there.
+// runtime/thread_placement.h: a run's OpenMP workers and the load's helper
+// threads kept off the calling thread's CPU, every worker's mask given back
+// afterwards, the caller's never touched. On a machine (or under a mask) of
+// one CPU, or with OpenMP placement asked for in the environment, nothing
+// may change, and that is what these tests check there.
 #include "runtime/thread_placement.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -24,7 +24,8 @@
 namespace gec {
 namespace {
 
-using runtime::CpuPlacement;
+using runtime::TeamPlacement;
+using std::chrono::microseconds;
 
 cpu_set_t own_mask() {
   cpu_set_t set;
@@ -33,18 +34,19 @@ cpu_set_t own_mask() {
   return set;
 }
 
-// Long enough since the last scope with a team that the next one places it.
-void let_the_team_sleep() { std::this_thread::sleep_for(2 * CpuPlacement::kTeamAwake); }
-
+// Whether placement can happen here: two CPUs or more, no OpenMP placement
+// in the environment (thread_placement.h).
 bool placing() {
-  // The environment's OpenMP placement wins (thread_placement.h).
   for (const char* name : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"})
     if (const char* v = std::getenv(name); v && *v) return false;
   const cpu_set_t mask = own_mask();
   return CPU_COUNT(&mask) >= 2;
 }
 
-// The masks of the team's workers (thread 1..n-1), read in a region of n.
+// Long enough since the thread's last placement that the next one places.
+void let_the_team_sleep() { std::this_thread::sleep_for(2 * TeamPlacement::kTeamAwake); }
+
+// The masks of the team's workers (threads 1..n-1), read in a region of n.
 std::vector<cpu_set_t> worker_masks(int n) {
   std::vector<cpu_set_t> masks(static_cast<size_t>(n));
 #pragma omp parallel num_threads(n)
@@ -56,113 +58,81 @@ std::vector<cpu_set_t> worker_masks(int n) {
   return masks;
 }
 
-TEST(CpuPlacement, HoldsTheCallerAndKeepsTheTeamOffItsCpuForTheScope) {
+TEST(TeamPlacement, KeepsTheWorkersOffOneCpuOfTheCallersForTheScope) {
   const cpu_set_t before = own_mask();
   const bool placed = placing();
-  {
+  for (int round = 0; round < 3; ++round) {  // the first collects the team, the others find it
     let_the_team_sleep();
-    const CpuPlacement placement(true, 2);
-    const cpu_set_t held = own_mask();
-    const int cpu = ::sched_getcpu();
-    if (placed) {
-      ASSERT_EQ(CPU_COUNT(&held), 1);
-      EXPECT_TRUE(CPU_ISSET(cpu, &held)) << "held on the CPU it was on";
-      for (const cpu_set_t& w : worker_masks(2)) {
-        EXPECT_FALSE(CPU_ISSET(cpu, &w)) << "a worker may run on the caller's CPU";
-        EXPECT_EQ(CPU_COUNT(&w), CPU_COUNT(&before) - 1);
-      }
-    } else {
-      EXPECT_TRUE(CPU_EQUAL(&held, &before)) << "one CPU (or the user's placement): nothing changes";
-    }
-  }
-  const cpu_set_t after = own_mask();
-  EXPECT_TRUE(CPU_EQUAL(&after, &before)) << "the caller's mask is given back";
-  for (const cpu_set_t& w : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&w, &before)) << "the workers' masks are given back";
-}
-
-TEST(CpuPlacement, ASecondScopeFindsTheSameTeamAndNestedScopesGiveBackTheOuterMask) {
-  const cpu_set_t before = own_mask();
-  const bool placed = placing();
-  for (int round = 0; round < 3; ++round) {
-    let_the_team_sleep();
-    const CpuPlacement outer(true, 2);
-    const cpu_set_t held = own_mask();
     {
-      const CpuPlacement inner(true, 2);  // held already: one CPU, nothing to do
-      const cpu_set_t now = own_mask();
-      EXPECT_TRUE(CPU_EQUAL(&now, &held));
+      const TeamPlacement placement(2);
+      const cpu_set_t caller = own_mask();
+      EXPECT_TRUE(CPU_EQUAL(&caller, &before)) << "the caller is never restricted";
+      for (const cpu_set_t& w : worker_masks(2)) {
+        if (!placed) {
+          EXPECT_TRUE(CPU_EQUAL(&w, &before)) << "nothing to place here: nothing changes";
+          continue;
+        }
+        cpu_set_t left_out;
+        CPU_XOR(&left_out, &before, &w);
+        EXPECT_EQ(CPU_COUNT(&left_out), 1) << "round " << round << ": the worker may use all but one CPU";
+        cpu_set_t extra;
+        CPU_AND(&extra, &left_out, &w);
+        EXPECT_EQ(CPU_COUNT(&extra), 0) << "no CPU outside the caller's mask";
+      }
     }
-    const cpu_set_t after_inner = own_mask();
-    EXPECT_TRUE(CPU_EQUAL(&after_inner, &held)) << "round " << round;
-    if (placed)
-      for (const cpu_set_t& w : worker_masks(2)) EXPECT_FALSE(CPU_ISSET(::sched_getcpu(), &w)) << "round " << round;
+    for (const cpu_set_t& w : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&w, &before)) << "the workers' masks are given back";
+    if (placed) EXPECT_GE(TeamPlacement::known_workers(), 1u);
   }
   const cpu_set_t after = own_mask();
   EXPECT_TRUE(CPU_EQUAL(&after, &before));
 }
 
-// A scope right after another finds the team spinning and changes nothing,
-// unless the environment makes idle threads sleep at once.
-TEST(CpuPlacement, BackToBackScopesLeaveASpinningTeamAlone) {
-  const cpu_set_t before = own_mask();
-  const bool placed = placing();
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  const char* count = std::getenv("GOMP_SPINCOUNT");
-  const bool sleeps = (count && *count) || (policy && (std::string(policy) == "passive" || std::string(policy) == "PASSIVE"));
-  // The window is time: an attempt preempted between the scopes proves
-  // nothing, so up to 20 attempts, of which one must start in time.
-  bool in_time = false;
-  for (int attempt = 0; attempt < 20 && !in_time; ++attempt) {
-    std::chrono::steady_clock::time_point first_end;
-    {
-      const CpuPlacement first(true, 2);
-      first_end = std::chrono::steady_clock::now();
-    }
-    const CpuPlacement second(true, 2);
-    in_time = std::chrono::steady_clock::now() - first_end < CpuPlacement::kTeamAwake / 2;
-    if (!in_time) continue;
-    const cpu_set_t now = own_mask();
-    if (placed && sleeps)
-      EXPECT_EQ(CPU_COUNT(&now), 1) << "idle threads sleep at once: every scope places";
-    else
-      EXPECT_TRUE(CPU_EQUAL(&now, &before)) << "a spinning team: nothing changes";
-  }
-  EXPECT_TRUE(in_time) << "no attempt started within half of kTeamAwake of the last";
+TEST(TeamPlacement, PlacesUnlessAKnownTeamWasUsedWithinTheLastMillisecondAndSpins) {
+  const auto awake = TeamPlacement::kTeamAwake;
+  EXPECT_TRUE(TeamPlacement::places(false, microseconds(0), false)) << "a team not collected yet";
+  EXPECT_FALSE(TeamPlacement::places(true, microseconds(0), false)) << "back to back: still spinning";
+  EXPECT_FALSE(TeamPlacement::places(true, awake - microseconds(1), false));
+  EXPECT_TRUE(TeamPlacement::places(true, awake, false)) << "asleep by now";
+  EXPECT_TRUE(TeamPlacement::places(true, std::chrono::seconds(10), false));
+  EXPECT_TRUE(TeamPlacement::places(true, microseconds(0), true)) << "OMP_WAIT_POLICY=passive: asleep at once";
 }
 
-TEST(CpuPlacement, HelpersRunOffTheCallersCpuAndOnesThatEndAtOnceLeaveTheCallerAlone) {
+TEST(TeamPlacement, FewerThanTwoThreadsPlaceNothing) {
+  const cpu_set_t before = own_mask();
+  let_the_team_sleep();
+  {
+    const TeamPlacement placement(1);
+    for (const cpu_set_t& w : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&w, &before));
+  }
+}
+
+TEST(TeamPlacement, HelpersRunOffTheCallersCpuAndOnesThatEndAtOnceLeaveTheCallerAlone) {
   const cpu_set_t before = own_mask();
   const bool placed = placing();
   // Helpers that end before the caller could restrict them: glibc's
   // pthread_setaffinity_np on an exited thread sets the caller's mask.
   for (int i = 0; i < 50; ++i) {
-    std::thread t = CpuPlacement::start_helper([] {});
+    std::thread t = TeamPlacement::start_helper([] {});
     t.join();
     const cpu_set_t now = own_mask();
     ASSERT_TRUE(CPU_EQUAL(&now, &before)) << "helper " << i << " changed the caller's mask";
   }
-  const CpuPlacement placement(true, 0);
-  const int held_on = ::sched_getcpu();
-  std::atomic<int> ran_on{-1};
   cpu_set_t helper_mask;
   CPU_ZERO(&helper_mask);
-  std::thread t = CpuPlacement::start_helper([&] {
-    ::sched_getaffinity(0, sizeof helper_mask, &helper_mask);
-    ran_on = ::sched_getcpu();
-  });
+  std::thread t = TeamPlacement::start_helper([&] { ::sched_getaffinity(0, sizeof helper_mask, &helper_mask); });
   t.join();
   if (placed) {
-    EXPECT_FALSE(CPU_ISSET(held_on, &helper_mask));
-    EXPECT_NE(ran_on.load(), held_on);
-    EXPECT_EQ(CPU_COUNT(&helper_mask), CPU_COUNT(&before) - 1);
+    cpu_set_t left_out;
+    CPU_XOR(&left_out, &before, &helper_mask);
+    EXPECT_EQ(CPU_COUNT(&left_out), 1) << "the helper may use all of the caller's CPUs but one";
   } else {
     EXPECT_TRUE(CPU_EQUAL(&helper_mask, &before));
   }
 }
 
-// Executor::run holds its thread for the run only; its outputs are those of
-// a run without placement (OpenMP's own, through a 1-thread run here).
-TEST(CpuPlacement, ARunGivesBackEveryMaskAndTheOutputsOfOneThread) {
+// Executor::run places its team after an idle spell; its outputs are those
+// of a run on one thread, and every mask is the caller's again after it.
+TEST(TeamPlacement, ARunPlacesItsTeamAndGivesTheOutputsOfOneThread) {
   namespace ob = testing::onnx_build;
   onnx::ModelProto m = ob::new_model(13);
   auto* g = m.mutable_graph();
@@ -178,26 +148,31 @@ TEST(CpuPlacement, ARunGivesBackEveryMaskAndTheOutputsOfOneThread) {
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
   const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
   std::vector<uint8_t> arena(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64);
-  runtime::Executor ex(lm, arena.data(), 2, false);
-  Tensor x(DType::kFloat32, {1, 32, 28, 28});
-  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 5) % 19) / 9.f - 1.f;
-  ex.bind_input(0, x.view());
-  const cpu_set_t before = own_mask();
-  auto run = [&](int threads) {
-    ex.run(threads);
-    const cpu_set_t after = own_mask();
-    EXPECT_TRUE(CPU_EQUAL(&after, &before)) << threads << " threads";
-    const TensorView& y = ex.output(0);
-    return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
-  };
-  const std::vector<float> one = run(1);
-  for (int threads : {2, 2, 1, 2}) {
-    if (threads == 2) let_the_team_sleep();
-    const std::vector<float> got = run(threads);
-    ASSERT_EQ(got.size(), one.size());
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], one[i], 1e-5f) << "element " << i;
-  }
-  for (const cpu_set_t& wm : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&wm, &before)) << "the workers' masks are given back";
+  // On a thread of its own: a team no other test has collected.
+  std::thread([&] {
+    runtime::Executor ex(lm, arena.data(), 2, false);
+    Tensor x(DType::kFloat32, {1, 32, 28, 28});
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 5) % 19) / 9.f - 1.f;
+    ex.bind_input(0, x.view());
+    const cpu_set_t before = own_mask();
+    auto run = [&](int threads) {
+      ex.run(threads);
+      const cpu_set_t after = own_mask();
+      EXPECT_TRUE(CPU_EQUAL(&after, &before)) << threads << " threads";
+      const TensorView& y = ex.output(0);
+      return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+    };
+    const std::vector<float> one = run(1);
+    EXPECT_EQ(TeamPlacement::known_workers(), 0u) << "a run on one thread has no team to place";
+    for (int threads : {2, 2, 1, 2}) {
+      let_the_team_sleep();
+      const std::vector<float> got = run(threads);
+      ASSERT_EQ(got.size(), one.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], one[i], 1e-5f) << "element " << i;
+    }
+    if (placing()) EXPECT_EQ(TeamPlacement::known_workers(), 1u) << "the run placed its team of 2";
+    for (const cpu_set_t& wm : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&wm, &before)) << "the workers' masks are given back";
+  }).join();
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ struct BenchOptions {
   /// warm-up-free timed loop above on `s` at the same time. The Session must
   /// allow them (SessionOptions::max_concurrent_requests, wait_when_busy).
   int concurrency = 1;
-  /// Milliseconds to wait before each timed run after the first (0..60000),
-  /// outside its time: requests that arrive apart, as a service's do, find
+  /// Milliseconds to wait before each timed run (0..60000), outside its
+  /// time: requests that arrive apart, as a service's do, find
   /// idle threads asleep (libgomp's spin lasts milliseconds), which runs back
   /// to back never show.
   double interval_ms = 0;

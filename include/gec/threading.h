@@ -13,12 +13,13 @@
 // PASSIVE (no spin) costs 2-3x on small models on a quiet machine but uses
 // the least CPU: `--spin off` in the tool, or OMP_WAIT_POLICY=PASSIVE.
 //
-// Where the threads run: a run on several threads holds the calling thread
-// on its CPU and keeps its OpenMP workers off that CPU for the run's
-// duration (every mask is given back after it), so that a worker woken at a
-// parallel region is never queued behind the caller. Setting OMP_PROC_BIND
-// (even to false), OMP_PLACES or GOMP_CPU_AFFINITY leaves placement to
-// OpenMP instead.
+// Where the threads run: a run on several threads that starts more than
+// 1 ms after its thread's last keeps that thread's OpenMP workers off the
+// CPU the thread is on (the thread itself is never restricted; the workers
+// get its mask back when the run ends), so that a worker woken at a
+// parallel region is not queued behind the thread that waits for it.
+// Setting OMP_PROC_BIND (even to false), OMP_PLACES or GOMP_CPU_AFFINITY
+// leaves placement to OpenMP instead.
 #pragma once
 
 #include <string>

@@ -127,7 +127,7 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
     std::vector<double>& ms = lat[static_cast<size_t>(t)];
     ms.reserve(static_cast<size_t>(opts.iterations));
     for (int i = 0; i < max_runs && (i < opts.iterations || ms_since(start) < duration_ms); ++i) {
-      if (i > 0 && opts.interval_ms > 0)
+      if (opts.interval_ms > 0)
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opts.interval_ms));
       const auto ti = Clock::now();
       s.run(inputs);

@@ -448,7 +448,7 @@ size_t Executor::prepare_ahead(int threads, bool even_alone, int max_helpers) {
   std::vector<std::thread> pool;
   try {
     pool.reserve(helpers - 1);
-    for (size_t t = 1; t < helpers; ++t) pool.push_back(CpuPlacement::start_helper(work));
+    for (size_t t = 1; t < helpers; ++t) pool.push_back(TeamPlacement::start_helper(work));
   } catch (...) {
     // No more threads (a pids limit) or memory for them: this thread does the rest.
   }
@@ -475,10 +475,9 @@ void Executor::run(int threads) {
   if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
   const RestoreOmpThreads restore;
-  // A one-stream run with a parallel region holds its thread on its CPU and
-  // keeps the OpenMP workers off it; so does prepare_ahead with its helpers.
-  const bool team = threads > 1 && !workers_ && parallel_steps_;
-  const CpuPlacement placement(team || (threads > 1 && new_count), team ? threads : 0);
+  // A one-stream run with a parallel step keeps the OpenMP workers off the
+  // CPU this thread is on (stream workers are masters of teams of their own).
+  const TeamPlacement placement(!workers_ && parallel_steps_ ? threads : 0);
   if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));

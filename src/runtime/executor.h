@@ -215,7 +215,7 @@ class Executor final : public kernels::SubgraphRunner {
   int num_threads_;
   int run_threads_;  // the threads of the current / last run (steps' ctx.num_threads)
   size_t prepared_ahead_ = 0;
-  bool parallel_steps_ = false;  // a step may open a parallel region of run_threads_ (RunPlacement)
+  bool parallel_steps_ = false;  // a step may open a parallel region of run_threads_ (TeamPlacement)
   bool profile_;
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // profile timestamps
   int64_t max_dynamic_bytes_;

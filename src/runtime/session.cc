@@ -323,7 +323,7 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
   std::thread checker;
   if (verify && threads > 1) {
     try {
-      checker = runtime::CpuPlacement::start_helper([&verify, &verify_error, n = threads - 1]() noexcept {
+      checker = runtime::TeamPlacement::start_helper([&verify, &verify_error, n = threads - 1]() noexcept {
         try {
           verify(n);
         } catch (...) {
@@ -349,7 +349,7 @@ std::unique_ptr<Session::Impl> make_impl_verifying(model::LoadedModel m, const S
       // run no faster).
       if (in_use >= (size_t{2} << 20)) {
         try {
-          populator = runtime::CpuPlacement::start_helper([first, in_use, &populate_error]() noexcept {
+          populator = runtime::TeamPlacement::start_helper([first, in_use, &populate_error]() noexcept {
             try {
               first->arena.make_present(in_use);
             } catch (...) {

@@ -1,4 +1,5 @@
-// The caller held on its CPU and its helpers kept off it (thread_placement.h).
+// OpenMP workers and helper threads kept off their waker's CPU
+// (thread_placement.h).
 #include "runtime/thread_placement.h"
 
 #include <omp.h>
@@ -7,8 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -34,24 +35,9 @@ bool user_places_threads() {
   return set;
 }
 
-/// The OpenMP workers of the calling thread's team, as CpuPlacement found
-/// them.
-struct Team {
-  std::vector<pid_t> workers;
-  int threads = 0;  // the team size they were collected for (0: not yet)
-};
-thread_local Team team;
-
-/// The placement that holds the calling thread, if any.
-thread_local const CpuPlacement* holding = nullptr;
-
-/// When the calling thread's last scope with a team ended.
-thread_local std::chrono::steady_clock::time_point team_last_used{};
-
 /// True when the environment makes idle OpenMP threads sleep at once or
-/// after a spin of its choosing (OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT):
-/// then every run may wake them.
-bool workers_may_sleep_at_once() {
+/// after a spin of its choosing (OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT).
+bool workers_sleep_at_once() {
   static const bool sleep = [] {
     if (const char* c = std::getenv("GOMP_SPINCOUNT"); c && *c) return true;
     const char* p = std::getenv("OMP_WAIT_POLICY");
@@ -63,12 +49,31 @@ bool workers_may_sleep_at_once() {
   return sleep;
 }
 
+/// The OpenMP workers of the calling thread's team, as a placement found
+/// them, and when the team was last used.
+struct Team {
+  pid_t process = 0;  // the process they were found in (a fork's child has none of them)
+  int threads = 0;    // the team size they were collected for (0: not yet, or to collect again)
+  std::vector<pid_t> workers;
+  std::chrono::steady_clock::time_point last_use{};
+};
+thread_local Team team;
+
+/// The calling thread's CPUs but `cpu`, and all of them, into `others` and
+/// `all`; false where that leaves fewer than `threads` - 1 CPUs for the
+/// workers or `cpu` is not one of them.
+bool split_mask(int cpu, int threads, cpu_set_t& all, cpu_set_t& others) {
+  if (cpu < 0 || ::sched_getaffinity(0, sizeof all, &all) != 0 || !CPU_ISSET(cpu, &all) || CPU_COUNT(&all) < 2 ||
+      CPU_COUNT(&all) < threads)
+    return false;
+  others = all;
+  CPU_CLR(cpu, &others);
+  return true;
+}
+
 /// Collects the calling thread's team of `threads` in one parallel region:
 /// each worker restricts itself to `others` (which moves it off this CPU at
-/// once) and reports its id; this thread sleeps until all have, so that a
-/// worker the scheduler queued here runs now, not at the next tick
-/// (sched_yield did not do it: on Linux 6.18's EEVDF scheduler the new
-/// worker waited the 4 ms tick behind a yielding caller).
+/// once) and reports its id; this thread sleeps until all have.
 void collect_team(int threads, const cpu_set_t& others) {
   auto ids = std::make_unique<std::atomic<pid_t>[]>(static_cast<size_t>(threads));
   std::atomic<int> arrived{0}, size{0};
@@ -90,78 +95,60 @@ void collect_team(int threads, const cpu_set_t& others) {
   for (int t = 1; t < size.load() && t < threads; ++t)
     if (pid_t id = ids[static_cast<size_t>(t)].load()) team.workers.push_back(id);
   team.threads = threads;
+  team.process = ::getpid();
 }
 
-/// Gives every worker of the team `set`; false (and the team to be
-/// collected again) when one is gone: libgomp replaced it.
+/// Gives every known worker `set`; false when one is gone (libgomp replaced
+/// it): the team is then collected again by the next placement.
 bool set_team(const cpu_set_t& set) {
-  for (pid_t id : team.workers)
-    if (::sched_setaffinity(id, sizeof set, &set) != 0) {
-      team.threads = 0;
-      return false;
-    }
-  return true;
+  bool all = true;
+  for (pid_t id : team.workers) all = ::sched_setaffinity(id, sizeof set, &set) == 0 && all;
+  if (!all) team.threads = 0;
+  return all;
 }
 
 }  // namespace
 
-CpuPlacement::CpuPlacement(bool hold, int threads) noexcept {
-  if (!hold || user_places_threads()) return;
-  if (threads >= 2) {
-    // Runs back to back find their team spinning: no syscalls for them.
-    const auto now = std::chrono::steady_clock::now();
-    const bool awake = team.threads >= threads && now - team_last_used < CpuPlacement::kTeamAwake && !workers_may_sleep_at_once();
-    team_scope_ = true;
-    if (awake) return;
-  }
-  const int cpu = ::sched_getcpu();
-  if (cpu < 0 || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0 || !CPU_ISSET(cpu, &mask_) ||
-      CPU_COUNT(&mask_) < 2)
-    return;
-  others_ = mask_;
-  CPU_CLR(cpu, &others_);
-  // The team first: workers it starts take the caller's whole mask.
-  if (threads >= 2 && threads <= CPU_COUNT(&mask_)) {
-    if (team.threads < threads) {
-      collect_team(threads, others_);
-      team_kept_off_ = true;
-    } else {
-      team_kept_off_ = set_team(others_);
+bool TeamPlacement::places(bool known, std::chrono::steady_clock::duration since_last_use, bool sleep_at_once) {
+  return !known || sleep_at_once || since_last_use >= kTeamAwake || since_last_use < std::chrono::steady_clock::duration::zero();
+}
+
+size_t TeamPlacement::known_workers() { return team.process == ::getpid() ? team.workers.size() : 0; }
+
+TeamPlacement::TeamPlacement(int threads) noexcept {
+  if (threads < 2 || user_places_threads()) return;
+  used_ = true;
+  try {
+    const bool known = team.threads >= threads && team.process == ::getpid();
+    if (!places(known, std::chrono::steady_clock::now() - team.last_use, workers_sleep_at_once())) return;
+    cpu_set_t others;
+    if (!split_mask(::sched_getcpu(), threads, mask_, others)) return;
+    if (known && set_team(others)) {
+      kept_off_ = true;
+      return;
     }
+    // Not collected yet, or a worker was gone: the ones set are given back
+    // by the collection's own restriction and the scope's end.
+    collect_team(threads, others);
+    kept_off_ = true;
+  } catch (...) {
+    // No memory for the ids: the workers go where the scheduler puts them.
   }
-  cpu_set_t here;
-  CPU_ZERO(&here);
-  CPU_SET(cpu, &here);
-  held_ = ::sched_setaffinity(0, sizeof here, &here) == 0;
-  if (!held_) return;
-  outer_ = holding;
-  holding = this;
 }
 
-CpuPlacement::~CpuPlacement() {
-  if (team_scope_) team_last_used = std::chrono::steady_clock::now();
-  if (team_kept_off_) set_team(mask_);
-  if (!held_) return;
-  holding = outer_;
-  ::sched_setaffinity(0, sizeof mask_, &mask_);
+TeamPlacement::~TeamPlacement() {
+  if (kept_off_) set_team(mask_);
+  if (used_) team.last_use = std::chrono::steady_clock::now();
 }
 
-std::thread CpuPlacement::start_helper(std::function<void()> work) {
+std::thread TeamPlacement::start_helper(std::function<void()> work) {
   auto restricted = std::make_shared<std::atomic<bool>>(false);
   std::thread t([restricted, work = std::move(work)]() {
     while (!restricted->load(std::memory_order_acquire)) ::sched_yield();
     work();
   });
-  cpu_set_t others;
-  const int cpu = ::sched_getcpu();
-  if (holding) {
-    others = holding->others_;
-  } else if (cpu < 0 || ::sched_getaffinity(0, sizeof others, &others) != 0 || !CPU_ISSET(cpu, &others)) {
-    CPU_ZERO(&others);
-  } else {
-    CPU_CLR(cpu, &others);
-  }
-  if (CPU_COUNT(&others) > 0 && !user_places_threads())
+  cpu_set_t all, others;
+  if (!user_places_threads() && split_mask(::sched_getcpu(), 2, all, others))
     ::pthread_setaffinity_np(t.native_handle(), sizeof others, &others);
   restricted->store(true, std::memory_order_release);
   return t;

@@ -4,79 +4,85 @@
 // Why: when a thread wakes another (an OpenMP worker at a parallel region,
 // a helper std::thread it starts), Linux may queue the woken thread on the
 // waker's own CPU while another CPU idles. Measured on the development VM
-// (2 vCPUs, a PVM guest; `perf sched timehist` shows the worker queued on
-// CPU 0 behind the caller, which spins at the region's barrier, the two
-// taking turns in 4 ms scheduler ticks while CPU 1 stays idle):
+// (2 vCPUs, a PVM guest, Linux 6.18; `perf sched timehist` shows the worker
+// queued on CPU 0 behind the caller, which spins at the region's barrier,
+// the two taking turns in 4 ms scheduler ticks while CPU 1 stays idle):
 // squeezenet1_1 on 2 threads ran in 2.7 ms back to back but 10-12.7 ms
 // (medians of 40) when each run came 100 ms after the last, against 4.4 ms
-// on one thread; and a load's first run stalled 10-20 ms in about one load
-// in five. Keeping the workers off the caller's CPU is not enough on its
-// own: a caller that later moves onto a worker's CPU meets the same queue
-// there (measured: 370 ms of 4 ms turns while the other CPU idled). So the
-// caller is held on its CPU and the workers are kept off it for a run's
-// scope only; outside runs every thread has its own mask back.
+// on one thread; oww_melspectrogram 0.33 -> 10.4 ms; and a load's first run
+// stalled 10-20 ms (some 100-370 ms) in about one load in five.
 #pragma once
 
 #include <sched.h>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <thread>
 
 namespace gec::runtime {
 
-/// For its scope: holds the calling thread on the CPU it is on now, and
-/// keeps the OpenMP threads of its team of `team` threads (libgomp keeps one
-/// team per thread that opens parallel regions) off that CPU: each worker may
-/// run on every CPU of the caller's affinity mask but that one. When the
-/// scope ends, the caller and the workers get the caller's mask back.
+/// For its scope: keeps the OpenMP workers of the calling thread's team of
+/// `threads` (libgomp keeps one pool of threads per thread that opens
+/// parallel regions) off the CPU the calling thread is on when the scope
+/// starts: each worker may run on every CPU of the caller's affinity mask
+/// but that one. When the scope ends the workers get the caller's mask
+/// (as read when the scope started) back. The caller itself is never
+/// restricted, so threads it starts meanwhile (libgomp's included) take its
+/// whole mask.
 ///
-/// A scope with a team that starts less than kTeamAwake after the end of
-/// the thread's last one does nothing: the workers are still spinning, so
-/// none is woken, and runs back to back cost no system call (unless
-/// OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT is set: then every scope may
-/// wake them). The first scope on a thread with a team (and one with a
-/// larger team than before) opens one parallel region, in which the workers
-/// restrict themselves and report their thread ids (the caller sleeps until
-/// all have, so that a worker queued behind it runs at once). Otherwise a
-/// scope costs a sched_getcpu() and two sched_setaffinity calls for the
-/// caller and two per worker (about 11 us in all for a team of 2 here; 20-40
-/// us more per run for oww_melspectrogram's 0.33 ms runs back to back,
-/// hence the exception). Does nothing when the environment asks OpenMP to
-/// place threads (OMP_PROC_BIND, even "false", OMP_PLACES or
-/// GOMP_CPU_AFFINITY set: the user's choice wins), for a mask of one CPU or
-/// a team larger than the mask, or where the kernel refuses (threads then
-/// go where the scheduler puts them). Never throws.
-class CpuPlacement {
+/// A scope that starts less than kTeamAwake after the end of the thread's
+/// last one does nothing: the workers are still spinning, so none is woken,
+/// and runs back to back cost no system call (unless OMP_WAIT_POLICY=passive
+/// or GOMP_SPINCOUNT is set: then any scope may wake them). The first scope
+/// on a thread (and one with more threads than before, or after a worker
+/// was found gone, or in a child after fork) opens one parallel region in
+/// which the workers restrict themselves and report their thread ids (the
+/// caller sleeps until all have, so that a worker queued behind it runs at
+/// once; sched_yield left a new worker queued behind it under Linux 6.18's
+/// EEVDF scheduler). Otherwise a scope costs a sched_getcpu(), a
+/// sched_getaffinity() and two sched_setaffinity() calls per worker (about
+/// 6 us for a team of 2 here; oww_melspectrogram's 0.33 ms runs back to back
+/// paid 20-40 us per run before the kTeamAwake exception). Does nothing when
+/// the environment asks OpenMP to place threads (OMP_PROC_BIND, even
+/// "false", OMP_PLACES or GOMP_CPU_AFFINITY set: the user's choice wins),
+/// for fewer than 2 threads, for a mask of one CPU or fewer CPUs than
+/// threads, or where the kernel refuses (threads then go where the
+/// scheduler puts them). Never throws.
+class TeamPlacement {
  public:
-  /// How long after a scope with a team its workers are taken to be still
-  /// spinning (libgomp's default spins 300,000 rounds: milliseconds here).
+  /// How long after a scope its workers are taken to be still spinning
+  /// (libgomp's default spins 300,000 rounds: milliseconds here).
   static constexpr std::chrono::microseconds kTeamAwake{1000};
 
-  /// `hold`: hold the caller on its CPU; `team`: the size of the caller's
-  /// OpenMP team to keep off it (below 2: none; only with `hold`).
-  CpuPlacement(bool hold, int team) noexcept;
-  ~CpuPlacement();
-  CpuPlacement(const CpuPlacement&) = delete;
-  CpuPlacement& operator=(const CpuPlacement&) = delete;
+  explicit TeamPlacement(int threads) noexcept;
+  ~TeamPlacement();
+  TeamPlacement(const TeamPlacement&) = delete;
+  TeamPlacement& operator=(const TeamPlacement&) = delete;
+
+  /// The rule above: a scope places its team unless the team is already
+  /// known (`known`), was used `since_last_use` ago, less than kTeamAwake,
+  /// and idle workers spin (`!sleep_at_once`).
+  static bool places(bool known, std::chrono::steady_clock::duration since_last_use, bool sleep_at_once);
+
+  /// The workers of the calling thread's team as the last scope found them
+  /// (0 before any scope placed one).
+  static size_t known_workers();
 
   /// Starts `work` on a new thread restricted, before `work` begins, to the
-  /// calling thread's CPUs but the one it is on (the one a CpuPlacement in
-  /// scope holds it on, if any), so that the two run at once; unrestricted
-  /// where that leaves no CPU or the kernel refuses. The new thread waits
-  /// for its restriction: its kernel id is still its own when it is set (a
-  /// thread that has exited leaves pthread_setaffinity_np its id 0, which
-  /// glibc passes on as "the calling thread"). Unrestricted where the
-  /// environment asks OpenMP to place threads, as above. Throws what
+  /// calling thread's CPUs but the one it is on now, so that the two run at
+  /// once; unrestricted where that leaves no CPU, the kernel refuses or the
+  /// environment asks OpenMP to place threads (as above). The new thread
+  /// waits for its restriction: its kernel id is still its own when it is
+  /// set (a thread that has exited leaves pthread_setaffinity_np its id 0,
+  /// which glibc passes on as "the calling thread"). Throws what
   /// std::thread's constructor throws.
   static std::thread start_helper(std::function<void()> work);
 
  private:
-  bool held_ = false, team_kept_off_ = false;
-  bool team_scope_ = false;  // a scope with a team: its end is when the team was last used
-  const CpuPlacement* outer_ = nullptr;  // the placement in scope before this one
-  cpu_set_t mask_;    // the caller's mask before the scope
-  cpu_set_t others_;  // mask_ but the caller's CPU
+  bool kept_off_ = false;  // the team was restricted: give it mask_ back
+  bool used_ = false;      // a scope with a team: its end is the team's last use
+  cpu_set_t mask_;         // the caller's mask when the scope started
 };
 
 }  // namespace gec::runtime

@@ -15,6 +15,12 @@
 namespace gec::cli {
 
 namespace {
+// `v` with up to 3 significant digits and no trailing zeros (0.5, 20, 100).
+std::string format_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -110,7 +116,7 @@ Command add_bench(CLI::App& root) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app->add_option("--interval-ms", a->interval_ms,
-                  "wait this long before each timed run after the first, as between a service's requests "
+                  "wait this long before each timed run, as between a service's requests "
                   "(idle threads have gone to sleep)")
       ->check(CLI::Range(0.0, 60000.0));
   app->add_flag("--json", a->json, "print one JSON object");
@@ -133,7 +139,7 @@ Command add_bench(CLI::App& root) {
                         r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
                                              " requests in flight").c_str() : "",
                         r.streams, r.streams == 1 ? "" : "s",
-                        r.interval_ms > 0 ? (", " + std::to_string(static_cast<long long>(r.interval_ms + 0.5)) + " ms apart").c_str() : "");
+                        r.interval_ms > 0 ? (", " + format_number(r.interval_ms) + " ms apart").c_str() : "");
             std::printf("  latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f\n", r.min_ms, r.median_ms,
                         r.p90_ms, r.p99_ms, r.max_ms);
             std::printf("  throughput: %.1f runs/s, %.1f samples/s (batch %lld: the inputs' leading dim)%s\n",
