@@ -255,6 +255,9 @@ def main():
                     help="keep a CPU-bound competitor (yes > /dev/null, pinned to CPU 0 with taskset) running during "
                          "every timed run of both engines")
     a = ap.parse_args()
+    if a.interval_ms and not 1 <= a.interval_ms <= 60000:
+        # Node's setTimeout waits at least 1 ms: below that the engines would wait differently.
+        ap.error("--interval-ms must be 0 or 1..60000")
     if a.baseline_flags and not a.baseline:
         a.baseline = a.gec
     competitor = None

@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -46,14 +47,19 @@ bool placing() {
 // Long enough since the thread's last placement that the next one places.
 void let_the_team_sleep() { std::this_thread::sleep_for(2 * TeamPlacement::kTeamAwake); }
 
-// The masks of the team's workers (threads 1..n-1), read in a region of n.
+// The masks of the team's workers (threads 1..n-1), read in a region of n
+// (fewer if OpenMP gives fewer threads).
 std::vector<cpu_set_t> worker_masks(int n) {
   std::vector<cpu_set_t> masks(static_cast<size_t>(n));
+  for (cpu_set_t& m : masks) CPU_ZERO(&m);
+  std::atomic<int> got{0};
 #pragma omp parallel num_threads(n)
   {
     const int t = omp_get_thread_num();
+    if (t == 0) got = omp_get_num_threads();
     if (t < n) ::sched_getaffinity(0, sizeof(cpu_set_t), &masks[static_cast<size_t>(t)]);
   }
+  masks.resize(static_cast<size_t>(std::min(got.load(), n)));
   masks.erase(masks.begin());
   return masks;
 }
@@ -97,11 +103,14 @@ TEST(TeamPlacement, PlacesUnlessAKnownTeamWasUsedWithinTheLastMillisecondAndSpin
   EXPECT_TRUE(TeamPlacement::places(true, microseconds(0), true)) << "OMP_WAIT_POLICY=passive: asleep at once";
 }
 
-TEST(TeamPlacement, FewerThanTwoThreadsPlaceNothing) {
+// A run on one thread leaves a team that an earlier run placed alone.
+TEST(TeamPlacement, OneThreadLeavesAKnownTeamAlone) {
   const cpu_set_t before = own_mask();
   let_the_team_sleep();
+  { const TeamPlacement two(2); }  // the team known
+  let_the_team_sleep();
   {
-    const TeamPlacement placement(1);
+    const TeamPlacement one(1);
     for (const cpu_set_t& w : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&w, &before));
   }
 }

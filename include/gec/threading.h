@@ -13,13 +13,14 @@
 // PASSIVE (no spin) costs 2-3x on small models on a quiet machine but uses
 // the least CPU: `--spin off` in the tool, or OMP_WAIT_POLICY=PASSIVE.
 //
-// Where the threads run: a run on several threads that starts more than
-// 1 ms after its thread's last keeps that thread's OpenMP workers off the
-// CPU the thread is on (the thread itself is never restricted; the workers
-// get its mask back when the run ends), so that a worker woken at a
-// parallel region is not queued behind the thread that waits for it.
-// Setting OMP_PROC_BIND (even to false), OMP_PLACES or GOMP_CPU_AFFINITY
-// leaves placement to OpenMP instead.
+// Where the threads run: a one-stream run on several threads whose
+// thread's last parallel step ended more than 1 ms before (always, under
+// OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT) keeps that thread's OpenMP
+// workers off the CPU the thread is on (the thread itself is never
+// restricted; the workers get its mask back when the run ends), so that a
+// worker woken at a parallel region is not queued behind the thread that
+// waits for it. Tuned for GNU libgomp. Setting OMP_PROC_BIND (even to
+// false), OMP_PLACES or GOMP_CPU_AFFINITY leaves placement to OpenMP.
 #pragma once
 
 #include <string>

@@ -599,6 +599,7 @@ void Executor::run_step(Step& s) {
   }
   if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
   s.kernel->run(s.ctx);
+  if (s.ctx.num_threads > 1) TeamPlacement::team_used();
 }
 
 std::vector<AnyValue> Executor::run_values(const ir::Graph& g, const std::vector<const AnyValue*>& inputs) {

@@ -55,7 +55,7 @@ struct Team {
   pid_t process = 0;  // the process they were found in (a fork's child has none of them)
   int threads = 0;    // the team size they were collected for (0: not yet, or to collect again)
   std::vector<pid_t> workers;
-  std::chrono::steady_clock::time_point last_use{};
+  std::chrono::steady_clock::time_point last_use{};  // the end of the last parallel step (team_used)
 };
 thread_local Team team;
 
@@ -75,7 +75,11 @@ bool split_mask(int cpu, int threads, cpu_set_t& all, cpu_set_t& others) {
 /// each worker restricts itself to `others` (which moves it off this CPU at
 /// once) and reports its id; this thread sleeps until all have.
 void collect_team(int threads, const cpu_set_t& others) {
+  // Allocations first: once the workers have restricted themselves, nothing
+  // may throw before their ids are kept (the scope's end gives them back).
   auto ids = std::make_unique<std::atomic<pid_t>[]>(static_cast<size_t>(threads));
+  team.workers.clear();
+  team.workers.reserve(static_cast<size_t>(threads));
   std::atomic<int> arrived{0}, size{0};
 #pragma omp parallel num_threads(threads)
   {
@@ -91,18 +95,22 @@ void collect_team(int threads, const cpu_set_t& others) {
       while (arrived.load() < n) std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
-  team.workers.clear();
   for (int t = 1; t < size.load() && t < threads; ++t)
     if (pid_t id = ids[static_cast<size_t>(t)].load()) team.workers.push_back(id);
   team.threads = threads;
   team.process = ::getpid();
 }
 
-/// Gives every known worker `set`; false when one is gone (libgomp replaced
-/// it): the team is then collected again by the next placement.
+/// Gives every known worker `set`; false when one is gone (libgomp ends
+/// pool threads when a region has fewer threads than the pool): the team is
+/// then collected again by the next placement. An id is first checked to
+/// be a thread of this process (tgkill with signal 0), so that an id the
+/// kernel has handed to another process's thread since is never touched.
 bool set_team(const cpu_set_t& set) {
+  const pid_t process = ::getpid();
   bool all = true;
-  for (pid_t id : team.workers) all = ::sched_setaffinity(id, sizeof set, &set) == 0 && all;
+  for (pid_t id : team.workers)
+    all = ::syscall(SYS_tgkill, process, id, 0) == 0 && ::sched_setaffinity(id, sizeof set, &set) == 0 && all;
   if (!all) team.threads = 0;
   return all;
 }
@@ -110,38 +118,49 @@ bool set_team(const cpu_set_t& set) {
 }  // namespace
 
 bool TeamPlacement::places(bool known, std::chrono::steady_clock::duration since_last_use, bool sleep_at_once) {
-  return !known || sleep_at_once || since_last_use >= kTeamAwake || since_last_use < std::chrono::steady_clock::duration::zero();
+  return !known || sleep_at_once || since_last_use >= kTeamAwake ||
+         since_last_use < std::chrono::steady_clock::duration::zero();
 }
 
 size_t TeamPlacement::known_workers() { return team.process == ::getpid() ? team.workers.size() : 0; }
 
+void TeamPlacement::team_used() { team.last_use = std::chrono::steady_clock::now(); }
+
 TeamPlacement::TeamPlacement(int threads) noexcept {
   if (threads < 2 || user_places_threads()) return;
-  used_ = true;
+  // A team of another size is collected again: libgomp ends the pool
+  // threads a smaller region does not use and starts new ones for a larger.
+  if (team.threads != threads) team.threads = 0;
+  // The time first: runs back to back make no system call.
+  if (!places(team.threads != 0, std::chrono::steady_clock::now() - team.last_use, workers_sleep_at_once())) return;
   try {
-    const bool known = team.threads >= threads && team.process == ::getpid();
-    if (!places(known, std::chrono::steady_clock::now() - team.last_use, workers_sleep_at_once())) return;
     cpu_set_t others;
     if (!split_mask(::sched_getcpu(), threads, mask_, others)) return;
+    const bool known = team.threads != 0 && team.process == ::getpid();  // a fork's child has none of them
     if (known && set_team(others)) {
       kept_off_ = true;
       return;
     }
-    // Not collected yet, or a worker was gone: the ones set are given back
-    // by the collection's own restriction and the scope's end.
-    collect_team(threads, others);
+    // Not collected yet, or a worker was gone: the workers of the region
+    // restrict themselves and the scope's end gives them back.
     kept_off_ = true;
+    collect_team(threads, others);
   } catch (...) {
     // No memory for the ids: the workers go where the scheduler puts them.
+    team.threads = 0;
   }
 }
 
 TeamPlacement::~TeamPlacement() {
   if (kept_off_) set_team(mask_);
-  if (used_) team.last_use = std::chrono::steady_clock::now();
 }
 
 std::thread TeamPlacement::start_helper(std::function<void()> work) {
+  // The creator restricts the new thread (which moves it at once even while
+  // it is queued behind the creator; a thread restricting itself would
+  // first have to run). The helper waits for that before its work, so that
+  // it cannot have exited when pthread_setaffinity_np reads its id; it only
+  // spins if it runs before the creator gets there, i.e. on another CPU.
   auto restricted = std::make_shared<std::atomic<bool>>(false);
   std::thread t([restricted, work = std::move(work)]() {
     while (!restricted->load(std::memory_order_acquire)) ::sched_yield();

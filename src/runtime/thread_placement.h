@@ -31,28 +31,34 @@ namespace gec::runtime {
 /// restricted, so threads it starts meanwhile (libgomp's included) take its
 /// whole mask.
 ///
-/// A scope that starts less than kTeamAwake after the end of the thread's
-/// last one does nothing: the workers are still spinning, so none is woken,
-/// and runs back to back cost no system call (unless OMP_WAIT_POLICY=passive
-/// or GOMP_SPINCOUNT is set: then any scope may wake them). The first scope
-/// on a thread (and one with more threads than before, or after a worker
-/// was found gone, or in a child after fork) opens one parallel region in
-/// which the workers restrict themselves and report their thread ids (the
-/// caller sleeps until all have, so that a worker queued behind it runs at
-/// once; sched_yield left a new worker queued behind it under Linux 6.18's
-/// EEVDF scheduler). Otherwise a scope costs a sched_getcpu(), a
-/// sched_getaffinity() and two sched_setaffinity() calls per worker (about
-/// 6 us for a team of 2 here; oww_melspectrogram's 0.33 ms runs back to back
-/// paid 20-40 us per run before the kTeamAwake exception). Does nothing when
-/// the environment asks OpenMP to place threads (OMP_PROC_BIND, even
-/// "false", OMP_PLACES or GOMP_CPU_AFFINITY set: the user's choice wins),
-/// for fewer than 2 threads, for a mask of one CPU or fewer CPUs than
-/// threads, or where the kernel refuses (threads then go where the
-/// scheduler puts them). Never throws.
+/// A scope that starts less than kTeamAwake after the thread's last
+/// parallel step (TeamPlacement::team_used) does nothing: libgomp's workers
+/// spin a few milliseconds after a region by default, so none is woken, and
+/// runs back to back make no system call. That is a heuristic: libgomp
+/// spins only 1,000 rounds when it manages more threads than CPUs (several
+/// sessions or requests running at once), newer GCCs spin once on hybrid
+/// Intel CPUs, and OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT (then every
+/// scope places) change it; LLVM's libomp (the sanitizer builds) spins
+/// otherwise. The first scope on a thread (and one with a team of another
+/// size, after a worker was found gone, or in a child after fork) opens one
+/// parallel region in which the workers restrict themselves and report their
+/// thread ids (the caller sleeps until all have, so that a worker queued
+/// behind it runs at once; sched_yield left a new worker queued behind it
+/// under Linux 6.18's EEVDF scheduler). Otherwise a scope costs a
+/// sched_getcpu(), a sched_getaffinity() and, per worker, a tgkill(0) probe
+/// and two sched_setaffinity() calls. On 2 CPUs the workers are pinned for
+/// the run: a caller that the scheduler moves onto their CPU during the run
+/// shares it with them until the run ends. Does nothing when the
+/// environment asks OpenMP to place threads (OMP_PROC_BIND, even "false",
+/// OMP_PLACES or GOMP_CPU_AFFINITY set: the user's choice wins), for fewer
+/// than 2 threads, for a mask of one CPU or fewer CPUs than threads, or
+/// where the kernel refuses (threads then go where the scheduler puts them).
+/// Never throws.
 class TeamPlacement {
  public:
-  /// How long after a scope its workers are taken to be still spinning
-  /// (libgomp's default spins 300,000 rounds: milliseconds here).
+  /// How long after the thread's last parallel step its workers are taken to
+  /// be still spinning (libgomp's default spins 300,000 rounds: milliseconds
+  /// here).
   static constexpr std::chrono::microseconds kTeamAwake{1000};
 
   explicit TeamPlacement(int threads) noexcept;
@@ -61,9 +67,13 @@ class TeamPlacement {
   TeamPlacement& operator=(const TeamPlacement&) = delete;
 
   /// The rule above: a scope places its team unless the team is already
-  /// known (`known`), was used `since_last_use` ago, less than kTeamAwake,
-  /// and idle workers spin (`!sleep_at_once`).
+  /// known (`known`), ran its last parallel step `since_last_use` ago, less
+  /// than kTeamAwake, and idle workers spin (`!sleep_at_once`).
   static bool places(bool known, std::chrono::steady_clock::duration since_last_use, bool sleep_at_once);
+
+  /// Notes that the calling thread's team ran a parallel step now (the
+  /// executor calls it after each step on several threads).
+  static void team_used();
 
   /// The workers of the calling thread's team as the last scope found them
   /// (0 before any scope placed one).
@@ -81,7 +91,6 @@ class TeamPlacement {
 
  private:
   bool kept_off_ = false;  // the team was restricted: give it mask_ back
-  bool used_ = false;      // a scope with a team: its end is the team's last use
   cpu_set_t mask_;         // the caller's mask when the scope started
 };
 

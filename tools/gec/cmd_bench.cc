@@ -15,10 +15,10 @@
 namespace gec::cli {
 
 namespace {
-// `v` with up to 3 significant digits and no trailing zeros (0.5, 20, 100).
+// `v` without trailing zeros (0.5, 20, 60000).
 std::string format_number(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
+  std::snprintf(b, sizeof b, "%g", v);
   return b;
 }
 using Clock = std::chrono::steady_clock;
@@ -118,7 +118,8 @@ Command add_bench(CLI::App& root) {
   app->add_option("--interval-ms", a->interval_ms,
                   "wait this long before each timed run, as between a service's requests "
                   "(idle threads have gone to sleep)")
-      ->check(CLI::Range(0.0, 60000.0));
+      ->check(CLI::Range(0.0, 60000.0))
+      ->capture_default_str();
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {
             Loaded l = load(*a, false);
