@@ -87,7 +87,9 @@ TEST(TeamPlacement, KeepsTheWorkersOffOneCpuOfTheCallersForTheScope) {
       }
     }
     for (const cpu_set_t& w : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&w, &before)) << "the workers' masks are given back";
-    if (placed) EXPECT_GE(TeamPlacement::known_workers(), 1u);
+    if (placed) {
+      EXPECT_GE(TeamPlacement::known_workers(), 1u);
+    }
   }
   const cpu_set_t after = own_mask();
   EXPECT_TRUE(CPU_EQUAL(&after, &before));
@@ -179,7 +181,9 @@ TEST(TeamPlacement, ARunPlacesItsTeamAndGivesTheOutputsOfOneThread) {
       ASSERT_EQ(got.size(), one.size());
       for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], one[i], 1e-5f) << "element " << i;
     }
-    if (placing()) EXPECT_EQ(TeamPlacement::known_workers(), 1u) << "the run placed its team of 2";
+    if (placing()) {
+      EXPECT_EQ(TeamPlacement::known_workers(), 1u) << "the run placed its team of 2";
+    }
     for (const cpu_set_t& wm : worker_masks(2)) EXPECT_TRUE(CPU_EQUAL(&wm, &before)) << "the workers' masks are given back";
   }).join();
 }
