@@ -177,6 +177,12 @@ TEST_F(Cli, MalformedModelsExitWithTwo) {
   std::ofstream(p("trunc.onnx"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   EXPECT_EQ(gec("compile " + p("trunc.onnx") + " -o " + p("t.gom")).status, 2);
   EXPECT_EQ(gec("compile " + p("missing.onnx")).status, 2);
+  // A missing model says why it cannot be opened, in every command.
+  for (const char* cmd : {"bench", "profile", "run"}) {
+    const auto r = gec(std::string(cmd) + " " + p("missing.gom"));
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.out.find("No such file or directory"), std::string::npos) << cmd << ": " << r.out;
+  }
 }
 
 TEST_F(Cli, RunWritesOutputsAndRefusesBadInputs) {

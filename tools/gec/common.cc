@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -102,7 +104,7 @@ bool ends_with(const std::string& s, const std::string& suf) {
 
 bool is_gom_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "'");
+  if (!f) fail(ErrorCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
   char head[8] = {};
   f.read(head, sizeof head);
   return looks_like_gom(head, static_cast<size_t>(f.gcount()));
