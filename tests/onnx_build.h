@@ -105,4 +105,21 @@ inline onnx::ModelProto new_model(int64_t opset, int64_t ir_version = 7) {
   return m;
 }
 
+/// x[1,16,S,S] -> Conv 3x3 (16 -> 16, pads 1, nodes "conv" and "relu") ->
+/// Relu -> y, opset 13: big enough at S = 28 for the executor to open a
+/// parallel region, small enough at S = 2 to run on one thread.
+inline onnx::ModelProto conv_relu_model(int64_t s) {
+  onnx::ModelProto m = new_model(13);
+  auto* g = m.mutable_graph();
+  const std::string d = "1,16," + std::to_string(s) + "," + std::to_string(s);
+  add_input(g, "x", kFloat, d);
+  add_output(g, "y", kFloat, d);
+  std::vector<float> w(16 * 16 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 9) - 4) / 36.f;
+  add_float_init(g, "w", {16, 16, 3, 3}, w);
+  attr_ints(add_node(g, "Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"c"}, {"y"}, "relu");
+  return m;
+}
+
 }  // namespace gec::testing::onnx_build

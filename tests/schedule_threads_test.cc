@@ -15,21 +15,11 @@ namespace {
 
 namespace ob = testing::onnx_build;
 
-// x[1,16,S,S] -> Conv 3x3 (16 -> 16, pads 1) -> Relu -> y.
+// ob::conv_relu_model(s) compiled at -O0 (Conv and Relu kept apart).
 CompiledModel conv_relu(int64_t s) {
-  onnx::ModelProto m = ob::new_model(13);
-  auto* g = m.mutable_graph();
-  const std::string d = "1,16," + std::to_string(s) + "," + std::to_string(s);
-  ob::add_input(g, "x", ob::kFloat, d);
-  ob::add_output(g, "y", ob::kFloat, d);
-  std::vector<float> w(16 * 16 * 9);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 9) - 4) / 36.f;
-  ob::add_float_init(g, "w", {16, 16, 3, 3}, w);
-  ob::attr_ints(ob::add_node(g, "Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
-  ob::add_node(g, "Relu", {"c"}, {"y"}, "relu");
-  const std::string bytes = m.SerializeAsString();
+  const std::string bytes = ob::conv_relu_model(s).SerializeAsString();
   CompileOptions o;
-  o.opt_level = 0;  // keep Conv and Relu apart
+  o.opt_level = 0;
   return compile_onnx_bytes(bytes.data(), bytes.size(), o);
 }
 

@@ -144,25 +144,14 @@ TEST(TeamPlacement, HelpersRunOffTheCallersCpuAndOnesThatEndAtOnceLeaveTheCaller
 // Executor::run places its team after an idle spell; its outputs are those
 // of a run on one thread, and every mask is the caller's again after it.
 TEST(TeamPlacement, ARunPlacesItsTeamAndGivesTheOutputsOfOneThread) {
-  namespace ob = testing::onnx_build;
-  onnx::ModelProto m = ob::new_model(13);
-  auto* g = m.mutable_graph();
-  ob::add_input(g, "x", ob::kFloat, "1,32,28,28");
-  ob::add_output(g, "y", ob::kFloat, "1,32,28,28");
-  std::vector<float> w(32 * 32 * 9);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 11) - 5) / 29.f;
-  ob::add_float_init(g, "w", {32, 32, 3, 3}, w);
-  auto* c = ob::add_node(g, "Conv", {"x", "w"}, {"c"});
-  ob::attr_ints(c, "pads", {1, 1, 1, 1});
-  ob::add_node(g, "Relu", {"c"}, {"y"});
-  const std::string bytes = m.SerializeAsString();
+  const std::string bytes = testing::onnx_build::conv_relu_model(28).SerializeAsString();
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
   const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
   std::vector<uint8_t> arena(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64);
   // On a thread of its own: a team no other test has collected.
   std::thread([&] {
     runtime::Executor ex(lm, arena.data(), 2, false);
-    Tensor x(DType::kFloat32, {1, 32, 28, 28});
+    Tensor x(DType::kFloat32, {1, 16, 28, 28});
     for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 5) % 19) / 9.f - 1.f;
     ex.bind_input(0, x.view());
     const cpu_set_t before = own_mask();

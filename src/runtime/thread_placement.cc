@@ -8,13 +8,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "gec/threading.h"
 
 namespace gec::runtime {
 namespace {
@@ -36,15 +37,12 @@ bool user_places_threads() {
 }
 
 /// True when the environment makes idle OpenMP threads sleep at once or
-/// after a spin of its choosing (OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT).
+/// after a spin of its choosing (OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT),
+/// as openmp_wait_policy() reads it. Read once.
 bool workers_sleep_at_once() {
   static const bool sleep = [] {
-    if (const char* c = std::getenv("GOMP_SPINCOUNT"); c && *c) return true;
-    const char* p = std::getenv("OMP_WAIT_POLICY");
-    if (!p) return false;
-    std::string v(p);
-    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return v == "passive";
+    const std::string policy = openmp_wait_policy();
+    return policy == "passive" || policy.rfind("bounded spin", 0) == 0;
   }();
   return sleep;
 }
