@@ -16,31 +16,46 @@
 namespace gec {
 
 // Makes the pages of [p, p + size) present, writable, keeping their bytes:
-// MADV_POPULATE_WRITE (Linux 5.14), then one write per page from user
-// space (an atomic OR of 0). The madvise allocates the pages in one call
-// (huge pages where advised); where it fails for another reason than
-// memory (EINVAL on older kernels, EPERM or ENOSYS from a sandbox's
-// filter, EINTR) the writes fault them in one by one. The writes are there
-// for hypervisors that shadow the guest's page tables (the PVM guest the
-// benchmarks run on): the kernel's populate leaves the mapping the CPU
-// walks to be filled at each page's first user access, a few microseconds
-// a page, so without them a run's first steps paid it (squeezenet1_1's
-// 3.8 MiB arena: 2.4 ms; its first two steps on one thread took 1.8 and
-// 1.2 ms, 0.7 and 0.3 after). Where the page tables are the hardware's own
-// they are one store per 4 KiB. Returns false when the memory is not there
-// (ENOMEM).
+// MADV_POPULATE_WRITE (Linux 5.14) one 2 MiB-aligned piece at a time, then
+// one write per page from user space (an atomic OR of 0). The madvise
+// allocates a piece's pages in one call (a huge page where advised); where
+// it fails for another reason than memory (EINVAL on older kernels, EPERM
+// or ENOSYS from a sandbox's filter, EINTR) the writes fault them in one by
+// one. The pieces: the madvise holds the process's memory-map lock for
+// the whole range it is given, and a thread that maps or protects memory
+// meanwhile waits for it. At load the arena is populated on a helper while
+// the loading thread makes oneDNN primitives, whose code generation does
+// exactly that: with ppocr_v4_det's 22.9 MB in one call, its first
+// primitive waited 3-44 ms for the madvise (which itself took 2.8-22 ms
+// on this VM); piece by piece it waits at most one piece's time. The writes
+// are there for hypervisors that shadow the guest's page tables (the PVM
+// guest the benchmarks run on): the kernel's populate leaves the mapping
+// the CPU walks to be filled at each page's first user access, a few
+// microseconds a page, so without them a run's first steps paid it
+// (squeezenet1_1's 3.8 MiB arena: 2.4 ms; its first two steps on one
+// thread took 1.8 and 1.2 ms, 0.7 and 0.3 after). Where the page tables
+// are the hardware's own they are one store per 4 KiB; they fault without
+// the memory-map lock on Linux 6.4 and later (per-VMA locks). Returns
+// false when the memory is not there (ENOMEM).
 static bool populate(uint8_t* p, size_t size) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-  if (::madvise(p, size, MADV_POPULATE_WRITE) != 0 && errno == ENOMEM) return false;
+  constexpr uintptr_t kPiece = uintptr_t{2} << 20;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   // The compiler must not see the 0: clang turns an atomic OR of a known 0
   // whose result is unused into a load, which maps the shared zero page
   // where the madvise did nothing and writes no page at all.
   uint8_t zero = 0;
   asm("" : "+r"(zero));
-  for (size_t i = 0; i < size; i += page) __atomic_fetch_or(p + i, zero, __ATOMIC_RELAXED);
+  uint8_t* const end = p + size;
+  for (uint8_t* at = p; at < end;) {
+    uint8_t* const next =
+        std::min(end, reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(at) + kPiece) & ~(kPiece - 1)));
+    if (::madvise(at, static_cast<size_t>(next - at), MADV_POPULATE_WRITE) != 0 && errno == ENOMEM) return false;
+    for (uint8_t* q = at; q < next; q += page) __atomic_fetch_or(q, zero, __ATOMIC_RELAXED);
+    at = next;
+  }
   return true;
 }
 
