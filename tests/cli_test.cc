@@ -142,6 +142,17 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   r = gec("test --threads -1 " + p("case"));
   EXPECT_EQ(r.status, 2) << "a usage error, not a failing test: " << r.out;
   EXPECT_NE(r.out.find("not in range 0 to 2147483647"), std::string::npos) << r.out;
+  // Bounds as written, and a value that is no number said to be none.
+  r = gec("bench " + p("case/model.onnx") + " --interval-ms 70000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--interval-ms: Value 70000 not in range 0 to 60000 "), std::string::npos) << r.out;
+  r = gec("bench " + p("case/model.onnx") + " --interval-ms soon");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("'soon' is not a number"), std::string::npos) << r.out;
+  r = gec("bench " + p("case/model.onnx") + " --threads 1.5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("'1.5' is not a whole number"), std::string::npos) << r.out;
+  EXPECT_EQ(gec("bench " + p("case/model.onnx") + " --interval-ms nan").status, 2);
   EXPECT_EQ(gec("--version").status, 0);
   r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2);

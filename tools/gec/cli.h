@@ -8,7 +8,9 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gec/compiler.h"
@@ -16,10 +18,33 @@
 
 namespace gec::cli {
 
+/// The check of a numeric option in [lo, hi] (NaN is outside). Unlike
+/// CLI11 2.1's CLI::Range its errors print the bounds as written (60000,
+/// not 60000.000000) and tell a value that is no number from one out of
+/// range: "'abc' is not a number", "Value 70000 not in range 0 to 60000".
+template <class T>
+CLI::Validator number_in(T lo, T hi) {
+  const auto text = [](T v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  };
+  constexpr bool kWhole = std::is_integral_v<T>;
+  const std::string range = text(lo) + " to " + text(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& in) -> std::string {
+        T v{};
+        if (!CLI::detail::lexical_cast(in, v)) return "'" + in + "' is not " + (kWhole ? "a whole number" : "a number");
+        if (!(v >= lo && v <= hi)) return "Value " + in + " not in range " + range;
+        return std::string();
+      },
+      std::string(kWhole ? "INT" : "FLOAT") + " in [" + text(lo) + " - " + text(hi) + "]");
+}
+
 /// Checks of non-negative integer options whose error names the integer
 /// range (CLI11 2.1's NonNegativeNumber prints the whole double range).
-inline CLI::Range non_negative_int() { return CLI::Range(0, std::numeric_limits<int>::max()); }
-inline CLI::Range non_negative_int64() { return CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()); }
+inline CLI::Validator non_negative_int() { return number_in(0, std::numeric_limits<int>::max()); }
+inline CLI::Validator non_negative_int64() { return number_in(int64_t{0}, std::numeric_limits<int64_t>::max()); }
 
 /// A subcommand: adds its options to `app` and returns the action to run.
 using Action = std::function<int()>;

@@ -90,7 +90,7 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--shape", a.shapes,
                   "shape of a generated input, e.g. x:4,3,224,224 (repeatable; dynamic dims not given are 1)");
   app->add_option("--iterations", a.iterations, "timed runs")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->check(number_in(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(non_negative_int());
   add_spin_option(app);
@@ -109,16 +109,16 @@ Command add_bench(CLI::App& root) {
   app->add_option("--warmup", a->warmup, "untimed runs first")->check(non_negative_int())->capture_default_str();
   app->add_option("--duration", a->duration_s,
                   "go on with timed runs for at least this many seconds (and at least --iterations runs)")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(number_in(0.0, 86400.0));
   app->add_option("--concurrency", a->concurrency,
                   "requests in flight at once on the one loaded model (threads per request: the cores divided "
                   "among them, unless --threads)")
-      ->check(CLI::Range(1, 1024))
+      ->check(number_in(1, 1024))
       ->capture_default_str();
   app->add_option("--interval-ms", a->interval_ms,
                   "wait this long before each timed run, as between a service's requests "
                   "(idle threads have gone to sleep)")
-      ->check(CLI::Range(0.0, 60000.0))
+      ->check(number_in(0.0, 60000.0))
       ->capture_default_str();
   app->add_flag("--json", a->json, "print one JSON object");
   return {app, [a]() {

@@ -77,7 +77,7 @@ Command add_compare(CLI::App& root) {
   app->add_option("--input-dir", a->input_dir, "folder with input_K.pb files");
   app->add_option("--input", a->inputs, "NAME=FILE with FILE .npy or .pb (repeatable)");
   app->add_option("--baseline-level", a->baseline_level, "the level -O is compared against")
-      ->check(CLI::Range(0, 3))
+      ->check(number_in(0, 3))
       ->capture_default_str();
   app->add_option("--reference", a->reference,
                   "compare -O against these tensors instead (.pb files named for the values)");

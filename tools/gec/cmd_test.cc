@@ -73,7 +73,7 @@ Command add_test(CLI::App& root) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::Range(0, 3));
+      ->check(number_in(0, 3));
   app->add_option("--rtol", a->rtol, "relative tolerance for floats (default 1e-3)");
   app->add_option("--atol", a->atol, "absolute tolerance for floats (default 1e-4)");
   app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")
@@ -81,7 +81,7 @@ Command add_test(CLI::App& root) {
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");
-  app->add_option("--streams", a->streams, "streams of every compile (0 = auto, 1..64)")->check(CLI::Range(0, 64));
+  app->add_option("--streams", a->streams, "streams of every compile (0 = auto, 1..64)")->check(number_in(0, 64));
   // One name per flag, so `--disable-pass winograd DIR1 DIR2` leaves the paths alone.
   app->add_option("--disable-pass", a->disabled_passes,
                   "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, "

@@ -19,7 +19,7 @@ namespace gec::cli {
 void CompileFlags::add_to(CLI::App* app) {
   compile_only.push_back(
       app->add_option("-O", opt_level, "optimization level 0..3 (-O0 none, -O1 cleanup, -O2 fusion, -O3 all)")
-          ->check(CLI::Range(0, 3))
+          ->check(number_in(0, 3))
           ->capture_default_str());
   compile_only.push_back(
       app->add_option("--input-shape", input_shapes, "fix an input's dynamic dims, e.g. x:1,3,224,224 (repeatable)"));
