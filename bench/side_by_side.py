@@ -95,7 +95,8 @@ def run_ort(ortdir, model_dir, threads, runs, warmup, interval_ms=0):
     script = os.path.join(ortdir, "ref.js")
     if threads != 2 or interval_ms:
         patched = os.path.join(ortdir, f"ref_t{threads}_i{interval_ms:g}.js")
-        if not os.path.exists(patched):
+        # Made again whenever ref.js is newer (an updated ref.js must not be shadowed by a stale copy).
+        if not os.path.exists(patched) or os.path.getmtime(patched) < os.path.getmtime(script):
             with open(script) as f:
                 text = f.read().replace("intraOpNumThreads: 2", f"intraOpNumThreads: {threads}")
             if interval_ms:
