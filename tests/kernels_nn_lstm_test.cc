@@ -104,8 +104,41 @@ TEST(NnLstm, Layout1BatchMajor) {
   expect_close(values<float>(out[1]), {0.4141768f, 0.1698401f, 0.4151256f, 0.2350895f, a0, a1, a0, a1});
 }
 
+// A bidirectional LSTM or GRU on 2 threads runs its directions at once, one
+// thread each (rnn_common.h run_directions); on 1 thread one after the
+// other. Both give the same Y, Y_h (and Y_c): hidden 128 (a product split
+// over threads would be 64K multiply-adds), 6 steps, 2 sequences of lengths
+// 6 and 4, both biases and initial states, every output of both directions.
+TEST(NnLstm, BidirectionalDirectionsAtOnceMatchOneThread) {
+  constexpr int64_t T = 6, B = 2, I = 24, H = 128;
+  for (const std::string op : {"LSTM", "GRU"}) {
+    const int64_t G = (op == "LSTM" ? 4 : 3) * H;
+    std::vector<Tensor> in = {make<float>({T, B, I}, sawtooth(T * B * I, 11, 29, 0.1)),
+                              make<float>({2, G, I}, sawtooth(2 * G * I, 7, 23, 0.02)),
+                              make<float>({2, G, H}, sawtooth(2 * G * H, 5, 19, 0.01)),
+                              make<float>({2, 2 * G}, sawtooth(4 * G, 3, 11, 0.05)),
+                              make<int32_t>({B}, {6, 4}),
+                              make<float>({2, B, H}, sawtooth(2 * B * H, 13, 17, 0.1))};
+    if (op == "LSTM") in.push_back(make<float>({2, B, H}, sawtooth(2 * B * H, 9, 31, 0.1)));
+    const size_t outs = op == "LSTM" ? 3 : 2;
+    const std::vector<ir::Attribute> attrs = {as("direction", "bidirectional"), ai("hidden_size", H)};
+    const std::vector<Tensor> one = run_op(op, in, attrs, outs, "", {}, 1), two = run_op(op, in, attrs, outs, "", {}, 2);
+    for (size_t k = 0; k < outs; ++k) {
+      EXPECT_EQ(one[k].shape(), two[k].shape()) << op << " output " << k;
+      expect_close(values<float>(two[k]), values<float>(one[k]), 1e-6f, 1e-7f);
+    }
+    float largest = 0;
+    for (float v : values<float>(one[0])) largest = std::max(largest, std::abs(v));
+    EXPECT_GT(largest, 0.05) << op << ": the outputs should not all be near zero";
+    // The shorter sequence's steps past its length are zero in both directions.
+    for (int64_t t = 4; t < T; ++t)
+      for (int64_t d = 0; d < 2; ++d)
+        for (int64_t j = 0; j < H; ++j) EXPECT_EQ(two[0].as<float>()[((t * 2 + d) * B + 1) * H + j], 0.f) << op;
+  }
+}
+
 // The products of a step run as dot products for up to 4 batch rows
-// (rnn_common.h gemm_nt, split over 2 threads once 64K multiply-adds) and
+// (rnn_common.h gemm_nt, split over 2 threads from 512K multiply-adds) and
 // through oneDNN's sgemm beyond: the same 4 sequences run in a batch of 4
 // and as the first rows of a batch of 5 (hidden 128, input 64, 3 steps)
 // give the same Y.

@@ -73,12 +73,14 @@ std::vector<T> values(const Tensor& t) {
   return r;
 }
 
-/// Runs one op through its infer function and CPU kernel (evaluate_node).
-/// An undefined Tensor in `inputs` is an omitted optional input. `config`
-/// sets layouts or a kernel variant (dtypes are taken from the inputs).
+/// Runs one op through its infer function and CPU kernel (evaluate_node)
+/// on `threads` threads. An undefined Tensor in `inputs` is an omitted
+/// optional input. `config` sets layouts or a kernel variant (dtypes are
+/// taken from the inputs).
 inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<Tensor>& inputs,
                                   std::vector<ir::Attribute> attrs = {}, size_t num_outputs = 1,
-                                  const std::string& domain = "", const kernels::KernelConfig& config = {}) {
+                                  const std::string& domain = "", const kernels::KernelConfig& config = {},
+                                  int threads = 2) {
   ir::Graph g;
   std::vector<ir::Value*> ins;
   std::vector<const TensorView*> views;
@@ -97,7 +99,7 @@ inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<
   for (size_t i = 0; i < num_outputs; ++i) outs.push_back("out" + std::to_string(i));
   ir::Node* n = g.add_node(op_type, ins, outs, "test_" + op_type, domain);
   n->attrs = std::move(attrs);
-  return kernels::evaluate_node(*n, views, 2, nullptr, config);
+  return kernels::evaluate_node(*n, views, threads, nullptr, config);
 }
 
 /// Element-wise |a - b| <= atol + rtol * |b|, NaN equal to NaN.

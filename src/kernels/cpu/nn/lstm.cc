@@ -12,10 +12,14 @@
 // entries whose sequence_lens is shorter keep their state and write zeros to
 // Y after their last step (for reverse, they start at step len-1). The
 // default cell (Sigmoid, Tanh, Tanh; no clip, input_forget or peepholes)
-// runs its gate math as vector passes over the gates (step_vectors).
+// runs its gate math as vector passes over the gates (step_vectors). A
+// bidirectional LSTM on several threads runs its two directions at once,
+// one thread each (run_directions): they are independent chains of small
+// steps, which split over threads paid an OpenMP fork and join per step.
 #include <dnnl.h>
 
 #include <cmath>
+#include <exception>
 
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
@@ -49,7 +53,9 @@ class LstmKernel final : public Kernel {
     read_lengths(ctx);
     if (!ctx.outputs.empty() && ctx.outputs[0] && ctx.outputs[0]->data)  // steps past sequence_lens stay 0
       std::fill(ctx.out(0).as<float>(), ctx.out(0).as<float>() + ctx.out(0).numel(), 0.f);
-    for (int d = 0; d < num_dirs_; ++d) run_direction(ctx, d, reverse_only_ || d == 1);
+    run_directions(num_dirs_, ctx.num_threads, [&](int d, int threads) {
+      run_direction(ctx, d, reverse_only_ || d == 1, threads, dirs_[static_cast<size_t>(d)]);
+    });
   }
 
   std::string impl_name() const override { return "native.lstm+dnnl_sgemm"; }
@@ -81,7 +87,14 @@ class LstmKernel final : public Kernel {
     return (layout_ == 0 ? d * batch_ + b : b * num_dirs_ + d) * hidden_;
   }
 
-  void run_direction(KernelContext& ctx, int d, bool reverse) {
+  /// One direction's buffers, reused across runs.
+  struct DirectionState {
+    std::vector<float> xw, gates, h, c;
+  };
+
+  /// Direction `d` on `threads` threads with its buffers `st`.
+  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
+    std::vector<float>&xw_ = st.xw, &gates_ = st.gates, &h_ = st.h, &c_ = st.c;
     const int64_t H = hidden_, G = 4 * H, T = seq_, B = batch_, I = input_;
     const float* x = ctx.in(0).as<float>();
     const float* w = ctx.in(1).as<float>() + d * G * I;
@@ -89,10 +102,10 @@ class LstmKernel final : public Kernel {
     // Input projection for all (t, b): rows in X's own order.
     xw_.resize(static_cast<size_t>(T * B * G));
     if (T * B > 0 && I > 0)
-      gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), ctx.num_threads);
+      gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), threads);
     else
       std::fill(xw_.begin(), xw_.end(), 0.f);
-    if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G);
+    if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G, xw_);
     const float* p = ctx.has_input(7) ? ctx.in(7).as<float>() + d * 3 * H : nullptr;
     // State, batch-major [B, H].
     h_.assign(static_cast<size_t>(B * H), 0.f);
@@ -111,7 +124,7 @@ class LstmKernel final : public Kernel {
         const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
         std::copy(&xw_[row * G], &xw_[row * G] + G, &gates_[b * G]);
       }
-      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, gates_.data(), ctx.num_threads);
+      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, gates_.data(), threads);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;  // past this sequence's end: keep state, Y stays 0
         step(&gates_[b * G], p, act, &h_[b * H], &c_[b * H]);
@@ -128,7 +141,7 @@ class LstmKernel final : public Kernel {
       }
   }
 
-  void add_bias(const float* bias) {
+  void add_bias(const float* bias, std::vector<float>& xw_) const {
     const int64_t G = 4 * hidden_;
     for (int64_t row = 0; row < seq_ * batch_; ++row)
       for (int64_t k = 0; k < G; ++k) xw_[row * G + k] += bias[k] + bias[G + k];
@@ -186,7 +199,7 @@ class LstmKernel final : public Kernel {
   std::vector<Activation> acts_;
   int64_t seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0;
   std::vector<int64_t> lens_;
-  std::vector<float> xw_, gates_, h_, c_;  // reused across runs
+  DirectionState dirs_[2];
 };
 
 GEC_REGISTER_KERNEL("", "LSTM", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {

@@ -11,6 +11,8 @@
 //        n = g(xn + (r*H_{t-1}) Rn^T + Rbn)   otherwise (one more product)
 //        H = (1 - z)*n + z*H_{t-1}
 // Batch entries past their sequence_lens keep their state; Y is 0 there.
+// A bidirectional layer on several threads runs its two directions at once,
+// one thread each (rnn_common.h run_directions).
 #include <dnnl.h>
 
 #include <cmath>
@@ -48,7 +50,9 @@ class RecurrentKernel final : public Kernel {
     check_weights(ctx, gates_n_);
     read_lengths(ctx);
     if (y_out(ctx)) std::fill(y_out(ctx), y_out(ctx) + ctx.out(0).numel(), 0.f);
-    for (int d = 0; d < num_dirs_; ++d) run_direction(ctx, d, reverse_only_ || d == 1);
+    run_directions(num_dirs_, ctx.num_threads, [&](int d, int threads) {
+      run_direction(ctx, d, reverse_only_ || d == 1, threads, dirs_[static_cast<size_t>(d)]);
+    });
   }
 
   std::string impl_name() const override { return gru_ ? "native.gru+dnnl_sgemm" : "native.rnn+dnnl_sgemm"; }
@@ -85,7 +89,15 @@ class RecurrentKernel final : public Kernel {
 
   float clip(float v) const { return clip_ > 0 ? std::min(clip_, std::max(-clip_, v)) : v; }
 
-  void run_direction(KernelContext& ctx, int d, bool reverse) {
+  /// One direction's buffers, reused across runs.
+  struct DirectionState {
+    std::vector<float> xw, hr, rh, hn, h;
+    std::vector<float> cell;  // gru_step's z, r and candidates
+  };
+
+  /// Direction `d` on `threads` threads with its buffers `st`.
+  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
+    std::vector<float>&xw_ = st.xw, &hr_ = st.hr, &rh_ = st.rh, &hn_ = st.hn, &h_ = st.h;
     const int64_t H = hidden_, G = gates_n_ * H, T = seq_, B = batch_, I = input_;
     const float* x = ctx.in(0).as<float>();
     const float* w = ctx.in(1).as<float>() + d * G * I;
@@ -93,7 +105,7 @@ class RecurrentKernel final : public Kernel {
     const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
     const float* rb = wb ? wb + G : nullptr;
     xw_.resize(static_cast<size_t>(T * B * G));
-    if (T * B > 0 && I > 0) gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), ctx.num_threads);
+    if (T * B > 0 && I > 0) gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), threads);
     else std::fill(xw_.begin(), xw_.end(), 0.f);
     if (wb)
       for (int64_t row = 0; row < T * B; ++row)
@@ -112,15 +124,15 @@ class RecurrentKernel final : public Kernel {
       // hr = H_{t-1} R^T + Rb for all gates.
       for (int64_t b = 0; b < B; ++b)
         for (int64_t k = 0; k < G; ++k) hr_[b * G + k] = rb ? rb[k] : 0.f;
-      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, hr_.data(), ctx.num_threads);
-      if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act, ctx.num_threads);
+      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, hr_.data(), threads);
+      if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act, threads, st);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;
         const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
         const float* xg = &xw_[row * G];
         const float* hg = &hr_[b * G];
         float* h = &h_[b * H];
-        if (gru_) gru_step(xg, hg, &hn_[b * H], act, h);
+        if (gru_) gru_step(xg, hg, &hn_[b * H], act, h, st.cell);
         else
           for (int64_t j = 0; j < H; ++j) h[j] = act[0](clip(xg[j] + hg[j]));
         if (y) {
@@ -136,7 +148,9 @@ class RecurrentKernel final : public Kernel {
 
   /// hn = (r * H_{t-1}) Rn^T + Rbn for every batch entry at step t
   /// (linear_before_reset = 0), with r = f(xr + hr).
-  void reset_projection(int64_t t, const float* r, const float* rb, const Activation* act, int threads) {
+  void reset_projection(int64_t t, const float* r, const float* rb, const Activation* act, int threads,
+                        DirectionState& st) const {
+    std::vector<float>&xw_ = st.xw, &hr_ = st.hr, &rh_ = st.rh, &hn_ = st.hn, &h_ = st.h;
     const int64_t H = hidden_, G = 3 * H, B = batch_, T = seq_;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
@@ -154,7 +168,8 @@ class RecurrentKernel final : public Kernel {
   /// The default cell (Sigmoid, Tanh; no clip) runs as vector passes: one
   /// sigmoid over z and r, one tanh over the candidates (elementwise_simd's
   /// loops, within a few ulp of libm) instead of three libm calls per unit.
-  void gru_step(const float* xg, const float* hg, const float* hn, const Activation* act, float* h) {
+  void gru_step(const float* xg, const float* hg, const float* hn, const Activation* act, float* h,
+                std::vector<float>& cell_) const {
     const int64_t H = hidden_;
     if (act[0].kind == Activation::kSigmoid && act[1].kind == Activation::kTanh && clip_ <= 0.f) {
       cell_.resize(static_cast<size_t>(3 * H));
@@ -189,8 +204,7 @@ class RecurrentKernel final : public Kernel {
   std::vector<Activation> acts_;
   int64_t seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0;
   std::vector<int64_t> lens_;
-  std::vector<float> xw_, hr_, rh_, hn_, h_;  // reused across runs
-  std::vector<float> cell_;                   // gru_step's z, r and candidates
+  DirectionState dirs_[2];
 };
 
 KernelFactory recurrent_factory(bool gru) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,17 @@ namespace gec::kernels::cpu {
 
 /// Products with at most this many rows run as dot products (gemm_nt).
 inline constexpr int64_t kDotProductRows = 4;
+/// ... on several threads from this many multiply-adds: an OpenMP fork and
+/// join costs 5-7 us on this VM's 2 cores, and one thread does about 50K
+/// multiply-adds a microsecond (a bidirectional LSTM of hidden size 128, one
+/// sequence: its [1,128] x [128,512] steps, 64K multiply-adds, took longer
+/// split over 2 threads than on one).
+inline constexpr int64_t kSplitDotMacs = int64_t{1} << 19;
 
 /// C[M,N] = A[M,K] x B[N,K]^T + beta * C, row-major with leading dims K, K
 /// and N. Up to kDotProductRows rows (a step of one or a few sequences, as
 /// in streaming speech models) as dot products of A's and B's rows, split
-/// over N on `threads` threads when there are at least 64K multiply-adds;
+/// over N on `threads` threads from kSplitDotMacs multiply-adds;
 /// more rows through oneDNN's sgemm. The dot products (dot_simd.h, on the
 /// CPU's widest vectors) spare a one-row product sgemm's per-call overhead
 /// and, in a process that has no other sgemm, its first call, which
@@ -35,11 +42,34 @@ inline void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float
     dnnl_sgemm('N', 'T', m, n, k, 1.f, a, k, b, k, beta, c, n);
     return;
   }
-  const int nt = threads > 1 && m * n * k >= (1 << 16) ? threads : 1;
+  const int nt = threads > 1 && m * n * k >= kSplitDotMacs ? threads : 1;
   parallel_for(nt, nt, [&](int64_t t) {
     const int64_t j0 = n * t / nt, j1 = n * (t + 1) / nt;
     dot_simd::dots_nt(m, j1 - j0, k, a, b + j0 * k, beta, c + j0, n);
   });
+}
+
+/// Runs `direction(d, threads)` for d in [0, num_dirs): a bidirectional
+/// layer on several threads runs both directions at once, one thread each
+/// (independent chains: each keeps its own state and writes its own half of
+/// Y, Y_h and Y_c), else one after the other on all `threads`. An error in
+/// either direction is raised after both have ended.
+template <class F>
+void run_directions(int num_dirs, int threads, F&& direction) {
+  if (num_dirs != 2 || threads < 2) {
+    for (int d = 0; d < num_dirs; ++d) direction(d, threads);
+    return;
+  }
+  std::exception_ptr error[2];
+  parallel_for(2, 2, [&](int64_t d) {
+    try {
+      direction(static_cast<int>(d), 1);
+    } catch (...) {
+      error[d] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : error)
+    if (e) std::rethrow_exception(e);
 }
 
 /// One activation function with its alpha/beta (ONNX RNN activation list).
