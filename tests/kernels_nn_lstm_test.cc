@@ -138,8 +138,8 @@ TEST(NnLstm, BidirectionalDirectionsAtOnceMatchOneThread) {
 }
 
 // The products of a step run as dot products for up to 4 batch rows
-// (rnn_common.h gemm_nt, split over 2 threads from 512K multiply-adds) and
-// through oneDNN's sgemm beyond: the same 4 sequences run in a batch of 4
+// (rnn_common.h ProductNt, split over 2 threads from 512K multiply-adds) and
+// through a oneDNN MatMul beyond: the same 4 sequences run in a batch of 4
 // and as the first rows of a batch of 5 (hidden 128, input 64, 3 steps)
 // give the same Y.
 TEST(NnLstm, SmallAndLargeBatchProductsAgree) {

@@ -3,7 +3,7 @@
 // input_forget, clip, and the activation functions of the operator text.
 //
 // Per direction, the input projection of all steps is one product
-// (X [T*B, I] x W^T [I, 4H], rnn_common.h gemm_nt: oneDNN's sgemm, or dot
+// (X [T*B, I] x W^T [I, 4H], rnn_common.h ProductNt: a oneDNN MatMul, or dot
 // products for a few rows) plus both biases; each step then adds
 // H_{t-1} x R^T (a second product) and applies the gate equations
 //   i = f(xi + hi + Pi*C),  f = f(xf + hf + Pf*C),  c = g(xc + hc),
@@ -58,7 +58,7 @@ class LstmKernel final : public Kernel {
     });
   }
 
-  std::string impl_name() const override { return "native.lstm+dnnl_sgemm"; }
+  std::string impl_name() const override { return "native.lstm+onednn_matmul"; }
 
  private:
   /// Guards the reads below when the kernel runs without the schema check:
@@ -90,6 +90,7 @@ class LstmKernel final : public Kernel {
   /// One direction's buffers, reused across runs.
   struct DirectionState {
     std::vector<float> xw, gates, h, c;
+    ProductNt input_product, step_product;  // X W^T, H R^T
   };
 
   /// Direction `d` on `threads` threads with its buffers `st`.
@@ -102,7 +103,7 @@ class LstmKernel final : public Kernel {
     // Input projection for all (t, b): rows in X's own order.
     xw_.resize(static_cast<size_t>(T * B * G));
     if (T * B > 0 && I > 0)
-      gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), threads);
+      st.input_product.run(T * B, G, I, x, w, 0.f, xw_.data(), threads);
     else
       std::fill(xw_.begin(), xw_.end(), 0.f);
     if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G, xw_);
@@ -124,7 +125,7 @@ class LstmKernel final : public Kernel {
         const int64_t row = layout_ == 0 ? t * B + b : b * T + t;
         std::copy(&xw_[row * G], &xw_[row * G] + G, &gates_[b * G]);
       }
-      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, gates_.data(), threads);
+      if (H > 0) st.step_product.run(B, G, H, h_.data(), r, 1.f, gates_.data(), threads);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;  // past this sequence's end: keep state, Y stays 0
         step(&gates_[b * G], p, act, &h_[b * H], &c_[b * H]);

@@ -3,7 +3,7 @@
 // clip, the activation lists, and GRU's linear_before_reset.
 //
 // Same structure as lstm.cc: per direction the input projection of all steps
-// is one product (X [T*B, I] x W^T [I, G*H], rnn_common.h gemm_nt) plus
+// is one product (X [T*B, I] x W^T [I, G*H], rnn_common.h ProductNt) plus
 // Wb; each step adds H_{t-1} x R^T (+ Rb) and applies the cell:
 //   RNN: H = f(x + h)
 //   GRU (gates z, r, h in W, R, B): z = f(xz + hz), r = f(xr + hr),
@@ -55,7 +55,7 @@ class RecurrentKernel final : public Kernel {
     });
   }
 
-  std::string impl_name() const override { return gru_ ? "native.gru+dnnl_sgemm" : "native.rnn+dnnl_sgemm"; }
+  std::string impl_name() const override { return gru_ ? "native.gru+onednn_matmul" : "native.rnn+onednn_matmul"; }
 
  private:
   static float* y_out(const KernelContext& ctx) {
@@ -93,6 +93,7 @@ class RecurrentKernel final : public Kernel {
   struct DirectionState {
     std::vector<float> xw, hr, rh, hn, h;
     std::vector<float> cell;  // gru_step's z, r and candidates
+    ProductNt input_product, step_product, reset_product;  // X W^T, H R^T, (r * H) Rn^T
   };
 
   /// Direction `d` on `threads` threads with its buffers `st`.
@@ -105,7 +106,7 @@ class RecurrentKernel final : public Kernel {
     const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
     const float* rb = wb ? wb + G : nullptr;
     xw_.resize(static_cast<size_t>(T * B * G));
-    if (T * B > 0 && I > 0) gemm_nt(T * B, G, I, x, w, 0.f, xw_.data(), threads);
+    if (T * B > 0 && I > 0) st.input_product.run(T * B, G, I, x, w, 0.f, xw_.data(), threads);
     else std::fill(xw_.begin(), xw_.end(), 0.f);
     if (wb)
       for (int64_t row = 0; row < T * B; ++row)
@@ -124,7 +125,7 @@ class RecurrentKernel final : public Kernel {
       // hr = H_{t-1} R^T + Rb for all gates.
       for (int64_t b = 0; b < B; ++b)
         for (int64_t k = 0; k < G; ++k) hr_[b * G + k] = rb ? rb[k] : 0.f;
-      if (H > 0) gemm_nt(B, G, H, h_.data(), r, 1.f, hr_.data(), threads);
+      if (H > 0) st.step_product.run(B, G, H, h_.data(), r, 1.f, hr_.data(), threads);
       if (gru_ && !linear_before_reset_) reset_projection(t, r, rb, act, threads, st);
       for (int64_t b = 0; b < B; ++b) {
         if (t >= lens_[b]) continue;
@@ -160,7 +161,7 @@ class RecurrentKernel final : public Kernel {
         hn_[b * H + j] = rb ? rb[2 * H + j] : 0.f;
       }
     }
-    if (H > 0 && B > 0) gemm_nt(B, H, H, rh_.data(), r + 2 * H * H, 1.f, hn_.data(), threads);
+    if (H > 0 && B > 0) st.reset_product.run(B, H, H, rh_.data(), r + 2 * H * H, 1.f, hn_.data(), threads);
   }
 
   /// One GRU cell update for one batch entry. xg, hg: pre-activations [z, r, n]

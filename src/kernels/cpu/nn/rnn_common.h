@@ -1,12 +1,14 @@
 // Pieces shared by the recurrent kernels (LSTM-14 in lstm.cc, GRU-14 and
 // RNN-14 in rnn.cc): the activation functions the ONNX RNN family lets a
 // model choose, parsed from activations / activation_alpha / activation_beta,
-// and their products X W^T and H R^T (gemm_nt).
+// their products X W^T and H R^T (ProductNt), and the two directions of a
+// bidirectional layer at once (run_directions).
 #pragma once
 
-#include <dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -15,11 +17,12 @@
 #include "gec/error.h"
 #include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dot_simd.h"
+#include "kernels/cpu/common/onednn_common.h"
 #include "ir/graph.h"
 
 namespace gec::kernels::cpu {
 
-/// Products with at most this many rows run as dot products (gemm_nt).
+/// Products with at most this many rows run as dot products (ProductNt).
 inline constexpr int64_t kDotProductRows = 4;
 /// ... on several threads from this many multiply-adds: an OpenMP fork and
 /// join costs 5-7 us on this VM's 2 cores, and one thread does about 50K
@@ -29,25 +32,81 @@ inline constexpr int64_t kDotProductRows = 4;
 inline constexpr int64_t kSplitDotMacs = int64_t{1} << 19;
 
 /// C[M,N] = A[M,K] x B[N,K]^T + beta * C, row-major with leading dims K, K
-/// and N. Up to kDotProductRows rows (a step of one or a few sequences, as
-/// in streaming speech models) as dot products of A's and B's rows, split
-/// over N on `threads` threads from kSplitDotMacs multiply-adds;
-/// more rows through oneDNN's sgemm. The dot products (dot_simd.h, on the
-/// CPU's widest vectors) spare a one-row product sgemm's per-call overhead
-/// and, in a process that has no other sgemm, its first call, which
-/// generates its JIT kernels (30-50 ms here).
-inline void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c,
-                    int threads) {
-  if (m > kDotProductRows) {
-    dnnl_sgemm('N', 'T', m, n, k, 1.f, a, k, b, k, beta, c, n);
-    return;
+/// and N, for one product site of a recurrent kernel (a direction's input
+/// projection, its step's H R^T, ...). Up to kDotProductRows rows (a step of
+/// one or a few sequences, as in streaming speech models) as dot products
+/// of A's and B's rows (dot_simd.h, on the CPU's widest vectors), split over
+/// N on `threads` threads from kSplitDotMacs multiply-adds: they spare a
+/// library call's per-call overhead. More rows through a oneDNN MatMul
+/// (brgemm where the CPU has AVX-512) made on the site's first product of
+/// each shape and kept; oneDNN's sgemm, which ran them before, generated its
+/// kernels on its first multi-threaded call in a process (40-43 ms here: a
+/// GRU keyword model's first run took 50 ms on 2 threads, 7 on one), and ran
+/// [80,512] x [512,2048]^T in 0.88 ms against the MatMul's 0.59 (2 threads).
+/// Errors: gec::Error (kInternal) when oneDNN refuses the product.
+class ProductNt {
+ public:
+  void run(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c, int threads) {
+    if (m <= kDotProductRows) {
+      const int nt = threads > 1 && m * n * k >= kSplitDotMacs ? threads : 1;
+      parallel_for(nt, nt, [&](int64_t t) {
+        const int64_t j0 = n * t / nt, j1 = n * (t + 1) / nt;
+        dot_simd::dots_nt(m, j1 - j0, k, a, b + j0 * k, beta, c + j0, n);
+      });
+      return;
+    }
+    const std::array<int64_t, 5> key{m, n, k, beta != 0.f ? 1 : 0, threads};
+    if (!made_ || key != key_) make(m, n, k, beta, threads, key);
+    bind(a_, a);
+    bind(b_, b);
+    bind(c_, c);
+    try {
+      mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
+      cpu_stream().wait();
+    } catch (const dnnl::error& e) {
+      fail(ErrorCode::kInternal, std::string("oneDNN MatMul of a recurrent product failed: ") + e.what());
+    }
   }
-  const int nt = threads > 1 && m * n * k >= kSplitDotMacs ? threads : 1;
-  parallel_for(nt, nt, [&](int64_t t) {
-    const int64_t j0 = n * t / nt, j1 = n * (t + 1) / nt;
-    dot_simd::dots_nt(m, j1 - j0, k, a, b + j0 * k, beta, c + j0, n);
-  });
-}
+
+ private:
+  /// The MatMul for A [m,k], B^T (B [n,k] read transposed), C [m,n] (+ beta
+  /// C as a sum post-op), sized for `threads` OpenMP threads.
+  void make(int64_t m, int64_t n, int64_t k, float beta, int threads, const std::array<int64_t, 5>& key) {
+    using dims = dnnl::memory::dims;
+    const auto f32 = dnnl::memory::data_type::f32;
+    const dnnl::memory::desc ad(dims{m, k}, f32, dims{k, 1}), bd(dims{k, n}, f32, dims{1, k}),
+        cd(dims{m, n}, f32, dims{n, 1});
+    dnnl::primitive_attr attr;
+    if (beta != 0.f) {
+      dnnl::post_ops po;
+      po.append_sum(beta);
+      attr.set_post_ops(po);
+    }
+    // oneDNN sizes a primitive by the creating thread's OpenMP count.
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(std::max(threads, 1));
+    try {
+      mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, cpu_engine()));
+    } catch (const dnnl::error& e) {
+      omp_set_num_threads(before);
+      made_ = false;
+      fail(ErrorCode::kInternal, "oneDNN has no MatMul for a recurrent product [" + std::to_string(m) + "," +
+                                     std::to_string(k) + "] x [" + std::to_string(k) + "," + std::to_string(n) +
+                                     "]: " + e.what());
+    }
+    omp_set_num_threads(before);
+    a_ = unbound_memory(ad);
+    b_ = unbound_memory(bd);
+    c_ = unbound_memory(cd);
+    key_ = key;
+    made_ = true;
+  }
+
+  bool made_ = false;
+  std::array<int64_t, 5> key_{};  // m, n, k, beta != 0, threads of mm_
+  dnnl::matmul mm_;
+  dnnl::memory a_, b_, c_;
+};
 
 /// Runs `direction(d, threads)` for d in [0, num_dirs): a bidirectional
 /// layer on several threads runs both directions at once, one thread each
