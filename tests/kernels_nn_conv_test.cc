@@ -238,6 +238,30 @@ TEST(NnConv, NativeDepthwiseMatchesOneDnn) {
   }
 }
 
+// 1-D depthwise convolutions (a Conformer's convolution module: 31 taps,
+// "same" padding) run on the same loop as planes of height 1, against
+// oneDNN's convolution: long and short rows, strides 1 to 3, asymmetric
+// pads, with and without bias and a fused activation; the node is planned
+// as the native kernel.
+TEST(NnConv, NativeDepthwise1DMatchesOneDnn) {
+  struct Case {
+    int64_t c, w, k, s;
+    std::vector<int64_t> pads;
+    bool bias, relu;
+  };
+  for (const Case& k : {Case{144, 99, 31, 1, {15, 15}, true, true}, Case{20, 50, 5, 2, {2, 1}, false, false},
+                        Case{3, 7, 3, 1, {0, 0}, true, false}, Case{6, 40, 9, 3, {4, 4}, false, true},
+                        Case{16, 33, 15, 1, {7, 7}, true, false}}) {
+    const ConvRun r = conv_run({2, k.c, k.w}, {k.c, 1, k.k},
+                               {ir::Attribute::Int("group", k.c), ir::Attribute::Ints("pads", k.pads),
+                                ir::Attribute::Ints("strides", {k.s})},
+                               k.bias, k.relu);
+    const std::string trace = "C " + std::to_string(k.c) + " W " + std::to_string(k.w) + " k " + std::to_string(k.k);
+    const Shape ys = expect_default_kernel_matches_onednn(r, trace);
+    EXPECT_EQ(planned_impl(r, {2, k.c, k.w}, ys), k.relu ? "native.depthwise+fused" : "native.depthwise") << trace;
+  }
+}
+
 
 /// The kernel name the matmul form plans for output Y `ys`
 /// [N, M, ...]: a handful of output positions per image run as dot products.
