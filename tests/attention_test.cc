@@ -142,10 +142,10 @@ TEST(AttentionRule, PlainSoftmaxRank3) {
 
 // The register tiles' every path (attention_simd.cc): S = 70 (row groups
 // of 4 and single rows), T = 313 (4-, 2- and 1-vector column tiles and a
-// scalar tail on AVX-512: 256 + 32 + 16 + 9; on AVX2 4 x 2 tiles, 1-vector
-// ones and a tail: 304 + 8 + 1), Dv = 121 (the same along Dv: 64 + 32 + 16 +
-// 9, and 112 + 8 + 1) over five key chunks of V (67 keys each, then 45),
-// D = 64 as in BERT and ViT heads.
+// tail short of a vector on AVX-512: 256 + 32 + 16 + 9; on AVX2 4 x 2
+// tiles, 1-vector ones and a tail: 304 + 8 + 1), Dv = 121 (the same along
+// Dv: 64 + 32 + 16 + 9, and 112 + 8 + 1; the tail accumulated over five key
+// chunks of V, 67 keys each, then 45), D = 64 as in BERT and ViT heads.
 TEST(AttentionRule, WideHeadsMatchUnfused) {
   compare(attention_graph("[2,70,64]", "[2,64,313]", "[2,313,121]", "[2,70,313]", "[2,70,121]",
                           "  const %c: float32[] = [0.125]\n",
