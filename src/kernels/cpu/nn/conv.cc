@@ -33,6 +33,8 @@
 // Known differences of the eltwise post-ops from the separate ONNX ops:
 // relu/clip turn a NaN into 0 / the lower bound (ONNX propagates NaN);
 // exp/tanh-based ones use oneDNN's polynomial approximations (a few ulp).
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -1187,6 +1189,7 @@ class ConvKernel final : public Kernel {
     try {
       planned_ = matmul_desc(xs, ws, ys);
       planned_shapes_ = {xs, ws, ys};
+      planned_threads_ = omp_get_max_threads();
       return is_brgemm_implementation(planned_->impl_info_str());
     } catch (const Error&) {
       return false;  // oneDNN refused the descriptors: its convolution runs
@@ -1213,7 +1216,12 @@ class ConvKernel final : public Kernel {
       mm_ = dnnl::matmul();
       return;
     }
-    const bool planned = planned_ && planned_shapes_ == std::array<Shape, 3>{xs, ws, ys};
+    // oneDNN sizes a MatMul by the creating thread's OpenMP count: the
+    // planned descriptors only for the count they were made with (a brgemm
+    // MatMul made for 2 threads and run on 1 left its Relu post-op off part
+    // of Y).
+    const bool planned = planned_ && planned_shapes_ == std::array<Shape, 3>{xs, ws, ys} &&
+                         planned_threads_ == omp_get_max_threads();
     const MatmulDescs d = planned ? *planned_ : matmul_desc(xs, ws, ys);
     try {
       mm_ = dnnl::matmul(d.pd);
@@ -1475,6 +1483,7 @@ class ConvKernel final : public Kernel {
   int64_t frame_stride_ = 1;                      // kFrames: the window step along X
   std::optional<MatmulDescs> planned_;            // matmul_fits' descriptors, for these shapes:
   std::array<Shape, 3> planned_shapes_;           //   X, W, Y
+  int planned_threads_ = 0;                       //   the OpenMP count they were made with
   size_t frame_bytes_ = 0;                        // kFrames [N][S][K], kIm2col [N][K][S], in the run's scratch
   Im2col im2col_;                                 // kIm2col: the window, for these shapes
   dnnl::matmul mm_;
