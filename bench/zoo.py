@@ -17,13 +17,19 @@ channel counts (shufflenet_v2), squeeze-and-excitation with SiLU/Hardswish
 (efficientnet, mobilenet_v3), grouped convolutions (resnext, regnet),
 depthwise 7x7 with LayerNorm and GELU (convnext), dense Concat chains
 (densenet), dilated convolutions (deeplabv3, fcn) and a vision transformer
-(vit_b_16). Three speech-shaped models defined here (SEQ_ARCHS: random
-weights, nn.MultiheadAttention blocks as PyTorch exports them) add long
-sequences: a Whisper-like encoder (80 mel bins x 3000 frames, two Conv1d, 4
-pre-LN blocks of width 384 over 1500 positions), a wav2vec2-like model (1 s
-of 16 kHz audio, a 7-layer strided Conv1d feature extractor with GroupNorm,
-a grouped positional Conv1d of kernel 128, 4 blocks of width 768) and a
-keyword-spotting CNN (98 x 40 log-mel frames, depthwise-separable blocks).
+(vit_b_16). Sequence models defined here (SEQ_ARCHS: random weights,
+nn.MultiheadAttention blocks and RNNs as PyTorch exports them) add long
+sequences and recurrences: a Whisper-like encoder (80 mel bins x 3000
+frames, two Conv1d, 4 pre-LN blocks of width 384 over 1500 positions), a
+wav2vec2-like model (1 s of 16 kHz audio, a 7-layer strided Conv1d feature
+extractor with GroupNorm, a grouped positional Conv1d of kernel 128, 4
+blocks of width 768), a keyword-spotting CNN (98 x 40 log-mel frames,
+depthwise-separable blocks) and a GRU one (Conv1d front end, 2 GRU layers
+of 64), a Conformer-like encoder (Conv2d subsampling, 4 blocks with
+attention over 99 frames and a 31-tap depthwise Conv1d), and text-line
+recognizers of 32 x 320 crops: CRNNs (VGG-style CNN and two bidirectional
+LSTM or GRU layers of 128) and a light one (MobileNetV3-small features, a
+2-layer bidirectional LSTM of 48, 6625 classes).
 
 Usage: bench/zoo.py [--out build/zoo] [--opset 14] [--only NAME,...] [--list]
 Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh
@@ -115,6 +121,83 @@ def seq_model(name):
                 x = b(x)
             return x
 
+    class Crnn(nn.Module):  # text-line recognizer: VGG-style CNN, two bidirectional RNN layers, per-column classes
+        def __init__(self, rnn):
+            super().__init__()
+
+            def c(i, o):
+                return [nn.Conv2d(i, o, 3, 1, 1), nn.BatchNorm2d(o), nn.ReLU()]
+            self.cnn = nn.Sequential(*c(3, 32), nn.MaxPool2d(2), *c(32, 64), nn.MaxPool2d(2), *c(64, 128), *c(128, 128),
+                                     nn.MaxPool2d((2, 1)), *c(128, 256), *c(256, 256), nn.MaxPool2d((2, 1)), *c(256, 256))
+            cell = nn.LSTM if rnn == "lstm" else nn.GRU
+            self.rnn1 = cell(512, 128, bidirectional=True, batch_first=True)
+            self.rnn2 = cell(256, 128, bidirectional=True, batch_first=True)
+            self.fc = nn.Linear(256, 97)
+
+        def forward(self, x):  # [1, 3, 32, W] -> [1, W/4, 97]
+            f = self.cnn(x)
+            n, ch, h, w = f.shape
+            f, _ = self.rnn1(f.permute(0, 3, 1, 2).reshape(n, w, ch * h))
+            f, _ = self.rnn2(f)
+            return self.fc(f).log_softmax(-1)
+
+    class SmallOcr(nn.Module):  # a light recognizer: MobileNetV3-small features, 2-layer BiLSTM of 48, 6625 classes
+        def __init__(self):
+            super().__init__()
+            import torchvision
+            self.cnn = torchvision.models.mobilenet_v3_small().features
+            self.pool = nn.AdaptiveAvgPool2d((1, None))
+            self.rnn = nn.LSTM(576, 48, num_layers=2, bidirectional=True, batch_first=True)
+            self.fc = nn.Linear(96, 6625)
+
+        def forward(self, x):
+            f, _ = self.rnn(self.pool(self.cnn(x)).squeeze(2).permute(0, 2, 1))
+            return self.fc(f).softmax(-1)
+
+    class KwsGru(nn.Module):  # streaming keyword spotter: strided Conv1d front end, 2-layer GRU of 64
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Sequential(nn.Conv1d(40, 64, 5, 2, 2), nn.BatchNorm1d(64), nn.ReLU())
+            self.gru = nn.GRU(64, 64, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(64, 12)
+
+        def forward(self, x):  # [1, 40 mel bins, 98 frames]
+            f, _ = self.gru(self.conv(x).permute(0, 2, 1))
+            return self.fc(f[:, -1])
+
+    class ConformerBlock(nn.Module):  # half-step FFNs, self-attention, GLU + 31-tap depthwise Conv1d module
+        def __init__(self, d=144, h=4, k=31):
+            super().__init__()
+            self.ff1 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+            self.ln_att, self.att = nn.LayerNorm(d), nn.MultiheadAttention(d, h, batch_first=True)
+            self.ln_conv, self.pw1 = nn.LayerNorm(d), nn.Conv1d(d, 2 * d, 1)
+            self.dw, self.bn = nn.Conv1d(d, d, k, padding=k // 2, groups=d), nn.BatchNorm1d(d)
+            self.pw2 = nn.Conv1d(d, d, 1)
+            self.ff2 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+            self.ln = nn.LayerNorm(d)
+
+        def forward(self, x):
+            x = x + 0.5 * self.ff1(x)
+            y = self.ln_att(x)
+            x = x + self.att(y, y, y, need_weights=False)[0]
+            y = nn.functional.glu(self.pw1(self.ln_conv(x).transpose(1, 2)), dim=1)
+            x = x + self.pw2(nn.functional.silu(self.bn(self.dw(y)))).transpose(1, 2)
+            return self.ln(x + 0.5 * self.ff2(x))
+
+    class ConformerLike(nn.Module):  # 4x Conv2d subsampling of 400 x 80 fbank frames, 4 blocks of width 144
+        def __init__(self):
+            super().__init__()
+            self.sub = nn.Sequential(nn.Conv2d(1, 144, 3, 2), nn.ReLU(), nn.Conv2d(144, 144, 3, 2), nn.ReLU())
+            self.proj = nn.Linear(144 * 19, 144)
+            self.blocks = nn.Sequential(*[ConformerBlock() for _ in range(4)])
+            self.out = nn.Linear(144, 128)
+
+        def forward(self, x):
+            f = self.sub(x)
+            n, ch, t, w = f.shape
+            f = self.proj(f.permute(0, 2, 1, 3).reshape(n, t, ch * w))
+            return self.out(self.blocks(f)).log_softmax(-1)
+
     def kws():
         return nn.Sequential(
             nn.Conv2d(1, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
@@ -124,11 +207,14 @@ def seq_model(name):
             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 12))
 
     made = {"whisper_like": (WhisperLike, (1, 80, 3000)), "wav2vec2_like": (Wav2Vec2Like, (1, 1, 16000)),
-            "kws_cnn": (kws, (1, 1, 98, 40))}[name]
+            "kws_cnn": (kws, (1, 1, 98, 40)), "crnn_lstm": (lambda: Crnn("lstm"), (1, 3, 32, 320)),
+            "crnn_gru": (lambda: Crnn("gru"), (1, 3, 32, 320)), "ocr_small_lstm": (SmallOcr, (1, 3, 32, 320)),
+            "kws_gru": (KwsGru, (1, 40, 98)), "conformer_like": (ConformerLike, (1, 1, 400, 80))}[name]
     return made[0](), made[1]
 
 
-SEQ_ARCHS = ("whisper_like", "wav2vec2_like", "kws_cnn")
+SEQ_ARCHS = ("whisper_like", "wav2vec2_like", "kws_cnn", "crnn_lstm", "crnn_gru", "ocr_small_lstm", "kws_gru",
+             "conformer_like")
 
 
 def build(ctor):
