@@ -152,6 +152,9 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   r = gec("bench " + p("case/model.onnx") + " --threads 1.5");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("'1.5' is not a whole number"), std::string::npos) << r.out;
+  r = gec("bench " + p("case/model.onnx") + " --threads 3000000000");  // beyond int: out of range, still a number
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("Value 3000000000 not in range 0 to 2147483647"), std::string::npos) << r.out;
   EXPECT_EQ(gec("bench " + p("case/model.onnx") + " --interval-ms nan").status, 2);
   EXPECT_EQ(gec("--version").status, 0);
   r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");

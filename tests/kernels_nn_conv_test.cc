@@ -360,8 +360,9 @@ TEST(NnConv, ConvAsDotsMatchesOneDnnConvolution) {
 }
 
 // The piecewise-linear activations of a FusedConv run as its MatMul form
-// (a pointwise conv on plain NCHW) apply after the product, by the vector
-// loop the unary kernels use; they match oneDNN's convolution with the same
+// (a pointwise conv on plain NCHW), as MatMul post-ops (LeakyRelu, Clip)
+// or after the product by the vector loop the unary kernels use
+// (HardSigmoid, HardSwish); they match oneDNN's convolution with the same
 // activation as post-ops (LeakyRelu-16, Clip-13, HardSigmoid-6, HardSwish-14).
 TEST(NnConv, MatmulFormPiecewiseActivationsMatchOneDnnPostOps) {
   struct Act {

@@ -106,9 +106,10 @@ TEST(NnLstm, Layout1BatchMajor) {
 
 // A bidirectional LSTM or GRU on 2 threads runs its directions at once, one
 // thread each (rnn_common.h run_directions); on 1 thread one after the
-// other. Both give the same Y, Y_h (and Y_c): hidden 128 (a product split
-// over threads would be 64K multiply-adds), 6 steps, 2 sequences of lengths
-// 6 and 4, both biases and initial states, every output of both directions.
+// other. Both give the same Y, Y_h (and Y_c): hidden 128 (a step's
+// product, 2 x 128 x 512 multiply-adds for LSTM, stays below the split over
+// threads), 6 steps, 2 sequences of lengths 6 and 4, both biases and
+// initial states, every output of both directions.
 TEST(NnLstm, BidirectionalDirectionsAtOnceMatchOneThread) {
   constexpr int64_t T = 6, B = 2, I = 24, H = 128;
   for (const std::string op : {"LSTM", "GRU"}) {
@@ -137,8 +138,30 @@ TEST(NnLstm, BidirectionalDirectionsAtOnceMatchOneThread) {
   }
 }
 
+// A step's dot products split over threads from 512K multiply-adds
+// (rnn_common.h kSplitDotMacs): hidden 512, one sequence, a [1,512] x
+// [512,2048] (LSTM) or [512,1536] (GRU) product per step, on 2 threads
+// against 1 (each thread's columns of the gates must land where one thread
+// puts them).
+TEST(NnLstm, StepProductsSplitOverThreadsMatchOneThread) {
+  constexpr int64_t T = 3, B = 1, I = 16, H = 512;
+  for (const std::string op : {"LSTM", "GRU"}) {
+    const int64_t G = (op == "LSTM" ? 4 : 3) * H;
+    const std::vector<Tensor> in = {make<float>({T, B, I}, sawtooth(T * B * I, 11, 29, 0.1)),
+                                    make<float>({1, G, I}, sawtooth(G * I, 7, 23, 0.02)),
+                                    make<float>({1, G, H}, sawtooth(G * H, 5, 19, 0.004)),
+                                    make<float>({1, 2 * G}, sawtooth(2 * G, 3, 11, 0.05))};
+    const std::vector<ir::Attribute> attrs = {ai("hidden_size", H)};
+    const Tensor one = run_op(op, in, attrs, 1, "", {}, 1)[0], two = run_op(op, in, attrs, 1, "", {}, 2)[0];
+    expect_close(values<float>(two), values<float>(one), 1e-6f, 1e-7f);
+    float largest = 0;
+    for (float v : values<float>(one)) largest = std::max(largest, std::abs(v));
+    EXPECT_GT(largest, 0.05) << op << ": the outputs should not all be near zero";
+  }
+}
+
 // The products of a step run as dot products for up to 4 batch rows
-// (rnn_common.h ProductNt, split over 2 threads from 512K multiply-adds) and
+// (rnn_common.h ProductNt; 4 x 128 x 512 multiply-adds: one thread) and
 // through a oneDNN MatMul beyond: the same 4 sequences run in a batch of 4
 // and as the first rows of a batch of 5 (hidden 128, input 64, 3 steps)
 // give the same Y.

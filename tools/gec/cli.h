@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -21,7 +22,9 @@ namespace gec::cli {
 /// The check of a numeric option in [lo, hi] (NaN is outside). Unlike
 /// CLI11 2.1's CLI::Range its errors print the bounds as written (60000,
 /// not 60000.000000) and tell a value that is no number from one out of
-/// range: "'abc' is not a number", "Value 70000 not in range 0 to 60000".
+/// range: "'abc' is not a number", "Value 70000 not in range 0 to 60000",
+/// also for integers beyond the option's type ("Value 3000000000 not in
+/// range 0 to 2147483647").
 template <class T>
 CLI::Validator number_in(T lo, T hi) {
   const auto text = [](T v) {
@@ -33,9 +36,21 @@ CLI::Validator number_in(T lo, T hi) {
   const std::string range = text(lo) + " to " + text(hi);
   return CLI::Validator(
       [lo, hi, range](std::string& in) -> std::string {
+        // As a long double first: a number too large for T is out of range
+        // (CLI11 2.1 fails to parse it, or saturates an int64), not "no number".
+        long double wide = 0;
+        size_t used = 0;
+        try {
+          wide = std::stold(in, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != in.size()) return "'" + in + "' is not a number";
+        if (kWhole && std::isfinite(wide) && wide != std::floor(wide)) return "'" + in + "' is not a whole number";
+        if (!(wide >= static_cast<long double>(lo) && wide <= static_cast<long double>(hi)))
+          return "Value " + in + " not in range " + range;
         T v{};
         if (!CLI::detail::lexical_cast(in, v)) return "'" + in + "' is not " + (kWhole ? "a whole number" : "a number");
-        if (!(v >= lo && v <= hi)) return "Value " + in + " not in range " + range;
         return std::string();
       },
       std::string(kWhole ? "INT" : "FLOAT") + " in [" + text(lo) + " - " + text(hi) + "]");

@@ -681,8 +681,9 @@ class ConvKernel final : public Kernel {
     // slower than its blocked depthwise kernels (measured here: 546 us vs
     // 41 us for [1,72,64,64] 3x3); the layout stays plain at -O0/-O1 or
     // where the layout assignment leaves a group plain. Decided from the node alone
-    // (the kernel name is planned at compile time): 2-D, the filter [C, 1,
-    // kh, kw] with group C, dilation 1, no residual, plain in and out.
+    // (the kernel name is planned at compile time): 2-D (the filter [C, 1,
+    // kh, kw]) or 1-D ([C, 1, k]) with group C, dilation 1, no residual,
+    // plain in and out.
     const ir::Value* w = n.input(1);
     if (src_layout_ == ops::Layout::kPlain && dst_layout_ == ops::Layout::kPlain && !residual_ && w && w->type.is_static() && act_impl_ != "post_op") {
       const Shape ws = w->type.static_shape();
@@ -730,8 +731,11 @@ class ConvKernel final : public Kernel {
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
     if (native_dw_) {
-      if ((x.shape.size() != 4 && x.shape.size() != 3) || x.shape[1] != group_ || y.shape.size() != x.shape.size() ||
+      if ((x.shape.size() != 4 && x.shape.size() != 3) || y.shape.size() != x.shape.size() ||
           w.shape.size() != x.shape.size())
+        fail(ErrorCode::kInvalidArgument, desc_ + ": depthwise X " + shape_str(x.shape) + ", W " + shape_str(w.shape) +
+                                              " and Y " + shape_str(y.shape) + " must all be 3-D or all 4-D");
+      if (x.shape[1] != group_)
         fail(ErrorCode::kInvalidArgument, desc_ + ": depthwise input " + shape_str(x.shape) + " does not have " +
                                               std::to_string(group_) + " channels");
       const size_t sp = x.shape.size() - 2;  // 1-D: a plane of height 1

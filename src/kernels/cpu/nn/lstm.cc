@@ -40,6 +40,10 @@ class LstmKernel final : public Kernel {
     num_dirs_ = dir == "bidirectional" ? 2 : 1;
     reverse_only_ = dir == "reverse";
     acts_ = parse_activations(n, num_dirs_, {"Sigmoid", "Tanh", "Tanh"});
+    for (DirectionState& st : dirs_) {
+      st.input_product.name(desc_ + " X W^T");
+      st.step_product.name(desc_ + " H R^T");
+    }
   }
 
   void run(KernelContext& ctx) override {
@@ -53,6 +57,9 @@ class LstmKernel final : public Kernel {
     read_lengths(ctx);
     if (!ctx.outputs.empty() && ctx.outputs[0] && ctx.outputs[0]->data)  // steps past sequence_lens stay 0
       std::fill(ctx.out(0).as<float>(), ctx.out(0).as<float>() + ctx.out(0).numel(), 0.f);
+    // Each direction's input projection (the largest product) on all the
+    // threads, then the recurrences, both directions at once where they can.
+    for (int d = 0; d < num_dirs_; ++d) project_input(ctx, d, ctx.num_threads, dirs_[static_cast<size_t>(d)]);
     run_directions(num_dirs_, ctx.num_threads, [&](int d, int threads) {
       run_direction(ctx, d, reverse_only_ || d == 1, threads, dirs_[static_cast<size_t>(d)]);
     });
@@ -93,20 +100,26 @@ class LstmKernel final : public Kernel {
     ProductNt input_product, step_product;  // X W^T, H R^T
   };
 
-  /// Direction `d` on `threads` threads with its buffers `st`.
-  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
-    std::vector<float>&xw_ = st.xw, &gates_ = st.gates, &h_ = st.h, &c_ = st.c;
-    const int64_t H = hidden_, G = 4 * H, T = seq_, B = batch_, I = input_;
+  /// Direction `d`'s input projection X W^T + Wb + Rb for all (t, b), rows
+  /// in X's own order, into st.xw, on `threads` threads.
+  void project_input(KernelContext& ctx, int d, int threads, DirectionState& st) {
+    const int64_t G = 4 * hidden_, T = seq_, B = batch_, I = input_;
     const float* x = ctx.in(0).as<float>();
     const float* w = ctx.in(1).as<float>() + d * G * I;
-    const float* r = ctx.in(2).as<float>() + d * G * H;
-    // Input projection for all (t, b): rows in X's own order.
-    xw_.resize(static_cast<size_t>(T * B * G));
+    st.xw.resize(static_cast<size_t>(T * B * G));
     if (T * B > 0 && I > 0)
-      st.input_product.run(T * B, G, I, x, w, 0.f, xw_.data(), threads);
+      st.input_product.run(T * B, G, I, x, w, 0.f, st.xw.data(), threads);
     else
-      std::fill(xw_.begin(), xw_.end(), 0.f);
-    if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G, xw_);
+      std::fill(st.xw.begin(), st.xw.end(), 0.f);
+    if (ctx.has_input(3)) add_bias(ctx.in(3).as<float>() + d * 2 * G, st.xw);
+  }
+
+  /// Direction `d`'s steps on `threads` threads with its buffers `st`
+  /// (st.xw from project_input).
+  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
+    std::vector<float>&xw_ = st.xw, &gates_ = st.gates, &h_ = st.h, &c_ = st.c;
+    const int64_t H = hidden_, G = 4 * H, T = seq_, B = batch_;
+    const float* r = ctx.in(2).as<float>() + d * G * H;
     const float* p = ctx.has_input(7) ? ctx.in(7).as<float>() + d * 3 * H : nullptr;
     // State, batch-major [B, H].
     h_.assign(static_cast<size_t>(B * H), 0.f);

@@ -38,6 +38,11 @@ class RecurrentKernel final : public Kernel {
     num_dirs_ = dir == "bidirectional" ? 2 : 1;
     reverse_only_ = dir == "reverse";
     acts_ = gru ? parse_activations(n, num_dirs_, {"Sigmoid", "Tanh"}) : parse_activations(n, num_dirs_, {"Tanh"});
+    for (DirectionState& st : dirs_) {
+      st.input_product.name(desc_ + " X W^T");
+      st.step_product.name(desc_ + " H R^T");
+      st.reset_product.name(desc_ + " (r * H) Rn^T");
+    }
   }
 
   void run(KernelContext& ctx) override {
@@ -50,6 +55,9 @@ class RecurrentKernel final : public Kernel {
     check_weights(ctx, gates_n_);
     read_lengths(ctx);
     if (y_out(ctx)) std::fill(y_out(ctx), y_out(ctx) + ctx.out(0).numel(), 0.f);
+    // Each direction's input projection (the largest product) on all the
+    // threads, then the recurrences, both directions at once where they can.
+    for (int d = 0; d < num_dirs_; ++d) project_input(ctx, d, ctx.num_threads, dirs_[static_cast<size_t>(d)]);
     run_directions(num_dirs_, ctx.num_threads, [&](int d, int threads) {
       run_direction(ctx, d, reverse_only_ || d == 1, threads, dirs_[static_cast<size_t>(d)]);
     });
@@ -96,21 +104,29 @@ class RecurrentKernel final : public Kernel {
     ProductNt input_product, step_product, reset_product;  // X W^T, H R^T, (r * H) Rn^T
   };
 
-  /// Direction `d` on `threads` threads with its buffers `st`.
-  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
-    std::vector<float>&xw_ = st.xw, &hr_ = st.hr, &rh_ = st.rh, &hn_ = st.hn, &h_ = st.h;
-    const int64_t H = hidden_, G = gates_n_ * H, T = seq_, B = batch_, I = input_;
+  /// Direction `d`'s input projection X W^T + Wb for all (t, b), rows in
+  /// X's own order, into st.xw, on `threads` threads.
+  void project_input(KernelContext& ctx, int d, int threads, DirectionState& st) const {
+    const int64_t G = gates_n_ * hidden_, T = seq_, B = batch_, I = input_;
     const float* x = ctx.in(0).as<float>();
     const float* w = ctx.in(1).as<float>() + d * G * I;
+    const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
+    st.xw.resize(static_cast<size_t>(T * B * G));
+    if (T * B > 0 && I > 0) st.input_product.run(T * B, G, I, x, w, 0.f, st.xw.data(), threads);
+    else std::fill(st.xw.begin(), st.xw.end(), 0.f);
+    if (wb)
+      for (int64_t row = 0; row < T * B; ++row)
+        for (int64_t k = 0; k < G; ++k) st.xw[static_cast<size_t>(row * G + k)] += wb[k];
+  }
+
+  /// Direction `d`'s steps on `threads` threads with its buffers `st`
+  /// (st.xw from project_input).
+  void run_direction(KernelContext& ctx, int d, bool reverse, int threads, DirectionState& st) {
+    std::vector<float>&xw_ = st.xw, &hr_ = st.hr, &rh_ = st.rh, &hn_ = st.hn, &h_ = st.h;
+    const int64_t H = hidden_, G = gates_n_ * H, T = seq_, B = batch_;
     const float* r = ctx.in(2).as<float>() + d * G * H;
     const float* wb = ctx.has_input(3) ? ctx.in(3).as<float>() + d * 2 * G : nullptr;
     const float* rb = wb ? wb + G : nullptr;
-    xw_.resize(static_cast<size_t>(T * B * G));
-    if (T * B > 0 && I > 0) st.input_product.run(T * B, G, I, x, w, 0.f, xw_.data(), threads);
-    else std::fill(xw_.begin(), xw_.end(), 0.f);
-    if (wb)
-      for (int64_t row = 0; row < T * B; ++row)
-        for (int64_t k = 0; k < G; ++k) xw_[row * G + k] += wb[k];
     h_.assign(static_cast<size_t>(B * H), 0.f);
     if (ctx.has_input(5))
       for (int64_t b = 0; b < B; ++b)

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gec/error.h"
@@ -43,9 +45,16 @@ inline constexpr int64_t kSplitDotMacs = int64_t{1} << 19;
 /// kernels on its first multi-threaded call in a process (40-43 ms here: a
 /// GRU keyword model's first run took 50 ms on 2 threads, 7 on one), and ran
 /// [80,512] x [512,2048]^T in 0.88 ms against the MatMul's 0.59 (2 threads).
-/// Errors: gec::Error (kInternal) when oneDNN refuses the product.
+/// (Without AVX-512 oneDNN 2.6's MatMul is itself sgemm-based: the first
+/// call's cost stays there.) The MatMul is made and run under `threads`
+/// OpenMP threads (oneDNN sizes it by the count it is made with), its
+/// scratchpad oneDNN's own. Errors: gec::Error (kInternal) naming `who`
+/// when oneDNN refuses the product.
 class ProductNt {
  public:
+  /// `who`: the node and product, for errors (e.g. "LSTM 'rnn1' X W^T").
+  void name(std::string who) { who_ = std::move(who); }
+
   void run(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c, int threads) {
     if (m <= kDotProductRows) {
       const int nt = threads > 1 && m * n * k >= kSplitDotMacs ? threads : 1;
@@ -55,17 +64,24 @@ class ProductNt {
       });
       return;
     }
-    const std::array<int64_t, 5> key{m, n, k, beta != 0.f ? 1 : 0, threads};
+    uint32_t beta_bits = 0;
+    std::memcpy(&beta_bits, &beta, sizeof beta_bits);
+    threads = std::max(threads, 1);
+    const std::array<int64_t, 5> key{m, n, k, static_cast<int64_t>(beta_bits), threads};
     if (!made_ || key != key_) make(m, n, k, beta, threads, key);
     bind(a_, a);
     bind(b_, b);
     bind(c_, c);
+    const int before = omp_get_max_threads();
+    if (before != threads) omp_set_num_threads(threads);
     try {
       mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
       cpu_stream().wait();
     } catch (const dnnl::error& e) {
-      fail(ErrorCode::kInternal, std::string("oneDNN MatMul of a recurrent product failed: ") + e.what());
+      if (before != threads) omp_set_num_threads(before);
+      fail(ErrorCode::kInternal, who_ + ": oneDNN MatMul failed: " + e.what());
     }
+    if (before != threads) omp_set_num_threads(before);
   }
 
  private:
@@ -84,15 +100,14 @@ class ProductNt {
     }
     // oneDNN sizes a primitive by the creating thread's OpenMP count.
     const int before = omp_get_max_threads();
-    omp_set_num_threads(std::max(threads, 1));
+    omp_set_num_threads(threads);
     try {
       mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, cpu_engine()));
     } catch (const dnnl::error& e) {
       omp_set_num_threads(before);
       made_ = false;
-      fail(ErrorCode::kInternal, "oneDNN has no MatMul for a recurrent product [" + std::to_string(m) + "," +
-                                     std::to_string(k) + "] x [" + std::to_string(k) + "," + std::to_string(n) +
-                                     "]: " + e.what());
+      fail(ErrorCode::kInternal, who_ + ": oneDNN has no MatMul for [" + std::to_string(m) + "," + std::to_string(k) +
+                                     "] x [" + std::to_string(k) + "," + std::to_string(n) + "]: " + e.what());
     }
     omp_set_num_threads(before);
     a_ = unbound_memory(ad);
@@ -102,8 +117,9 @@ class ProductNt {
     made_ = true;
   }
 
+  std::string who_ = "a recurrent product";
   bool made_ = false;
-  std::array<int64_t, 5> key_{};  // m, n, k, beta != 0, threads of mm_
+  std::array<int64_t, 5> key_{};  // m, n, k, beta's bits, threads of mm_
   dnnl::matmul mm_;
   dnnl::memory a_, b_, c_;
 };
