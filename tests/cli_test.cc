@@ -6,14 +6,17 @@
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "frontend/onnx/tensor_proto.h"
 #include "gec/compiler.h"
+#include "gec/runtime.h"
 #include "model/reader.h"
 #include "model/writer.h"
 #include "onnx_build.h"
@@ -141,7 +144,10 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   EXPECT_NE(r.out.find("not in range 1 to"), std::string::npos) << r.out;
   r = gec("test --threads -1 " + p("case"));
   EXPECT_EQ(r.status, 2) << "a usage error, not a failing test: " << r.out;
-  EXPECT_NE(r.out.find("not in range 0 to 2147483647"), std::string::npos) << r.out;
+  // --threads' range is SessionOptions::num_threads': 4 x the machine's cores.
+  const std::string threads_range =
+      "not in range 0 to " + std::to_string(kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  EXPECT_NE(r.out.find(threads_range), std::string::npos) << r.out;
   // Bounds as written, and a value that is no number said to be none.
   r = gec("bench " + p("case/model.onnx") + " --interval-ms 70000");
   EXPECT_EQ(r.status, 2);
@@ -154,7 +160,10 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   EXPECT_NE(r.out.find("'1.5' is not a whole number"), std::string::npos) << r.out;
   r = gec("bench " + p("case/model.onnx") + " --threads 3000000000");  // beyond int: out of range, still a number
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("Value 3000000000 not in range 0 to 2147483647"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Value 3000000000 " + threads_range), std::string::npos) << r.out;
+  r = gec("test " + p("case") + " --rtol soon");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--rtol: 'soon' is not a number"), std::string::npos) << r.out;
   EXPECT_EQ(gec("bench " + p("case/model.onnx") + " --interval-ms nan").status, 2);
   EXPECT_EQ(gec("--version").status, 0);
   r = gec("compile " + p("case/model.onnx") + " -o " + p("m.gom") + " --disable-pass no_such_pass");
@@ -334,7 +343,10 @@ TEST_F(Cli, HostileArgumentsExitWithTwo) {
   ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("m.gom")).status, 0);
   Result r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --threads 100000");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("num_threads 100000 is out of range"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--threads: Value 100000 not in range 0 to"), std::string::npos) << r.out;
+  r = gec("run " + p("m.gom") + " --input-dir " + p("no_such_folder"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("no_such_folder: no such directory"), std::string::npos) << r.out;
   r = gec("run " + p("m.gom") + " --input-dir " + p("case/test_data_set_0") + " --output-dir /proc/no/such");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--output-dir"), std::string::npos) << r.out;

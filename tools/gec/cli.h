@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -60,6 +62,16 @@ CLI::Validator number_in(T lo, T hi) {
 /// range (CLI11 2.1's NonNegativeNumber prints the whole double range).
 inline CLI::Validator non_negative_int() { return number_in(0, std::numeric_limits<int>::max()); }
 inline CLI::Validator non_negative_int64() { return number_in(int64_t{0}, std::numeric_limits<int64_t>::max()); }
+/// --threads: 0 to kMaxThreadsPerCore x the machine's cores, as
+/// SessionOptions::num_threads takes it.
+inline CLI::Validator thread_count() {
+  return number_in(0, kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+/// --rtol / --atol: a non-negative float.
+inline CLI::Validator tolerance() { return number_in(0.0, std::numeric_limits<double>::max()); }
+/// The help text of --threads.
+inline constexpr const char* kThreadsHelp =
+    "intra-op threads (0 = the cores this process may use; at most 4 x the machine's cores)";
 
 /// A subcommand: adds its options to `app` and returns the action to run.
 using Action = std::function<int()>;

@@ -92,7 +92,7 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--iterations", a.iterations, "timed runs")
       ->check(number_in(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
-  app->add_option("--threads", a.threads, "intra-op threads (0 = the cores this process may use)")->check(non_negative_int());
+  app->add_option("--threads", a.threads, kThreadsHelp)->check(thread_count());
   add_spin_option(app);
   app->add_option("--adapt-threads", a.adapt_threads,
                   "use fewer threads while other processes keep the cores busy (on, the default) or always --threads")

@@ -81,10 +81,9 @@ Command add_compare(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--reference", a->reference,
                   "compare -O against these tensors instead (.pb files named for the values)");
-  app->add_option("--atol", a->atol, "absolute tolerance")->capture_default_str();
-  app->add_option("--rtol", a->rtol, "relative tolerance")->capture_default_str();
-  app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")
-      ->check(non_negative_int());
+  app->add_option("--atol", a->atol, "absolute tolerance")->check(tolerance())->capture_default_str();
+  app->add_option("--rtol", a->rtol, "relative tolerance")->check(tolerance())->capture_default_str();
+  app->add_option("--threads", a->threads, kThreadsHelp)->check(thread_count());
   a->flags.add_to(app);
   return {app, [a]() {
             if (!ends_with(a->model, ".onnx"))

@@ -109,7 +109,7 @@ Command add_run(CLI::App& root) {
   app->add_option("--format", a->format, "output file format")->check(CLI::IsMember({"pb", "npy"}));
   app->add_option("--dump-tensors", a->dump_dir,
                   "write every value the model computes (or those of --extra-outputs) to DIR as NAME.pb (not for a .gom)");
-  app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")->check(non_negative_int());
+  app->add_option("--threads", a->threads, kThreadsHelp)->check(thread_count());
   add_spin_option(app);
   a->flags.add_to(app);
   return {app, [a]() {

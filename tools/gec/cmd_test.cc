@@ -74,10 +74,9 @@ Command add_test(CLI::App& root) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(number_in(0, 3));
-  app->add_option("--rtol", a->rtol, "relative tolerance for floats (default 1e-3)");
-  app->add_option("--atol", a->atol, "absolute tolerance for floats (default 1e-4)");
-  app->add_option("--threads", a->threads, "intra-op threads (0 = the cores this process may use)")
-      ->check(non_negative_int());
+  app->add_option("--rtol", a->rtol, "relative tolerance for floats (default 1e-3)")->check(tolerance());
+  app->add_option("--atol", a->atol, "absolute tolerance for floats (default 1e-4)")->check(tolerance());
+  app->add_option("--threads", a->threads, kThreadsHelp)->check(thread_count());
   add_spin_option(app);
   app->add_option("--expect", a->expect, "expectations file: tests that fail, are random, or are skipped, with reasons");
   app->add_flag("-q,--quiet", a->quiet, "print only unexpected results and the summary");

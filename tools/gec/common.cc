@@ -159,7 +159,8 @@ std::vector<AnyValue> read_inputs(const Session& s, const std::string& input_dir
     return known;
   };
   if (!input_dir.empty()) {
-    if (!fs::is_directory(input_dir)) fail(ErrorCode::kIo, input_dir + ": not a directory");
+    if (!fs::is_directory(input_dir))
+      fail(ErrorCode::kIo, input_dir + (fs::exists(input_dir) ? ": not a directory" : ": no such directory"));
     uint64_t widest = 0;  // the largest size any input allows
     for (const IoInfo& io : ios) widest = std::max(widest, input_file_limit(io));
     // Every input_K.pb is matched by the name it holds; a file without a name
