@@ -8,6 +8,8 @@
 
 #include "memory/plan_svg.h"
 #include "model/reader.h"
+#include "ops/domain.h"
+#include "ops/layout.h"
 #include "tools/gec/cli.h"
 
 namespace gec::cli {
@@ -65,7 +67,10 @@ void print_steps(const model::LoadedModel& m) {
       for (int32_t e : st.wait_events)
         outs += "; waits e" + std::to_string(e) + " (step " + std::to_string(recorder[static_cast<size_t>(e)]) + ")";
       if (st.record_event >= 0) outs += "; records e" + std::to_string(st.record_event);
-      const std::string lay = st.input_layouts.empty() && st.output_layouts.empty()
+      // A Reorder's tensors are plain to the plan; its attributes say what it moves between.
+      const bool reorder = n.domain == ops::kGecDomain && n.op_type == ops::kReorderOp;
+      const std::string lay = reorder ? n.get_string("from", "?") + " -> " + n.get_string("to", "?")
+                              : st.input_layouts.empty() && st.output_layouts.empty()
                                   ? "plain"
                                   : layouts(st.input_layouts) + " -> " + layouts(st.output_layouts);
       std::printf("  %5d  %-36s %-26s %-28s %-7s %-24s %s\n", i, n.name.c_str(), n.op_type.c_str(), st.kernel.c_str(),
