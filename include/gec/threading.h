@@ -57,4 +57,9 @@ std::string openmp_wait_policy();
 /// at least 1. The default for SessionOptions::num_threads.
 int available_cores();
 
+/// The most threads SessionOptions::num_threads (and `gec --threads`) takes:
+/// kMaxThreadsPerCore (gec/runtime.h) x the cores the machine has
+/// (std::thread::hardware_concurrency, at least 1); more only oversubscribes.
+int max_num_threads();
+
 }  // namespace gec

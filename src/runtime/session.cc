@@ -236,11 +236,10 @@ static std::unique_ptr<Session::Impl> make_impl(model::LoadedModel m, const Sess
   auto impl = std::make_unique<Session::Impl>();
   impl->model = std::move(m);
   impl->opts = opts;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (opts.num_threads < 0 || opts.num_threads > kMaxThreadsPerCore * cores)
+  if (opts.num_threads < 0 || opts.num_threads > max_num_threads())
     fail(ErrorCode::kInvalidArgument, "num_threads " + std::to_string(opts.num_threads) + " is out of range: 0 (the " +
                                           std::to_string(available_cores()) + " cores this process may use) to " +
-                                          std::to_string(kMaxThreadsPerCore * cores) + " (4 x cores)");
+                                          std::to_string(max_num_threads()) + " (4 x cores)");
   if (impl->opts.num_threads == 0) impl->opts.num_threads = available_cores();
   const int64_t max_arena = opts.max_arena_bytes > 0
                                 ? opts.max_arena_bytes

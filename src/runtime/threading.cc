@@ -1,5 +1,6 @@
 // OpenMP wait policy and the cores a process may use (gec/threading.h).
 #include "gec/threading.h"
+#include "gec/runtime.h"
 
 #include "runtime/cgroup.h"
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace gec {
 namespace {
@@ -47,6 +49,10 @@ std::string openmp_wait_policy() {
   if (p == "passive") return "passive";
   if (p == "active") return "active (libgomp spins for minutes)";
   return "libgomp default (spin 300000)";
+}
+
+int max_num_threads() {
+  return kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 int available_cores() {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -12,12 +11,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "gec/compiler.h"
 #include "gec/runtime.h"
+#include "gec/threading.h"
 
 namespace gec::cli {
 
@@ -62,11 +61,8 @@ CLI::Validator number_in(T lo, T hi) {
 /// range (CLI11 2.1's NonNegativeNumber prints the whole double range).
 inline CLI::Validator non_negative_int() { return number_in(0, std::numeric_limits<int>::max()); }
 inline CLI::Validator non_negative_int64() { return number_in(int64_t{0}, std::numeric_limits<int64_t>::max()); }
-/// --threads: 0 to kMaxThreadsPerCore x the machine's cores, as
-/// SessionOptions::num_threads takes it.
-inline CLI::Validator thread_count() {
-  return number_in(0, kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-}
+/// --threads: 0 to max_num_threads(), as SessionOptions::num_threads takes it.
+inline CLI::Validator thread_count() { return number_in(0, max_num_threads()); }
 /// --rtol / --atol: a non-negative float.
 inline CLI::Validator tolerance() { return number_in(0.0, std::numeric_limits<double>::max()); }
 /// The help text of --threads.
