@@ -51,6 +51,20 @@ inline constexpr int64_t kSplitDotMacs = int64_t{1} << 19;
 /// scratchpad oneDNN's own. Errors: gec::Error (kInternal) naming `who`
 /// when oneDNN refuses the product.
 class ProductNt {
+  /// The calling thread's OpenMP count set to `n` for the scope, given back
+  /// after it (also when oneDNN throws).
+  struct OmpThreadsFor {
+    explicit OmpThreadsFor(int n) : before(omp_get_max_threads()) {
+      if (n != before) omp_set_num_threads(n);
+    }
+    ~OmpThreadsFor() {
+      if (omp_get_max_threads() != before) omp_set_num_threads(before);
+    }
+    OmpThreadsFor(const OmpThreadsFor&) = delete;
+    OmpThreadsFor& operator=(const OmpThreadsFor&) = delete;
+    const int before;
+  };
+
  public:
   /// `who`: the node and product, for errors (e.g. "LSTM 'rnn1' X W^T").
   void name(std::string who) { who_ = std::move(who); }
@@ -72,16 +86,13 @@ class ProductNt {
     bind(a_, a);
     bind(b_, b);
     bind(c_, c);
-    const int before = omp_get_max_threads();
-    if (before != threads) omp_set_num_threads(threads);
+    const OmpThreadsFor count(threads);
     try {
       mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
       cpu_stream().wait();
     } catch (const dnnl::error& e) {
-      if (before != threads) omp_set_num_threads(before);
       fail(ErrorCode::kInternal, who_ + ": oneDNN MatMul failed: " + e.what());
     }
-    if (before != threads) omp_set_num_threads(before);
   }
 
  private:
@@ -98,18 +109,14 @@ class ProductNt {
       po.append_sum(beta);
       attr.set_post_ops(po);
     }
-    // oneDNN sizes a primitive by the creating thread's OpenMP count.
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(threads);
     try {
+      const OmpThreadsFor count(threads);  // oneDNN sizes a primitive by the creating thread's count
       mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, cpu_engine()));
     } catch (const dnnl::error& e) {
-      omp_set_num_threads(before);
       made_ = false;
       fail(ErrorCode::kInternal, who_ + ": oneDNN has no MatMul for [" + std::to_string(m) + "," + std::to_string(k) +
                                      "] x [" + std::to_string(k) + "," + std::to_string(n) + "]: " + e.what());
     }
-    omp_set_num_threads(before);
     a_ = unbound_memory(ad);
     b_ = unbound_memory(bd);
     c_ = unbound_memory(cd);
