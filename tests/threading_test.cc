@@ -24,6 +24,7 @@
 #include "model/reader.h"
 #include "onnx_build.h"
 #include "runtime/executor.h"
+#include "runtime/step_threads.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -384,6 +385,197 @@ TEST(Threading, KernelsPreparedAheadGiveTheOutputsOfKernelsReshapedInOrder) {
   float largest = 0;
   for (float v : in_order) largest = std::max(largest, std::abs(v));
   EXPECT_GT(largest, 1e-3f) << "the outputs should not all be zero";
+}
+
+// Step thread tuning (runtime/step_threads.h) on made-up kernel times.
+namespace step_tuning {
+using Tuner = runtime::StepThreadTuner;
+using Arm = Tuner::Arm;
+constexpr int kRuns = Tuner::kRunsPerArm;
+
+// One run: its arm, then each timed step's time (one_ms when on one thread,
+// else all_ms) and the run's wall time (the sum, plus `extra` ms).
+struct Steps {
+  std::vector<double> one_ms, all_ms;
+  double extra = 0;
+};
+Arm run(Tuner& t, const Steps& s, const std::vector<uint8_t>& eligible, int threads = 2,
+        Tuner::Clock::time_point now = Tuner::Clock::now()) {
+  const Arm arm = t.begin_run(threads, eligible, now);
+  double wall = s.extra;
+  for (size_t i = 0; i < s.one_ms.size(); ++i) {
+    const double ms = t.one_thread(i) ? s.one_ms[i] : s.all_ms[i];
+    wall += ms;
+    if (t.timed(i)) t.record(i, ms);
+  }
+  t.end_run(wall);
+  return arm;
+}
+}  // namespace step_tuning
+
+TEST(StepThreadTuning, MedianRule) {
+  EXPECT_TRUE(runtime::StepThreadTuner::one_thread_faster({1, 9, 2}, {3, 3, 1}));  // 2 < 3
+  EXPECT_FALSE(runtime::StepThreadTuner::one_thread_faster({3, 3, 1}, {1, 9, 3}));  // 3 == 3: stays
+  EXPECT_FALSE(runtime::StepThreadTuner::one_thread_faster({}, {1}));
+}
+
+// Step 0 is faster alone, step 1 slower alone, step 2 too slow to be tried,
+// step 3 not eligible (the plan fixed its count): after the round only step 0
+// runs on one thread, and the runs of the round come in the documented order.
+TEST(StepThreadTuning, ARoundPutsTheStepsFasterAloneOnOneThread) {
+  using namespace step_tuning;
+  Tuner t(4);
+  const std::vector<uint8_t> eligible = {1, 1, 1, 0};
+  const Steps s{{0.01, 0.08, 2.0, 0.01}, {0.03, 0.04, 1.0, 0.01}};
+  EXPECT_EQ(run(t, s, eligible), Arm::kSettled) << "the first run with a count is not measured";
+  EXPECT_FALSE(t.settled(2));
+  EXPECT_EQ(run(t, s, eligible), Arm::kSurvey);
+  for (int k = 0; k < kRuns; ++k) {
+    const Arm a = t.begin_run(2, eligible);
+    EXPECT_EQ(a, Arm::kOne);
+    EXPECT_TRUE(t.one_thread(0) && t.one_thread(1)) << "both candidates alone";
+    EXPECT_FALSE(t.one_thread(2)) << "slower than kMaxCandidateMs: not tried";
+    EXPECT_FALSE(t.timed(2) || t.timed(3) || t.one_thread(3));
+    t.record(0, 0.01);
+    t.record(1, 0.08);
+    t.end_run(2.1);
+  }
+  for (int k = 0; k < kRuns; ++k) EXPECT_EQ(run(t, s, eligible), Arm::kAll);
+  for (int k = 0; k < kRuns; ++k) {
+    EXPECT_EQ(t.begin_run(2, eligible), Arm::kTrial);
+    EXPECT_TRUE(t.one_thread(0));
+    EXPECT_FALSE(t.one_thread(1)) << "slower alone: not in the trial";
+    t.record(0, 0.01);
+    t.record(1, 0.04);
+    t.end_run(1.05);
+  }
+  ASSERT_TRUE(t.settled(2));
+  EXPECT_EQ(t.one_thread_steps(2), 1u);
+  EXPECT_EQ(run(t, s, eligible), Arm::kSettled);
+  EXPECT_EQ(t.begin_run(2, eligible), Arm::kSettled);
+  EXPECT_TRUE(t.one_thread(0));
+  EXPECT_FALSE(t.one_thread(1) || t.one_thread(2) || t.one_thread(3));
+  EXPECT_FALSE(t.timed(0)) << "settled runs time nothing";
+  t.end_run(1.0);
+}
+
+// Alone, a step reads what its neighbours wrote on the other thread: a trial
+// whose runs are slower than every step on its threads is not kept.
+TEST(StepThreadTuning, ATrialSlowerThanTheWholeRunOnAllThreadsIsDropped) {
+  using namespace step_tuning;
+  Tuner t(3);
+  const std::vector<uint8_t> eligible = {1, 1, 1};
+  Steps s{{0.01, 0.01, 0.05}, {0.02, 0.02, 0.02}};
+  run(t, s, eligible);
+  run(t, s, eligible);  // survey
+  s.extra = 0.5;        // kOne's runs: slower as a whole
+  for (int k = 0; k < kRuns; ++k) EXPECT_EQ(run(t, s, eligible), Arm::kOne);
+  s.extra = 0;
+  for (int k = 0; k < kRuns; ++k) EXPECT_EQ(run(t, s, eligible), Arm::kAll);
+  // Trial 1 (steps 0 and 1): slower as a whole, and step 1 lost its time
+  // among its neighbours: trial 2 keeps step 0 only; also slower.
+  for (int trial = 1; trial <= Tuner::kMaxTrials; ++trial)
+    for (int k = 0; k < kRuns; ++k) {
+      ASSERT_EQ(t.begin_run(2, eligible), Arm::kTrial) << "trial " << trial;
+      EXPECT_TRUE(t.one_thread(0));
+      EXPECT_EQ(t.one_thread(1), trial == 1);
+      t.record(0, 0.015);
+      if (t.timed(1)) t.record(1, t.one_thread(1) ? 0.03 : 0.02);
+      if (t.timed(2)) t.record(2, 0.02);
+      t.end_run(1.0);
+    }
+  ASSERT_TRUE(t.settled(2));
+  EXPECT_EQ(t.one_thread_steps(2), 0u);
+}
+
+// Every candidate faster alone: the trial would be kOne again; the faster
+// of kOne and kAll as a whole is kept without one.
+TEST(StepThreadTuning, EveryCandidateFasterAloneSettlesOnTheFasterWholeRun) {
+  using namespace step_tuning;
+  for (const double one_extra : {0.0, 1.0}) {
+    Tuner t(2);
+    const std::vector<uint8_t> eligible = {1, 1};
+    Steps s{{0.01, 0.01}, {0.02, 0.02}};
+    run(t, s, eligible);
+    run(t, s, eligible);
+    s.extra = one_extra;
+    for (int k = 0; k < kRuns; ++k) run(t, s, eligible);
+    s.extra = 0;
+    for (int k = 0; k < kRuns; ++k) run(t, s, eligible);
+    ASSERT_TRUE(t.settled(2)) << "no trial run";
+    EXPECT_EQ(t.one_thread_steps(2), one_extra == 0 ? 2u : 0u);
+  }
+}
+
+// Decisions are kept per thread count, and measured again once
+// kRetuneRuns runs and kRetuneAfter have passed.
+TEST(StepThreadTuning, DecisionsPerCountAndARoundAgainLater) {
+  using namespace step_tuning;
+  Tuner t(1);
+  const std::vector<uint8_t> eligible = {1};
+  const Steps fast_alone{{0.01}, {0.02}};
+  auto round = [&](int threads, Tuner::Clock::time_point now) {
+    for (int k = 0; k < 2 + 2 * kRuns; ++k) run(t, fast_alone, eligible, threads, now);
+  };
+  const auto t0 = Tuner::Clock::now();
+  round(2, t0);
+  ASSERT_TRUE(t.settled(2));
+  EXPECT_EQ(t.one_thread_steps(2), 1u);
+  EXPECT_FALSE(t.settled(3));
+  EXPECT_EQ(run(t, fast_alone, eligible, 3, t0), Arm::kSettled);  // its first run
+  EXPECT_EQ(run(t, fast_alone, eligible, 3, t0), Arm::kSurvey);
+  EXPECT_TRUE(t.settled(2)) << "another count's round leaves these decisions";
+  for (int64_t k = 0; k < Tuner::kRetuneRuns + 5; ++k)
+    ASSERT_EQ(run(t, fast_alone, eligible, 2, t0 + std::chrono::seconds(1)), Arm::kSettled) << "too soon";
+  EXPECT_EQ(run(t, fast_alone, eligible, 2, t0 + Tuner::kRetuneAfter + std::chrono::seconds(2)), Arm::kSurvey);
+}
+
+// An executor that tunes its steps gives the outputs of one that does not,
+// and settles within a round's runs.
+TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,32,24,24");
+  ob::add_output(g, "y", ob::kFloat, "1,32,12,12");
+  std::vector<float> w(32 * 32 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 40.f;
+  ob::add_float_init(g, "w", {32, 32, 3, 3}, w);
+  auto* c = ob::add_node(g, "Conv", {"x", "w"}, {"c"});
+  ob::attr_ints(c, "pads", {1, 1, 1, 1});
+  ob::add_node(g, "Sigmoid", {"c"}, {"s"});
+  ob::add_node(g, "Mul", {"c", "s"}, {"m"});
+  auto* pool = ob::add_node(g, "MaxPool", {"m"}, {"y"});
+  ob::attr_ints(pool, "kernel_shape", {2, 2});
+  ob::attr_ints(pool, "strides", {2, 2});
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  Tensor x(DType::kFloat32, {1, 32, 24, 24});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  std::vector<uint8_t> arena_a(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64), arena_b(arena_a.size());
+  runtime::Executor plain(lm, arena_a.data(), 2, false), tuned(lm, arena_b.data(), 2, false);
+  tuned.tune_step_threads(true);
+  plain.bind_input(0, x.view());
+  tuned.bind_input(0, x.view());
+  plain.run();
+  const TensorView& want = plain.output(0);
+  const std::vector<float> expected(want.as<float>(), want.as<float>() + want.numel());
+  int runs = 0;
+  do {
+    tuned.run();
+    ++runs;
+    const TensorView& y = tuned.output(0);
+    testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
+  } while (tuned.tuning_step_threads() && runs < 40);
+  EXPECT_FALSE(tuned.tuning_step_threads());
+  EXPECT_GE(runs, 2 + 2 * runtime::StepThreadTuner::kRunsPerArm) << "its steps were measured";
+  EXPECT_LE(runs, 2 + (2 + runtime::StepThreadTuner::kMaxTrials) * runtime::StepThreadTuner::kRunsPerArm) << "a round's runs at most";
+  EXPECT_FALSE(plain.tuning_step_threads()) << "off unless asked";
+  tuned.tune_step_threads(false);
+  tuned.run();
+  const TensorView& y = tuned.output(0);
+  testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
 }
 
 TEST(Threading, OpenmpIsRunningInThisTestProcess) {

@@ -55,6 +55,9 @@ struct BenchResult {
   /// kernel primitives the load could not make (shapes known only at run,
   /// another thread count).
   double first_run_ms = 0;
+  /// Warm-up runs made after `warmup` while the step thread tuning
+  /// measured (Session::tuning_step_threads), before the timed runs.
+  int tuning_runs = 0;
   /// Model load (and in-memory compile) time, including the arena's pages
   /// (made present at load: support/page_block.h) and the kernels'
   /// primitives and packed weights made at load; bench() does not
@@ -107,7 +110,9 @@ struct BenchResult {
 };
 
 /// Runs `s` on `inputs` (Session::run order and rules) once, then
-/// opts.warmup times untimed, then opts.iterations times timed (or longer,
+/// opts.warmup times untimed, then on untimed while its step thread tuning
+/// measures (Session::tuning_step_threads; at most 40 runs:
+/// BenchResult::tuning_runs), then opts.iterations times timed (or longer,
 /// under opts.duration_s). Throws gec::Error(kInvalidArgument) for
 /// iterations < 1, warmup < 0 or duration_s outside 0..86400, and whatever
 /// Session::run throws.
@@ -177,7 +182,8 @@ struct ProfileResult {
   std::string trace_json() const;
 };
 
-/// Runs `s` opts.warmup times, resets its profile, runs opts.iterations times
+/// Runs `s` opts.warmup times (and, when that is not 0, on while its step
+/// thread tuning measures, as bench()), resets its profile, runs opts.iterations times
 /// and collects per-node times. `s` must have been loaded with
 /// SessionOptions::profile, else gec::Error(kInvalidArgument); also
 /// kInvalidArgument for iterations < 1 or warmup < 0, and whatever

@@ -91,6 +91,10 @@ struct NodeProfile {
   /// waited for other streams' events before it started (0 without waits).
   int stream = 0;
   std::vector<double> call_wait_ms;
+  /// The intra-op threads of its last call: its worker's, or 1 where the
+  /// plan or the step thread tuning (SessionOptions::adapt_threads) put it
+  /// on one thread.
+  int threads = 0;
 };
 
 inline constexpr int kMaxThreadsPerCore = 4;
@@ -183,6 +187,11 @@ class Session {
   /// Threads the last run used (num_threads, or fewer under
   /// SessionOptions::adapt_threads); num_threads before the first run.
   int last_run_threads() const;
+  /// True while a run context's step thread tuning (SessionOptions::
+  /// adapt_threads) is timing its steps on one thread and on more: about
+  /// ten runs after the first with a thread count, and again every 1000
+  /// runs and 30 s; those runs vary in speed. A benchmark warms up past it.
+  bool tuning_step_threads() const;
   /// Streams the model's plan spreads its main graph over (1: sequential);
   /// a run uses min(streams, its threads) workers.
   int streams() const;

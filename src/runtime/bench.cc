@@ -100,6 +100,20 @@ std::vector<Tensor> generate_inputs(const Session& s, const std::map<std::string
   return r;
 }
 
+namespace {
+// Runs on while the session's step thread tuning measures (its runs try
+// steps on other thread counts): at most kMaxTuningRuns. Returns the runs.
+int warm_past_tuning(Session& s, const std::vector<TensorView>& inputs) {
+  constexpr int kMaxTuningRuns = 40;
+  int n = 0;
+  while (n < kMaxTuningRuns && s.tuning_step_threads()) {
+    s.run(inputs);
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts) {
   if (opts.iterations < 1)
     fail(ErrorCode::kInvalidArgument, "bench: iterations must be at least 1, got " + std::to_string(opts.iterations));
@@ -116,6 +130,7 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   s.run(inputs);
   r.first_run_ms = ms_since(t0);
   for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
+  r.tuning_runs = warm_past_tuning(s, inputs);
   const int k = opts.concurrency;
   // Each of the k request loops does `iterations` timed runs (and, under
   // duration_s, goes on until the time has passed).
@@ -221,6 +236,7 @@ std::string BenchResult::json() const {
                       {"streams", streams},
                       {"openmp_wait_policy", openmp_wait_policy},
                       {"warmup", warmup},
+                      {"tuning_runs", tuning_runs},
                       {"timed_s", timed_s},
                       {"concurrency", concurrency},
                       {"interval_ms", interval_ms},
@@ -243,6 +259,7 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   // Warm-up: primitive creation and first touches are not per-run cost
   // (warmup 0 profiles them: the first run's own table).
   for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
+  if (opts.warmup > 0) warm_past_tuning(s, inputs);
   s.reset_profile();
   for (int i = 0; i < opts.iterations; ++i) s.run(inputs);
   ProfileResult r;
@@ -319,7 +336,8 @@ std::string ProfileResult::json() const {
                   {"flops", pn.flops},
                   {"gflop_per_s", pn.gflop_per_s},
                   {"bytes_accessed", p.bytes_accessed},
-                  {"calls", p.calls}});
+                  {"calls", p.calls},
+                  {"threads", p.threads}});
   }
   nlohmann::json ops = nlohmann::json::array();
   for (const ProfiledOpType& o : op_types)

@@ -295,6 +295,7 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
     s.prof.op_type = n->op_type;
     s.prof.kernel = ps.kernel;
     s.prof.fused_from = n->fused_from;
+    if (&g == &main_) s.index = static_cast<int32_t>(plan.steps.size());
     plan.steps.push_back(std::move(s));
   }
 }
@@ -380,10 +381,38 @@ void Executor::configure(int threads) {
         s.reshaped = false;
       }
     }
+  // Steps the tuning may move to one thread: the main graph's, of more than
+  // one thread of budget, not fixed by the plan, shapes static.
+  std::vector<Step>& main_steps = plans_.at(&main_).steps;
+  tunable_.assign(main_steps.size(), 0);
+  for (Step& s : main_steps) {
+    s.tunable = s.budget > 1 && !s.single_thread && !s.small_now && !s.decide_at_run && !s.skip;
+    tunable_[static_cast<size_t>(s.index)] = s.tunable;
+  }
   worker_steps_.assign(static_cast<size_t>(workers), {});
   for (Step& s : plans_.at(&main_).steps) worker_steps_[static_cast<size_t>(s.stream % workers)].push_back(&s);
   if (!workers_ || workers_->count() != workers)
     workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
+}
+
+void Executor::tune_step_threads(bool on) {
+  if (on && !tuner_) tuner_ = std::make_unique<StepThreadTuner>(plans_.at(&main_).steps.size());
+  if (!on && tuner_) {
+    tuner_.reset();
+    run_threads_ = 0;  // configure() again at the next run: every step back on its planned count
+  }
+}
+
+void Executor::begin_tuned_run(int threads) {
+  tuner_->begin_run(threads, tunable_);
+  for (Step& s : plans_.at(&main_).steps) {
+    if (!s.tunable) continue;
+    const int n = tuner_->one_thread(static_cast<size_t>(s.index)) ? 1 : s.budget;
+    if (n != s.ctx.num_threads) {
+      s.ctx.num_threads = n;
+      s.reshaped = false;  // its primitives are made for the other count (oneDNN's cache keeps both)
+    }
+  }
 }
 
 void Executor::remember_input_shapes(Step& s) {
@@ -478,6 +507,18 @@ void Executor::run(int threads) {
   // A one-stream run with a parallel step keeps the OpenMP workers off the
   // CPU this thread is on (stream workers are masters of teams of their own).
   const TeamPlacement placement(!workers_ && parallel_steps_ ? threads : 0);
+  struct EndTunedRun {
+    StepThreadTuner* tuner;
+    std::atomic<double>& reshape_ms;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~EndTunedRun() {
+      if (!tuner) return;
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      tuner->end_run(ms - reshape_ms.load(std::memory_order_relaxed));
+    }
+  } end_tuned{tuner_.get(), tuned_reshape_ms_};
+  tuned_reshape_ms_.store(0, std::memory_order_relaxed);
+  if (tuner_) begin_tuned_run(threads);
   if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));
@@ -532,6 +573,7 @@ void Executor::run_timed(Step& s, double wait_ms) {
   s.prof.total_ms += ms;
   s.prof.calls += 1;
   s.prof.stream = s.stream;
+  s.prof.threads = s.ctx.num_threads;
   if (s.prof.call_ms.size() < kMaxProfiledCalls) {  // bounded; total_ms and calls stay exact
     s.prof.call_start_ms.push_back(std::chrono::duration<double, std::milli>(t0 - epoch_).count());
     s.prof.call_ms.push_back(ms);
@@ -594,11 +636,27 @@ void Executor::run_step(Step& s) {
     }
     // oneDNN sizes a primitive by the threads at its creation.
     if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
-    s.kernel->reshape(s.ctx);
+    if (tuner_) {  // the tuning compares kernel time, not the primitives its switches make
+      const auto t0 = std::chrono::steady_clock::now();
+      s.kernel->reshape(s.ctx);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (double seen = tuned_reshape_ms_.load(std::memory_order_relaxed);
+           !tuned_reshape_ms_.compare_exchange_weak(seen, seen + ms, std::memory_order_relaxed);) {
+      }
+    } else {
+      s.kernel->reshape(s.ctx);
+    }
     s.reshaped = true;
   }
   if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
-  s.kernel->run(s.ctx);
+  if (tuner_ && s.index >= 0 && tuner_->timed(static_cast<size_t>(s.index))) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.kernel->run(s.ctx);
+    tuner_->record(static_cast<size_t>(s.index),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  } else {
+    s.kernel->run(s.ctx);
+  }
   if (s.ctx.num_threads > 1) TeamPlacement::team_used();
 }
 

@@ -30,6 +30,7 @@
 // to a caller's buffer so its producer writes there directly (zero copy).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,6 +42,7 @@
 #include "kernels/kernel.h"
 #include "model/reader.h"
 #include "ops/op_schema.h"
+#include "runtime/step_threads.h"
 #include "runtime/stream_workers.h"
 
 namespace gec::runtime {
@@ -79,6 +81,18 @@ class Executor final : public kernels::SubgraphRunner {
   size_t prepare_weights(int threads = 0, int helpers = 0);
   /// Threads the last run used.
   int run_threads() const { return run_threads_; }
+  /// Step thread tuning (runtime/step_threads.h): with `on`, the runs time
+  /// the main graph's small steps on one thread and on their worker's
+  /// threads and keep each on the faster; off (the default) runs every step
+  /// on the plan's count. Sessions turn it on with
+  /// SessionOptions::adapt_threads.
+  void tune_step_threads(bool on);
+  /// Main-graph steps the tuning put on one thread for runs on `threads`
+  /// threads (0: none, or not tuned yet).
+  size_t one_thread_steps(int threads) const { return tuner_ ? tuner_->one_thread_steps(threads) : 0; }
+  /// Whether the tuning is measuring for the last run's thread count (the
+  /// next runs try other counts for some steps).
+  bool tuning_step_threads() const { return tuner_ && run_threads_ > 0 && !tuner_->settled(run_threads_); }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).
   size_t prepared_ahead() const { return prepared_ahead_; }
   /// Current view of a main graph output after run().
@@ -128,6 +142,8 @@ class Executor final : public kernels::SubgraphRunner {
     bool decide_at_run = false;  // shapes not static at compile: decided again at each reshape
     bool small_now = false;      // decide_at_run: the current shapes make it a one-thread step
     int32_t stream = 0;          // the stream of its main-graph node (subgraphs: of the owner)
+    int32_t index = -1;          // its index among the main graph's steps (-1 in a subgraph)
+    bool tunable = false;        // the step thread tuning may run it on one thread (configure)
     int budget = 1;              // intra-op threads of its worker in this run
     std::vector<int32_t> waits;  // events to wait for (main graph)
     int32_t record = -1;         // event to record (main graph)
@@ -145,6 +161,8 @@ class Executor final : public kernels::SubgraphRunner {
   bool in_arena(int32_t id) const { return plan_.in_arena(id); }
   /// Workers and thread budgets for a run on `threads` threads.
   void configure(int threads);
+  /// Starts a run of the step thread tuning: the tunable steps' counts.
+  void begin_tuned_run(int threads);
   /// Reshapes, on up to `threads` threads at once, the main-graph steps
   /// with a oneDNN kernel that the next run would reshape first and whose
   /// input and output shapes are set before it runs (constants, bound graph
@@ -220,6 +238,9 @@ class Executor final : public kernels::SubgraphRunner {
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();  // profile timestamps
   int64_t max_dynamic_bytes_;
   kernels::SharedWeights* shared_weights_;
+  std::unique_ptr<StepThreadTuner> tuner_;  // null: off
+  std::vector<uint8_t> tunable_;            // per main-graph step (Step::tunable)
+  std::atomic<double> tuned_reshape_ms_{0};  // reshape time of the current run (tuning on)
 };
 
 }  // namespace gec::runtime

@@ -153,6 +153,7 @@ struct Session::Impl {
     c->arena = PageBlock(static_cast<size_t>(model.arena_bytes), arena_present ? arena_in_use : 0);
     c->exec = std::make_unique<runtime::Executor>(model, c->arena.data(), opts.num_threads, opts.profile, max_arena,
                                                    &shared_weights);
+    c->exec->tune_step_threads(opts.adapt_threads);
     contexts.push_back(std::move(c));
     return contexts.back().get();
   }
@@ -412,6 +413,13 @@ Session::PackedWeightCounts Session::packed_weights() const {
 size_t Session::node_count() const { return impl_->model.graph->nodes().size(); }
 int Session::num_threads() const { return impl_->opts.num_threads; }
 int Session::streams() const { return std::max(1, impl_->model.execution_plan.graphs.at(0).streams); }
+bool Session::tuning_step_threads() const {
+  std::lock_guard<std::mutex> lock(impl_->pool_mu);
+  for (const RunContext* c : impl_->idle)  // (a context in a run is not read while it changes)
+    if (c->exec->tuning_step_threads()) return true;
+  return false;
+}
+
 int Session::last_run_threads() const { return impl_->last_run_threads.load(std::memory_order_relaxed); }
 bool Session::profiling() const { return impl_->opts.profile; }
 // Profiling Sessions have one context (make_impl refuses more).

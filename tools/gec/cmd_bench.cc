@@ -135,8 +135,11 @@ Command add_bench(CLI::App& root) {
               std::printf("%s\n", r.json().c_str());
               return 0;
             }
-            std::printf("%s: %d runs in %.2f s after %d warm-up, %d thread%s%s, %d stream%s%s\n", a->model.c_str(),
-                        r.iterations, r.timed_s, a->warmup, r.threads, r.threads == 1 ? "" : "s",
+            std::printf("%s: %d runs in %.2f s after %d warm-up%s, %d thread%s%s, %d stream%s%s\n", a->model.c_str(),
+                        r.iterations, r.timed_s, a->warmup,
+                        r.tuning_runs > 0 ? (" (+" + std::to_string(r.tuning_runs) + " while step threads were tuned)").c_str()
+                                          : "",
+                        r.threads, r.threads == 1 ? "" : "s",
                         r.concurrency > 1 ? (" per request, " + std::to_string(r.concurrency) +
                                              " requests in flight").c_str() : "",
                         r.streams, r.streams == 1 ? "" : "s",
@@ -202,8 +205,9 @@ Command add_profile(CLI::App& root) {
                 wo = std::max(wo, pn.node.op_type.size());
                 wk = std::max(wk, pn.node.kernel.size());
               }
-            std::printf("%-*s %-*s %-*s %10s %10s %10s %7s %12s %8s  %s\n", int(wn), "node", int(wo), "op", int(wk),
-                        "kernel", "mean ms", "median ms", "p90 ms", "%", "bytes", "GFLOP/s", "input shapes [fused from]");
+            std::printf("%-*s %-*s %-*s %3s %10s %10s %10s %7s %12s %8s  %s\n", int(wn), "node", int(wo), "op", int(wk),
+                        "kernel", "thr", "mean ms", "median ms", "p90 ms", "%", "bytes", "GFLOP/s",
+                        "input shapes [fused from]");
             size_t shown = 0;
             for (size_t i : order) {
               if (a->top > 0 && shown++ >= static_cast<size_t>(a->top)) break;
@@ -220,8 +224,9 @@ Command add_profile(CLI::App& root) {
                                                             : std::string("-");
               // A body's node: "> name" (its holder in the JSON's "inside").
               const std::string name = p.inside.empty() ? p.name : "> " + p.name;
-              std::printf("%-*s %-*s %-*s %10.4f %10.4f %10.4f %6.1f%% %12lld %8s  %s\n", int(wn), col(name, wn).c_str(),
-                          int(wo), col(p.op_type, wo).c_str(), int(wk), col(p.kernel, wk).c_str(), pn.mean_ms,
+              std::printf("%-*s %-*s %-*s %3d %10.4f %10.4f %10.4f %6.1f%% %12lld %8s  %s\n", int(wn),
+                          col(name, wn).c_str(), int(wo), col(p.op_type, wo).c_str(), int(wk), col(p.kernel, wk).c_str(),
+                          p.threads, pn.mean_ms,
                           pn.median_ms, pn.p90_ms, 100 * pn.share, static_cast<long long>(p.bytes_accessed),
                           gflops.c_str(), shapes.c_str());
             }
@@ -236,6 +241,9 @@ Command add_profile(CLI::App& root) {
             std::printf("total %.3f ms per run over %zu nodes (%d runs after %d warm-up%s)", r.total_ms, main_nodes,
                         a->iterations, r.warmup, r.warmup == 0 ? ": the first run included" : "");
             if (main_nodes < r.nodes.size()) std::printf(" and %zu in bodies (\">\")", r.nodes.size() - main_nodes);
+            size_t alone = 0;  // main-graph nodes whose last call ran on one thread ("thr")
+            for (const ProfiledNode& pn : r.nodes) alone += pn.node.inside.empty() && pn.node.threads == 1;
+            if (r.threads > 1) std::printf("; %zu of them on one thread", alone);
             if (flops > 0) std::printf("; dense ops %.2f GFLOP per run, %.0f GFLOP/s over the whole run", flops / 1e9,
                                        r.total_ms > 0 ? flops / (r.total_ms * 1e6) : 0.0);
             std::printf("\n");

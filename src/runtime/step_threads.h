@@ -1,0 +1,124 @@
+// Step thread tuning: whether a small step of a run is faster on one thread
+// than on its worker's threads, measured on the machine the model runs on.
+//
+// Why measure: what a parallel region costs depends on the machine, not the
+// model. On two vCPUs that share no cache (this project's AMD EPYC VM: a
+// cache line's round trip between them takes 550-600 ns), a step that
+// reads what the other thread wrote moves it across the chip:
+// ShuffleNet V2 x0.5's 1x1 convolutions of 48 x 14 x 14 took 3 us on one
+// thread and 8.6 us on two, its Channel Shuffles 2-4 us against 5-13 us,
+// EfficientNet-B0's small Muls 7 us against 36 us, and the whole model
+// 0.74 ms on one thread against 1.37 ms on two. On cores that share a cache
+// the same steps gain from the second thread. The plan's static rule
+// (schedule::kSingleThreadBytes / kSingleThreadFlops) keeps only the
+// smallest steps on one thread; everything above it is decided here.
+//
+// How: the tuner measures in rounds. A round's first run (all steps at their
+// worker's threads) times every eligible step's kernel and keeps as
+// candidates those faster than kMaxCandidateMs (a step of more work rarely
+// loses its second thread, and trying it costs); then kRunsPerArm runs with
+// the candidates on one thread and kRunsPerArm with them on their worker's
+// threads; a candidate stays on one thread when the median of its one-thread
+// times is below the median of the others. A round runs at the first run
+// with a thread count and again once kRetuneRuns runs and kRetuneAfter have
+// passed since the last, as the machine's state changes (the hypervisor
+// places the vCPUs; other work comes and goes). Decisions are kept per run
+// thread count. Only kernel time is measured: a reshape (new primitives for
+// another count) is not.
+//
+// Not thread-safe, except record(), which distinct steps may call at once.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace gec::runtime {
+
+class StepThreadTuner {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// What the steps of a run do: kSettled, the decisions; kSurvey, every
+  /// eligible step on its worker's threads, timed (a round's first run);
+  /// kOne / kAll, the candidates on one thread / on their worker's
+  /// threads, timed; kTrial, the steps chosen on one thread, every eligible
+  /// step timed.
+  enum class Arm { kSettled, kSurvey, kOne, kAll, kTrial };
+  static constexpr int kRunsPerArm = 3;
+  /// Steps slower than this on their worker's threads are not tried on one.
+  static constexpr double kMaxCandidateMs = 0.25;
+  static constexpr int64_t kRetuneRuns = 1000;
+  static constexpr std::chrono::seconds kRetuneAfter{30};
+  /// Trials of a round (each kRunsPerArm runs) before it gives up.
+  static constexpr int kMaxTrials = 2;
+
+  /// `steps`: the main graph's steps (indices 0 .. steps - 1).
+  explicit StepThreadTuner(size_t steps);
+
+  /// Starts a run on `threads` threads, of whose steps those with
+  /// `eligible`[i] set may run on one thread (more than one thread of
+  /// budget, not fixed to one by the plan, shapes known at compile time).
+  /// Returns the run's arm.
+  Arm begin_run(int threads, const std::vector<uint8_t>& eligible, Clock::time_point now = Clock::now());
+  /// Whether step i runs on one thread in the current run.
+  bool one_thread(size_t i) const { return one_now_[i] != 0; }
+  /// Whether the current run times step i's kernel (record it).
+  bool timed(size_t i) const { return timed_[i] != 0; }
+  /// The kernel time, in ms, of step i in the current run.
+  void record(size_t i, double ms);
+  /// Ends the run begun last, which took `wall_ms` less the time its
+  /// kernels spent reshaping (a failed run is ended too, its times kept).
+  void end_run(double wall_ms);
+  /// Steps the settled decisions for `threads` put on one thread (0 when
+  /// none made yet).
+  size_t one_thread_steps(int threads) const;
+  /// Whether the decisions for `threads` are made and no round is under way
+  /// (false before the first run with that count).
+  bool settled(int threads) const;
+
+  /// The decision rule, for tests: one thread when the median of `one` is
+  /// below the median of `all` (both non-empty).
+  static bool one_thread_faster(std::vector<double> one, std::vector<double> all);
+
+ private:
+  struct Tuning {
+    std::vector<uint8_t> one;        // the decisions (settled)
+    std::vector<uint8_t> candidate;  // of the current round
+    bool settled = false;
+    int64_t runs_since = 0;          // settled runs since the last round
+    int64_t runs_seen = 0;           // runs begun with this count
+    Clock::time_point decided{};
+    Arm arm = Arm::kSurvey;          // the round's next arm
+    int arm_runs = 0;                // runs done in `arm`
+    int trials = 0;                  // kTrial arms run in this round
+    std::vector<uint8_t> trying;     // the steps the trial puts on one thread
+    std::array<double, kRunsPerArm> one_run_ms{}, all_run_ms{}, trial_run_ms{};
+    std::vector<uint8_t> best;       // the fastest set of the round so far
+    double best_ms = 0;              // its runs' median
+  };
+  /// After kAll: the faster of kAll and kOne is the best so far; the
+  /// candidates faster alone (kOne against kAll, step by step) become the
+  /// trial, unless that is every candidate (kOne itself) or none.
+  void choose_trial(Tuning& t);
+  /// After a trial: the best so far when its runs' median beats it; then
+  /// drops the steps that lost their kAll time in it (a step alone reads
+  /// what the steps beside it wrote on other threads) and tries what is
+  /// left, kMaxTrials at most, then settles on the best.
+  void judge_trial(Tuning& t);
+  void settle(Tuning& t, const std::vector<uint8_t>& one);
+
+  size_t steps_;
+  std::map<int, Tuning> by_threads_;
+  Tuning* current_ = nullptr;
+  Clock::time_point now_{};  // begin_run's
+  Arm arm_ = Arm::kSettled;
+  int slot_ = 0;  // the run's sample index within its arm
+  std::vector<uint8_t> one_now_, timed_;
+  std::vector<double> survey_ms_;
+  std::vector<std::array<double, kRunsPerArm>> one_ms_, all_ms_, trial_ms_;
+};
+
+}  // namespace gec::runtime
