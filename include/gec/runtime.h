@@ -55,7 +55,12 @@ struct SessionOptions {
   /// its core with a CPU-bound process can stall every parallel region, or
   /// not (the scheduler may let it preempt the other process), so while
   /// fewer threads are suggested the runs time both counts and keep the
-  /// faster (runtime/cpu_monitor.h). Off = always num_threads.
+  /// faster (runtime/cpu_monitor.h). And the runs measure which small
+  /// steps are faster on one thread than on all (this machine's caches and
+  /// the cores' placement decide it) and run those on one: up to 21 runs
+  /// after the first with a thread count, and again every 1000 runs and
+  /// 30 s (runtime/step_threads.h; tuning_step_threads()). Off = always
+  /// num_threads, every step on the plan's count.
   bool adapt_threads = true;
   /// Runs that may be in flight on this Session at once (1..1024). Each
   /// takes a run context of its own (an arena and a set of kernels; made on
@@ -188,8 +193,8 @@ class Session {
   /// SessionOptions::adapt_threads); num_threads before the first run.
   int last_run_threads() const;
   /// True while a run context's step thread tuning (SessionOptions::
-  /// adapt_threads) is timing its steps on one thread and on more: about
-  /// ten runs after the first with a thread count, and again every 1000
+  /// adapt_threads) is timing its steps on one thread and on more: up to
+  /// 21 runs after the first with a thread count, and again every 1000
   /// runs and 30 s; those runs vary in speed. A benchmark warms up past it.
   bool tuning_step_threads() const;
   /// Streams the model's plan spreads its main graph over (1: sequential);

@@ -13,18 +13,24 @@
 // (schedule::kSingleThreadBytes / kSingleThreadFlops) keeps only the
 // smallest steps on one thread; everything above it is decided here.
 //
-// How: the tuner measures in rounds. A round's first run (all steps at their
-// worker's threads) times every eligible step's kernel and keeps as
-// candidates those faster than kMaxCandidateMs (a step of more work rarely
-// loses its second thread, and trying it costs); then kRunsPerArm runs with
-// the candidates on one thread and kRunsPerArm with them on their worker's
-// threads; a candidate stays on one thread when the median of its one-thread
-// times is below the median of the others. A round runs at the first run
-// with a thread count and again once kRetuneRuns runs and kRetuneAfter have
-// passed since the last, as the machine's state changes (the hypervisor
-// places the vCPUs; other work comes and goes). Decisions are kept per run
-// thread count. Only kernel time is measured: a reshape (new primitives for
-// another count) is not.
+// How: the tuner measures in rounds. The first run with a thread count is
+// not measured (primitives made, pages touched). A round's first run (the
+// survey, every step on its worker's threads) times each eligible step's
+// kernel and keeps as candidates those under kMaxCandidateMs (a step of
+// more work rarely loses its second thread, and trying it costs). Then
+// kRunsPerArm runs with the candidates on one thread (kOne) and kRunsPerArm
+// with them on their worker's threads (kAll); the candidates whose median
+// alone is the lower form a trial of kRunsPerArm runs. A step alone reads
+// what its neighbours wrote on the other thread (and they what it wrote),
+// so a trial slower than the best so far drops the steps that lost their
+// kAll time in it and runs again (kMaxTrials in all). The round settles on
+// the set whose runs' median is lowest (none, kOne's candidates or a
+// trial), a set other than none only when it beats kAll by kMinGain. Runs
+// are timed less the time kernels spent reshaping (a switch makes the
+// primitives for the other count). A round runs again once kRetuneRuns
+// runs and kRetuneAfter have passed since the last, as the machine's state
+// changes (the hypervisor moves the vCPUs; other work comes and goes).
+// Decisions are kept per run thread count.
 //
 // Not thread-safe, except record(), which distinct steps may call at once.
 #pragma once
@@ -47,7 +53,10 @@ class StepThreadTuner {
   /// threads, timed; kTrial, the steps chosen on one thread, every eligible
   /// step timed.
   enum class Arm { kSettled, kSurvey, kOne, kAll, kTrial };
-  static constexpr int kRunsPerArm = 3;
+  static constexpr int kRunsPerArm = 5;
+  /// A set of steps on one thread is kept only when its runs' median is
+  /// this fraction below that of the runs with every step on its threads.
+  static constexpr double kMinGain = 0.03;
   /// Steps slower than this on their worker's threads are not tried on one.
   static constexpr double kMaxCandidateMs = 0.25;
   static constexpr int64_t kRetuneRuns = 1000;
