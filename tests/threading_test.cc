@@ -400,7 +400,7 @@ struct Steps {
   double extra = 0;
 };
 Arm run(Tuner& t, const Steps& s, const std::vector<uint8_t>& eligible, int threads = 2,
-        Tuner::Clock::time_point now = Tuner::Clock::now()) {
+        Tuner::Clock::time_point now = Tuner::Clock::now(), bool measured = true) {
   const Arm arm = t.begin_run(threads, eligible, now);
   double wall = s.extra;
   for (size_t i = 0; i < s.one_ms.size(); ++i) {
@@ -408,8 +408,14 @@ Arm run(Tuner& t, const Steps& s, const std::vector<uint8_t>& eligible, int thre
     wall += ms;
     if (t.timed(i)) t.record(i, ms);
   }
-  t.end_run(wall);
+  t.end_run(wall, measured);
   return arm;
+}
+// The runs of a round up to its decision, `s` in every one.
+void round(Tuner& t, const Steps& s, const std::vector<uint8_t>& eligible, int threads = 2,
+           Tuner::Clock::time_point now = Tuner::Clock::now()) {
+  for (int k = 0; k < 64 && !t.settled(threads); ++k) run(t, s, eligible, threads, now);
+  ASSERT_TRUE(t.settled(threads));
 }
 }  // namespace step_tuning
 
@@ -427,7 +433,8 @@ TEST(StepThreadTuning, ARoundPutsTheStepsFasterAloneOnOneThread) {
   Tuner t(4);
   const std::vector<uint8_t> eligible = {1, 1, 1, 0};
   const Steps s{{0.01, 0.08, 2.0, 0.01}, {0.03, 0.04, 1.0, 0.01}};
-  EXPECT_EQ(run(t, s, eligible), Arm::kSettled) << "the first run with a count is not measured";
+  const auto now = Tuner::Clock::now();
+  EXPECT_EQ(run(t, s, eligible, 2, now, /*measured=*/false), Arm::kSurvey) << "a first run is made again";
   EXPECT_FALSE(t.settled(2));
   EXPECT_EQ(run(t, s, eligible), Arm::kSurvey);
   for (int k = 0; k < kRuns; ++k) {
@@ -438,7 +445,7 @@ TEST(StepThreadTuning, ARoundPutsTheStepsFasterAloneOnOneThread) {
     EXPECT_FALSE(t.timed(2) || t.timed(3) || t.one_thread(3));
     t.record(0, 0.01);
     t.record(1, 0.08);
-    t.end_run(2.1);
+    t.end_run(2.1, true);
   }
   for (int k = 0; k < kRuns; ++k) EXPECT_EQ(run(t, s, eligible), Arm::kAll);
   for (int k = 0; k < kRuns; ++k) {
@@ -447,16 +454,40 @@ TEST(StepThreadTuning, ARoundPutsTheStepsFasterAloneOnOneThread) {
     EXPECT_FALSE(t.one_thread(1)) << "slower alone: not in the trial";
     t.record(0, 0.01);
     t.record(1, 0.04);
-    t.end_run(1.0);  // kAll's runs: 1.08 ms
+    t.end_run(1.0, true);  // kAll's runs: 1.08 ms
   }
   ASSERT_TRUE(t.settled(2));
   EXPECT_EQ(t.one_thread_steps(2), 1u);
-  EXPECT_EQ(run(t, s, eligible), Arm::kSettled);
   EXPECT_EQ(t.begin_run(2, eligible), Arm::kSettled);
   EXPECT_TRUE(t.one_thread(0));
   EXPECT_FALSE(t.one_thread(1) || t.one_thread(2) || t.one_thread(3));
   EXPECT_FALSE(t.timed(0)) << "settled runs time nothing";
-  t.end_run(1.0);
+  t.end_run(1.0, true);
+}
+
+// A run that failed or made primitives says nothing: its arm runs again
+// and its times are not taken (here a failed kOne run far faster than the
+// others would have made kOne's median the lower).
+TEST(StepThreadTuning, UnmeasuredRunsAreMadeAgain) {
+  using namespace step_tuning;
+  Tuner t(1);
+  const std::vector<uint8_t> eligible = {1};
+  const Steps s{{0.05}, {0.02}};
+  run(t, s, eligible);  // survey
+  int one_runs = 0;
+  for (int k = 0; k < 3 * kRuns; ++k) {
+    const Arm a = t.begin_run(2, eligible);
+    if (a != Arm::kOne) {
+      t.end_run(1.0, true);
+      break;
+    }
+    ++one_runs;
+    t.record(0, k % 2 ? 0.05 : 0.001);
+    t.end_run(k % 2 ? 1.05 : 0.001, /*measured=*/k % 2 == 1);  // the fast ones "failed"
+  }
+  EXPECT_EQ(one_runs, 2 * kRuns) << "every other kOne run did not count";
+  round(t, s, eligible);
+  EXPECT_EQ(t.one_thread_steps(2), 0u);
 }
 
 // Alone, a step reads what its neighbours wrote on the other thread: a trial
@@ -466,7 +497,6 @@ TEST(StepThreadTuning, ATrialSlowerThanTheWholeRunOnAllThreadsIsDropped) {
   Tuner t(3);
   const std::vector<uint8_t> eligible = {1, 1, 1};
   Steps s{{0.01, 0.01, 0.05}, {0.02, 0.02, 0.02}};
-  run(t, s, eligible);
   run(t, s, eligible);  // survey
   s.extra = 0.5;        // kOne's runs: slower as a whole
   for (int k = 0; k < kRuns; ++k) EXPECT_EQ(run(t, s, eligible), Arm::kOne);
@@ -482,7 +512,7 @@ TEST(StepThreadTuning, ATrialSlowerThanTheWholeRunOnAllThreadsIsDropped) {
       t.record(0, 0.015);
       if (t.timed(1)) t.record(1, t.one_thread(1) ? 0.03 : 0.02);
       if (t.timed(2)) t.record(2, 0.02);
-      t.end_run(1.0);
+      t.end_run(1.0, true);
     }
   ASSERT_TRUE(t.settled(2));
   EXPECT_EQ(t.one_thread_steps(2), 0u);
@@ -498,7 +528,6 @@ TEST(StepThreadTuning, EveryCandidateFasterAloneSettlesOnTheFasterWholeRun) {
     const std::vector<uint8_t> eligible = {1, 1};
     Steps s{{0.01, 0.01}, {0.02, 0.02}};
     run(t, s, eligible);
-    run(t, s, eligible);
     s.extra = one_extra;
     for (int k = 0; k < kRuns; ++k) run(t, s, eligible);
     s.extra = 0;
@@ -508,32 +537,36 @@ TEST(StepThreadTuning, EveryCandidateFasterAloneSettlesOnTheFasterWholeRun) {
   }
 }
 
-// Decisions are kept per thread count, and measured again once
-// kRetuneRuns runs and kRetuneAfter have passed.
-TEST(StepThreadTuning, DecisionsPerCountAndARoundAgainLater) {
+// Decisions and samples are kept per thread count: a round of another count
+// in the middle of one (the CPU monitor trying fewer threads) changes
+// neither; a round runs again only once kRetuneRuns runs and kRetuneAfter
+// have both passed.
+TEST(StepThreadTuning, CountsKeepTheirOwnRoundsAndRetuneLater) {
   using namespace step_tuning;
   Tuner t(1);
   const std::vector<uint8_t> eligible = {1};
-  const Steps fast_alone{{0.01}, {0.02}};
-  auto round = [&](int threads, Tuner::Clock::time_point now) {
-    for (int k = 0; k < 2 + 2 * kRuns; ++k) run(t, fast_alone, eligible, threads, now);
-  };
+  const Steps fast_alone{{0.01}, {0.02}}, slow_alone{{0.04}, {0.02}};
   const auto t0 = Tuner::Clock::now();
-  round(2, t0);
-  ASSERT_TRUE(t.settled(2));
-  EXPECT_EQ(t.one_thread_steps(2), 1u);
-  EXPECT_FALSE(t.settled(3));
-  EXPECT_EQ(run(t, fast_alone, eligible, 3, t0), Arm::kSettled);  // its first run
-  EXPECT_EQ(run(t, fast_alone, eligible, 3, t0), Arm::kSurvey);
-  EXPECT_TRUE(t.settled(2)) << "another count's round leaves these decisions";
+  run(t, fast_alone, eligible, 2, t0);  // count 2: survey
+  run(t, fast_alone, eligible, 2, t0);  // kOne, 1 of kRuns
+  round(t, slow_alone, eligible, 3, t0);
+  EXPECT_EQ(t.one_thread_steps(3), 0u);
+  EXPECT_FALSE(t.settled(2));
+  round(t, fast_alone, eligible, 2, t0);
+  EXPECT_EQ(t.one_thread_steps(2), 1u) << "count 3's samples did not enter count 2's round";
+  EXPECT_TRUE(t.settled(3));
   for (int64_t k = 0; k < Tuner::kRetuneRuns + 5; ++k)
     ASSERT_EQ(run(t, fast_alone, eligible, 2, t0 + std::chrono::seconds(1)), Arm::kSettled) << "too soon";
+  Tuner u(1);
+  round(u, fast_alone, eligible, 2, t0);
+  for (int k = 0; k < 10; ++k)
+    ASSERT_EQ(run(u, fast_alone, eligible, 2, t0 + Tuner::kRetuneAfter * 2), Arm::kSettled) << "too few runs";
   EXPECT_EQ(run(t, fast_alone, eligible, 2, t0 + Tuner::kRetuneAfter + std::chrono::seconds(2)), Arm::kSurvey);
 }
 
-// An executor that tunes its steps gives the outputs of one that does not,
-// and settles within a round's runs.
-TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
+namespace step_tuning {
+// A convolution, an elementwise chain and a pooling (x [1,32,24,24]).
+model::LoadedModel conv_chain_model(CompiledModel* keep) {
   namespace ob = testing::onnx_build;
   onnx::ModelProto m = ob::new_model(13);
   auto* g = m.mutable_graph();
@@ -550,33 +583,99 @@ TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
   ob::attr_ints(pool, "kernel_shape", {2, 2});
   ob::attr_ints(pool, "strides", {2, 2});
   const std::string bytes = m.SerializeAsString();
-  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
-  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  *keep = compile_onnx_bytes(bytes.data(), bytes.size());
+  return model::read_gom_bytes(keep->gom);
+}
+}  // namespace step_tuning
+
+// An executor that tunes its steps (every step a candidate here) runs some
+// on one thread while it measures, gives the outputs of one that does not,
+// and settles within a round's runs.
+TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
+  CompiledModel cm;
+  const model::LoadedModel lm = step_tuning::conv_chain_model(&cm);
   Tensor x(DType::kFloat32, {1, 32, 24, 24});
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
   std::vector<uint8_t> arena_a(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64), arena_b(arena_a.size());
-  runtime::Executor plain(lm, arena_a.data(), 2, false), tuned(lm, arena_b.data(), 2, false);
-  tuned.tune_step_threads(true);
+  runtime::Executor plain(lm, arena_a.data(), 2, false), tuned(lm, arena_b.data(), 2, /*profile=*/true);
+  tuned.tune_step_threads(true, /*max_candidate_ms=*/1e9);
+  EXPECT_TRUE(tuned.tuning_step_threads()) << "before the first run";
   plain.bind_input(0, x.view());
   tuned.bind_input(0, x.view());
   plain.run();
   const TensorView& want = plain.output(0);
   const std::vector<float> expected(want.as<float>(), want.as<float>() + want.numel());
-  int runs = 0;
+  int runs = 0, measuring = 0;
+  bool alone = false;
   do {
     tuned.run();
     ++runs;
+    measuring += tuned.last_run_measured_steps();
+    for (const NodeProfile& p : tuned.profile()) alone = alone || p.threads == 1;
     const TensorView& y = tuned.output(0);
     testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
-  } while (tuned.tuning_step_threads() && runs < 40);
+  } while (tuned.tuning_step_threads() && runs < 60);
   EXPECT_FALSE(tuned.tuning_step_threads());
-  EXPECT_GE(runs, 2 + 2 * runtime::StepThreadTuner::kRunsPerArm) << "its steps were measured";
-  EXPECT_LE(runs, 2 + (2 + runtime::StepThreadTuner::kMaxTrials) * runtime::StepThreadTuner::kRunsPerArm) << "a round's runs at most";
+  EXPECT_TRUE(alone) << "kOne ran the steps on one thread";
+  // The first run (a new count) and the first of kOne and kAll make
+  // primitives: made again. Then kRunsPerArm each, and trials at most.
+  constexpr int k = runtime::StepThreadTuner::kRunsPerArm, trials = runtime::StepThreadTuner::kMaxTrials;
+  EXPECT_GE(runs, 2 + 2 * (k + 1));
+  EXPECT_LE(runs, 2 + (2 + trials) * (k + 1));
+  EXPECT_EQ(measuring, runs) << "every run until settled measured";
+  tuned.run();
+  EXPECT_FALSE(tuned.last_run_measured_steps());
   EXPECT_FALSE(plain.tuning_step_threads()) << "off unless asked";
   tuned.tune_step_threads(false);
   tuned.run();
+  for (const NodeProfile& p : tuned.profile()) EXPECT_NE(p.threads, 0) << p.name;
   const TensorView& y = tuned.output(0);
   testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
+}
+
+// An If's count does not set its body's: it is never tried on one thread.
+TEST(StepThreadTuning, ControlFlowStepsAreNotTuned) {
+  namespace ob = testing::onnx_build;
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "cond", ob::kBool, "");
+  ob::add_input(g, "x", ob::kFloat, "64,64");
+  ob::add_output(g, "y", ob::kFloat, "64,64");
+  ob::add_node(g, "Sigmoid", {"x"}, {"a"}, "a");
+  auto* iff = ob::add_node(g, "If", {"cond"}, {"y"}, "branch");
+  auto* then_g = ob::attr(iff, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  then_g->set_name("then");
+  ob::add_node(then_g, "Relu", {"a"}, {"t"}, "then_relu");
+  ob::add_output(then_g, "t", ob::kFloat, "64,64");
+  auto* else_g = ob::attr(iff, "else_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  else_g->set_name("else");
+  ob::add_node(else_g, "Neg", {"a"}, {"e"}, "else_neg");
+  ob::add_output(else_g, "e", ob::kFloat, "64,64");
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions o;
+  o.opt_level = 0;
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size(), o);
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  std::vector<uint8_t> arena(static_cast<size_t>(lm.memory_plan.arena_bytes) + 64);
+  runtime::Executor ex(lm, arena.data(), 2, /*profile=*/true);
+  ex.tune_step_threads(true, 1e9);
+  Tensor x(DType::kFloat32, {64, 64});
+  for (int64_t k = 0; k < x.numel(); ++k) x.as<float>()[k] = static_cast<float>(k % 13) / 6.f - 1.f;
+  Tensor cond(DType::kBool, {});
+  cond.as<uint8_t>()[0] = 1;
+  ex.bind_input(0, cond.view());
+  ex.bind_input(1, x.view());
+  bool sigmoid_alone = false;
+  for (int r = 0; r < 60 && ex.tuning_step_threads(); ++r) {
+    ex.run();
+    for (const NodeProfile& p : ex.profile()) {
+      if (p.name == "branch") EXPECT_EQ(p.threads, 2) << "run " << r;
+      if (p.name == "a") sigmoid_alone = sigmoid_alone || p.threads == 1;
+    }
+  }
+  EXPECT_FALSE(ex.tuning_step_threads());
+  EXPECT_TRUE(sigmoid_alone) << "the step beside it was tried";
+  EXPECT_NEAR(ex.output(0).as<float>()[5], std::max(0.f, 1.f / (1.f + std::exp(-x.as<float>()[5]))), 1e-6);
 }
 
 TEST(Threading, OpenmpIsRunningInThisTestProcess) {

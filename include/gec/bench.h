@@ -164,13 +164,15 @@ struct ProfileResult {
   /// Untimed runs before the profiled ones (0 on a session that has not
   /// run yet: its first run is among the profiled).
   int warmup = 0;
+  /// Untimed runs after `warmup` while the step thread tuning measured.
+  int tuning_runs = 0;
   int threads = 0;
   /// Sum of the node means: ms per run spent in kernels.
   double total_ms = 0;
   std::vector<ProfiledNode> nodes;
   /// Sorted by time, largest first.
   std::vector<ProfiledOpType> op_types;
-  /// {"iterations", "warmup", "threads", "total_ms", "nodes": [{"name", "op_type",
+  /// {"iterations", "warmup", "tuning_runs", "threads", "total_ms", "nodes": [{"name", "op_type",
   /// "kernel", "fused_from", "input_shapes", "mean_ms", "median_ms",
   /// "p90_ms", "share", "bytes_accessed", "calls"}], "op_types":
   /// [{"op_type", "nodes", "mean_ms", "share"}]} (docs/reports.md).

@@ -122,7 +122,9 @@ gec_status gec_session_options_set_max_arena_bytes(gec_session_options* options,
 /* Refuse models whose weights (bytes) are larger; 0 = no limit. */
 gec_status gec_session_options_set_max_weights_bytes(gec_session_options* options, int64_t bytes);
 /* 1 = run on fewer threads while other processes keep this process's CPUs
- * busy (checked every 200 ms at most); 0 = always num_threads. */
+ * busy (checked every 200 ms at most), and small steps on one thread where
+ * the runs measure that faster (SessionOptions::adapt_threads); 0 = always
+ * num_threads, every step on the plan's count. */
 gec_status gec_session_options_set_adapt_threads(gec_session_options* options, int enabled);
 
 /* Requests one session may run at once (1..1024, default 1); num_threads 0

@@ -57,7 +57,7 @@ struct SessionOptions {
   /// fewer threads are suggested the runs time both counts and keep the
   /// faster (runtime/cpu_monitor.h). And the runs measure which small
   /// steps are faster on one thread than on all (this machine's caches and
-  /// the cores' placement decide it) and run those on one: up to 21 runs
+  /// the cores' placement decide it) and run those on one: up to 25 runs
   /// after the first with a thread count, and again every 1000 runs and
   /// 30 s (runtime/step_threads.h; tuning_step_threads()). Off = always
   /// num_threads, every step on the plan's count.
@@ -192,10 +192,11 @@ class Session {
   /// Threads the last run used (num_threads, or fewer under
   /// SessionOptions::adapt_threads); num_threads before the first run.
   int last_run_threads() const;
-  /// True while a run context's step thread tuning (SessionOptions::
-  /// adapt_threads) is timing its steps on one thread and on more: up to
-  /// 21 runs after the first with a thread count, and again every 1000
-  /// runs and 30 s; those runs vary in speed. A benchmark warms up past it.
+  /// True while an idle run context's step thread tuning (SessionOptions::
+  /// adapt_threads) is timing its steps on one thread and on more (each
+  /// context tunes on its own): before the first run, up to 25 runs after
+  /// it with a thread count, and again every 1000 runs and 30 s; those runs
+  /// vary in speed. A benchmark warms up past it.
   bool tuning_step_threads() const;
   /// Streams the model's plan spreads its main graph over (1: sequential);
   /// a run uses min(streams, its threads) workers.

@@ -117,7 +117,9 @@ class Session:
             compiled model they raise gec.InvalidArgument).
         profile (bool): collect per-node times (gec.profile() does this itself).
         adapt_threads (bool): run on fewer threads while other processes
-            keep the cores busy, when that is faster (default; C++
+            keep the cores busy, when that is faster, and small steps on
+            one thread where the first runs (and a round every 1000 runs
+            and 30 s) measure that faster here (default; C++
             SessionOptions::adapt_threads). False: always `threads`, so that
             every run does its arithmetic in the same order (bit-identical
             outputs run after run).
@@ -280,7 +282,8 @@ def bench(model, inputs=None, *, warmup=10, iterations=50, threads=0, **compile_
         whole process, interpreter included); "threads",
         "min_run_threads" / "max_run_threads" (fewer while other processes
         keep the CPUs busy), "os_threads", "openmp_wait_policy", "warmup",
-        "iterations".
+        "tuning_runs" (untimed runs after the warm-up while the step thread
+        tuning measured, at most 40), "iterations".
 
     Raises:
         gec.InvalidArgument for bad inputs or counts; what gec.Session and
@@ -302,13 +305,14 @@ def profile(model, inputs=None, *, iterations=20, threads=0, trace=None, **compi
             JSON there (open in Perfetto).
 
     Returns:
-        dict: "iterations", "warmup" (1), "threads", "total_ms" (ms per run spent in
+        dict: "iterations", "warmup" (1), "tuning_runs" (runs after it
+        while the step thread tuning measured), "threads", "total_ms" (ms per run spent in
         kernels), "nodes" (graph order, each If / Loop / Scan followed by
         its bodies' nodes: "name", "inside" ("" in the main graph, else the
         holder, e.g. "If_0.then_branch"; a body node's time is inside its
         holder's), "op_type", "kernel", "fused_from", "input_shapes",
         "mean_ms", "share" (0..1), "flops", "gflop_per_s",
-        "bytes_accessed", "calls"), "op_types" (main graph, largest first:
+        "bytes_accessed", "calls", "threads" (of its last call)), "op_types" (main graph, largest first:
         "op_type", "nodes", "mean_ms", "share").
 
     Raises:

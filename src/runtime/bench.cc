@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -154,13 +155,26 @@ BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const Bench
   if (k == 1) {
     loop(0, start);
   } else {
-    // Warm every context first (its kernels are made at its first run).
-    std::vector<std::thread> warm;
-    for (int t = 0; t < k; ++t) warm.emplace_back([&] { s.run(inputs); });
-    for (auto& th : warm) th.join();
-    std::vector<std::thread> threads;
+    // Warm every context first (its kernels are made at its first run), and
+    // on while one still tunes its step threads.
     std::exception_ptr failure;
     std::mutex failure_mu;
+    std::atomic<int> tuning_runs{0};
+    std::vector<std::thread> warm;
+    for (int t = 0; t < k; ++t)
+      warm.emplace_back([&] {
+        try {
+          s.run(inputs);
+          tuning_runs += warm_past_tuning(s, inputs);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mu);
+          if (!failure) failure = std::current_exception();
+        }
+      });
+    for (auto& th : warm) th.join();
+    if (failure) std::rethrow_exception(failure);
+    r.tuning_runs += tuning_runs.load();
+    std::vector<std::thread> threads;
     const auto timed = Clock::now();
     for (int t = 0; t < k; ++t)
       threads.emplace_back([&, t] {
@@ -259,12 +273,13 @@ ProfileResult profile(Session& s, const std::vector<TensorView>& inputs, const P
   // Warm-up: primitive creation and first touches are not per-run cost
   // (warmup 0 profiles them: the first run's own table).
   for (int i = 0; i < opts.warmup; ++i) s.run(inputs);
-  if (opts.warmup > 0) warm_past_tuning(s, inputs);
+  const int tuning_runs = opts.warmup > 0 ? warm_past_tuning(s, inputs) : 0;
   s.reset_profile();
   for (int i = 0; i < opts.iterations; ++i) s.run(inputs);
   ProfileResult r;
   r.iterations = opts.iterations;
   r.warmup = opts.warmup;
+  r.tuning_runs = tuning_runs;
   r.threads = s.num_threads();
   const double n = opts.iterations;
   double sum = 0;
@@ -342,7 +357,8 @@ std::string ProfileResult::json() const {
   nlohmann::json ops = nlohmann::json::array();
   for (const ProfiledOpType& o : op_types)
     ops.push_back({{"op_type", o.op_type}, {"nodes", o.nodes}, {"mean_ms", o.mean_ms}, {"share", o.share}});
-  return nlohmann::json{{"iterations", iterations}, {"warmup", warmup}, {"threads", threads}, {"total_ms", total_ms},
+  return nlohmann::json{{"iterations", iterations}, {"warmup", warmup},     {"tuning_runs", tuning_runs},
+                        {"threads", threads},       {"total_ms", total_ms},
                         {"nodes", ns},            {"op_types", ops}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

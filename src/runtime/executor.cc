@@ -256,14 +256,13 @@ void Executor::build(const ir::Graph& g, const schedule::GraphSchedule& schedule
       if (!in_arena(id) && out->type.is_tensor()) s.needs_infer = true;
     }
     s.single_thread = ps.threads == 1;
-    if (!s.single_thread && !s.schema->shape_from_kernel) {
-      bool all_static = true;
-      for (const ir::Value* v : n->inputs()) all_static = all_static && (!v || v->type.is_static());
-      for (const ir::Value* v : n->outputs()) all_static = all_static && v->type.is_static();
-      bool control_flow = false;
-      for (const auto& a : n->attrs) control_flow = control_flow || a.kind == ir::Attribute::Kind::kGraph;
-      s.decide_at_run = !all_static && !control_flow;
-    }
+    bool all_static = true;
+    for (const ir::Value* v : n->inputs()) all_static = all_static && (!v || v->type.is_static());
+    for (const ir::Value* v : n->outputs()) all_static = all_static && v->type.is_static();
+    bool control_flow = false;
+    for (const auto& a : n->attrs) control_flow = control_flow || a.kind == ir::Attribute::Kind::kGraph;
+    s.decide_at_run = !s.single_thread && !s.schema->shape_from_kernel && !all_static && !control_flow;
+    s.fixed_shapes = all_static && !control_flow && !s.schema->shape_from_kernel;
     s.ctx.num_threads = s.single_thread ? 1 : num_threads_;
     s.stream = &g == &main_ ? ps.stream : stream;
     GEC_CHECK(s.stream >= 0 && s.stream < streams_, "step on a stream the plan does not have");
@@ -386,7 +385,7 @@ void Executor::configure(int threads) {
   std::vector<Step>& main_steps = plans_.at(&main_).steps;
   tunable_.assign(main_steps.size(), 0);
   for (Step& s : main_steps) {
-    s.tunable = s.budget > 1 && !s.single_thread && !s.small_now && !s.decide_at_run && !s.skip;
+    s.tunable = s.budget > 1 && !s.single_thread && s.fixed_shapes && !s.skip;
     tunable_[static_cast<size_t>(s.index)] = s.tunable;
   }
   worker_steps_.assign(static_cast<size_t>(workers), {});
@@ -395,24 +394,32 @@ void Executor::configure(int threads) {
     workers_ = workers == 1 ? nullptr : std::make_unique<StreamWorkers>(workers, [this](int w) { run_worker(w); });
 }
 
-void Executor::tune_step_threads(bool on) {
-  if (on && !tuner_) tuner_ = std::make_unique<StepThreadTuner>(plans_.at(&main_).steps.size());
+void Executor::tune_step_threads(bool on, double max_candidate_ms) {
+  if (on && !tuner_) tuner_ = std::make_unique<StepThreadTuner>(plans_.at(&main_).steps.size(), max_candidate_ms);
   if (!on && tuner_) {
     tuner_.reset();
+    last_run_measured_steps_ = false;
     run_threads_ = 0;  // configure() again at the next run: every step back on its planned count
   }
 }
 
 void Executor::begin_tuned_run(int threads) {
-  tuner_->begin_run(threads, tunable_);
-  for (Step& s : plans_.at(&main_).steps) {
-    if (!s.tunable) continue;
-    const int n = tuner_->one_thread(static_cast<size_t>(s.index)) ? 1 : s.budget;
-    if (n != s.ctx.num_threads) {
-      s.ctx.num_threads = n;
-      s.reshaped = false;  // its primitives are made for the other count (oneDNN's cache keeps both)
+  last_run_measured_steps_ = tuner_->begin_run(threads, tunable_) != StepThreadTuner::Arm::kSettled;
+  // Whether a step opens a parallel region (TeamPlacement): not when the
+  // tuning put every one on one thread.
+  bool parallel = false;
+  for (auto& [graph, plan] : plans_)
+    for (Step& s : plan.steps) {
+      if (s.tunable) {
+        const int n = tuner_->one_thread(static_cast<size_t>(s.index)) ? 1 : s.budget;
+        if (n != s.ctx.num_threads) {
+          s.ctx.num_threads = n;
+          s.reshaped = false;  // its primitives are made for the other count (oneDNN's cache keeps both)
+        }
+      }
+      parallel = parallel || (s.budget > 1 && !s.single_thread && s.ctx.num_threads > 1) || s.decide_at_run;
     }
-  }
+  parallel_steps_ = parallel;
 }
 
 void Executor::remember_input_shapes(Step& s) {
@@ -504,21 +511,24 @@ void Executor::run(int threads) {
   if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
   const RestoreOmpThreads restore;
-  // A one-stream run with a parallel step keeps the OpenMP workers off the
-  // CPU this thread is on (stream workers are masters of teams of their own).
-  const TeamPlacement placement(!workers_ && parallel_steps_ ? threads : 0);
+  // A run measures the steps' costs when it completes without making a
+  // tunable step's primitives (a switch of arm, a new count).
   struct EndTunedRun {
     StepThreadTuner* tuner;
-    std::atomic<double>& reshape_ms;
+    const std::atomic<bool>& reshaped;
+    bool new_count, completed = false;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     ~EndTunedRun() {
       if (!tuner) return;
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      tuner->end_run(ms - reshape_ms.load(std::memory_order_relaxed));
+      tuner->end_run(ms, completed && !new_count && !reshaped.load(std::memory_order_relaxed));
     }
-  } end_tuned{tuner_.get(), tuned_reshape_ms_};
-  tuned_reshape_ms_.store(0, std::memory_order_relaxed);
+  } end_tuned{tuner_.get(), tuned_reshaped_, new_count};
+  tuned_reshaped_.store(false, std::memory_order_relaxed);
   if (tuner_) begin_tuned_run(threads);
+  // A one-stream run with a parallel step keeps the OpenMP workers off the
+  // CPU this thread is on (stream workers are masters of teams of their own).
+  const TeamPlacement placement(!workers_ && parallel_steps_ ? threads : 0);
   if (new_count) prepared_ahead_ = prepare_ahead(threads);
   if (!workers_) {
     run_graph(plans_.at(&main_));
@@ -526,6 +536,7 @@ void Executor::run(int threads) {
     events_->begin_run();
     workers_->run();
   }
+  end_tuned.completed = true;
   // Sequences and optionals live outside the memory plan: drop every one
   // but the outputs now, rather than hold them until the next run.
   for (int32_t id : transient_slots_) slots_[static_cast<size_t>(id)].reset();
@@ -636,16 +647,8 @@ void Executor::run_step(Step& s) {
     }
     // oneDNN sizes a primitive by the threads at its creation.
     if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);
-    if (tuner_) {  // the tuning compares kernel time, not the primitives its switches make
-      const auto t0 = std::chrono::steady_clock::now();
-      s.kernel->reshape(s.ctx);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      for (double seen = tuned_reshape_ms_.load(std::memory_order_relaxed);
-           !tuned_reshape_ms_.compare_exchange_weak(seen, seen + ms, std::memory_order_relaxed);) {
-      }
-    } else {
-      s.kernel->reshape(s.ctx);
-    }
+    if (s.tunable) tuned_reshaped_.store(true, std::memory_order_relaxed);  // the run's times are not the steps' cost
+    s.kernel->reshape(s.ctx);
     s.reshaped = true;
   }
   if (omp_get_max_threads() != s.ctx.num_threads) omp_set_num_threads(s.ctx.num_threads);

@@ -86,13 +86,19 @@ class Executor final : public kernels::SubgraphRunner {
   /// threads and keep each on the faster; off (the default) runs every step
   /// on the plan's count. Sessions turn it on with
   /// SessionOptions::adapt_threads.
-  void tune_step_threads(bool on);
+  /// `max_candidate_ms`: StepThreadTuner's bound on the steps it tries
+  /// (tests raise it to try every step).
+  void tune_step_threads(bool on, double max_candidate_ms = StepThreadTuner::kMaxCandidateMs);
+  /// Whether the last run was one of the tuning's measuring runs (some
+  /// steps on counts the settled choice may not keep).
+  bool last_run_measured_steps() const { return last_run_measured_steps_; }
   /// Main-graph steps the tuning put on one thread for runs on `threads`
   /// threads (0: none, or not tuned yet).
   size_t one_thread_steps(int threads) const { return tuner_ ? tuner_->one_thread_steps(threads) : 0; }
   /// Whether the tuning is measuring for the last run's thread count (the
   /// next runs try other counts for some steps).
-  bool tuning_step_threads() const { return tuner_ && run_threads_ > 0 && !tuner_->settled(run_threads_); }
+  /// True before the first run, too, when the tuning is on.
+  bool tuning_step_threads() const { return tuner_ && (run_threads_ <= 0 || !tuner_->settled(run_threads_)); }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).
   size_t prepared_ahead() const { return prepared_ahead_; }
   /// Current view of a main graph output after run().
@@ -143,6 +149,7 @@ class Executor final : public kernels::SubgraphRunner {
     bool small_now = false;      // decide_at_run: the current shapes make it a one-thread step
     int32_t stream = 0;          // the stream of its main-graph node (subgraphs: of the owner)
     int32_t index = -1;          // its index among the main graph's steps (-1 in a subgraph)
+    bool fixed_shapes = false;   // static shapes, no body, outputs not shaped by the kernel
     bool tunable = false;        // the step thread tuning may run it on one thread (configure)
     int budget = 1;              // intra-op threads of its worker in this run
     std::vector<int32_t> waits;  // events to wait for (main graph)
@@ -240,7 +247,8 @@ class Executor final : public kernels::SubgraphRunner {
   kernels::SharedWeights* shared_weights_;
   std::unique_ptr<StepThreadTuner> tuner_;  // null: off
   std::vector<uint8_t> tunable_;            // per main-graph step (Step::tunable)
-  std::atomic<double> tuned_reshape_ms_{0};  // reshape time of the current run (tuning on)
+  std::atomic<bool> tuned_reshaped_{false};
+  bool last_run_measured_steps_ = false;  // a tunable step made its primitives in the current run
 };
 
 }  // namespace gec::runtime

@@ -170,7 +170,9 @@ struct Session::Impl {
     if (opts.adapt_threads) {
       const auto wall = std::chrono::steady_clock::now() - start;
       std::lock_guard<std::mutex> lock(cpu_mu);
-      cpu.record_run(threads, wall, reshapes);
+      // A run of the step thread tuning's measuring arms is no sample of
+      // its count either.
+      cpu.record_run(threads, wall, reshapes || c.exec->last_run_measured_steps());
     }
     last_run_threads.store(c.exec->run_threads(), std::memory_order_relaxed);
   }

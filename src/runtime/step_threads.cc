@@ -6,45 +6,75 @@
 namespace gec::runtime {
 
 namespace {
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
+// Median of the first n values of an array (n >= 1), without allocating.
+template <size_t N>
+double median_of(std::array<double, N> v, size_t n = N) {
+  std::sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+// Whether every run of an arm recorded the step.
+bool complete(const StepThreadTuner::Samples& a) {
+  return std::none_of(a.begin(), a.end(), [](double v) { return v < 0; });
+}
+bool faster_alone(const StepThreadTuner::Samples& one, const StepThreadTuner::Samples& all) {
+  return complete(one) && complete(all) && median_of(one) < median_of(all);
 }
 }  // namespace
 
-StepThreadTuner::StepThreadTuner(size_t steps)
-    : steps_(steps),
-      one_now_(steps, 0),
-      timed_(steps, 0),
-      survey_ms_(steps, 0.0),
-      one_ms_(steps),
-      all_ms_(steps),
-      trial_ms_(steps) {}
+StepThreadTuner::StepThreadTuner(size_t steps, double max_candidate_ms)
+    : steps_(steps), max_candidate_ms_(max_candidate_ms), one_now_(steps, 0), timed_(steps, 0), none_(steps, 0) {}
 
 bool StepThreadTuner::one_thread_faster(std::vector<double> one, std::vector<double> all) {
   if (one.empty() || all.empty()) return false;
-  return median_of(std::move(one)) < median_of(std::move(all));
+  const auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  return median(one) < median(all);
+}
+
+void StepThreadTuner::prepare(Tuning& t) const {
+  if (t.one.size() == steps_) return;
+  t.one.assign(steps_, 0);
+  t.candidate.assign(steps_, 0);
+  t.trying.assign(steps_, 0);
+  t.best.assign(steps_, 0);
+  t.survey_ms.assign(steps_, -1);
+  t.one_ms.assign(steps_, Samples{});
+  t.all_ms.assign(steps_, Samples{});
+  t.trial_ms.assign(steps_, Samples{});
+}
+
+void StepThreadTuner::start_round(Tuning& t) const {
+  t.settled = false;
+  t.arm = Arm::kSurvey;
+  t.arm_runs = 0;
+  t.trials = 0;
+  std::fill(t.candidate.begin(), t.candidate.end(), 0);
+  std::fill(t.survey_ms.begin(), t.survey_ms.end(), -1);
+  for (size_t i = 0; i < steps_; ++i) {
+    t.one_ms[i].fill(-1);
+    t.all_ms[i].fill(-1);
+    t.trial_ms[i].fill(-1);
+  }
 }
 
 StepThreadTuner::Arm StepThreadTuner::begin_run(int threads, const std::vector<uint8_t>& eligible,
                                                 Clock::time_point now) {
+  const bool fresh = !by_threads_.count(threads);
   Tuning& t = by_threads_[threads];
+  prepare(t);
+  if (fresh) start_round(t);
   current_ = &t;
   now_ = now;
-  if (t.one.size() != steps_) t.one.assign(steps_, 0);
-  if (t.settled && ++t.runs_since >= kRetuneRuns && now - t.decided >= kRetuneAfter) {
-    t.settled = false;  // the machine may have changed: a new round
-    t.arm = Arm::kSurvey;
-    t.arm_runs = 0;
-  }
-  // The first run with a count makes its primitives and touches its pages
-  // first: no step's time in it says what the step costs.
-  arm_ = t.settled || t.runs_seen++ == 0 ? Arm::kSettled : t.arm;
+  // The machine may have changed since the last round.
+  if (t.settled && ++t.runs_since >= kRetuneRuns && now - t.decided >= kRetuneAfter) start_round(t);
+  arm_ = t.settled ? Arm::kSettled : t.arm;
   slot_ = t.arm_runs;
   for (size_t i = 0; i < steps_; ++i) {
     const bool ok = i < eligible.size() && eligible[i];
-    const bool candidate = ok && t.candidate.size() == steps_ && t.candidate[i];
+    const bool candidate = ok && t.candidate[i];
     switch (arm_) {
       case Arm::kSettled:
         one_now_[i] = ok && t.one[i];
@@ -53,7 +83,7 @@ StepThreadTuner::Arm StepThreadTuner::begin_run(int threads, const std::vector<u
       case Arm::kSurvey:
         one_now_[i] = 0;
         timed_[i] = ok;
-        survey_ms_[i] = -1;
+        t.survey_ms[i] = -1;
         break;
       case Arm::kOne:
       case Arm::kAll:
@@ -70,96 +100,63 @@ StepThreadTuner::Arm StepThreadTuner::begin_run(int threads, const std::vector<u
 }
 
 void StepThreadTuner::record(size_t i, double ms) {
-  if (i >= steps_ || !timed_[i]) return;
+  if (!current_ || i >= steps_ || !timed_[i]) return;
+  Tuning& t = *current_;
   const size_t k = static_cast<size_t>(slot_);
   switch (arm_) {
-    case Arm::kSurvey: survey_ms_[i] = ms; break;
-    case Arm::kOne: one_ms_[i][k] = ms; break;
-    case Arm::kAll: all_ms_[i][k] = ms; break;
-    case Arm::kTrial: trial_ms_[i][k] = ms; break;
+    case Arm::kSurvey: t.survey_ms[i] = ms; break;
+    case Arm::kOne: t.one_ms[i][k] = ms; break;
+    case Arm::kAll: t.all_ms[i][k] = ms; break;
+    case Arm::kTrial: t.trial_ms[i][k] = ms; break;
     case Arm::kSettled: break;
   }
 }
 
-void StepThreadTuner::end_run(double wall_ms) {
+void StepThreadTuner::end_run(double wall_ms, bool measured) noexcept {
   if (!current_) return;
   Tuning& t = *current_;
   current_ = nullptr;
+  if (arm_ == Arm::kSettled || !measured) return;  // an unmeasured run is made again in its arm
   const size_t k = static_cast<size_t>(slot_);
-  switch (arm_) {
-    case Arm::kSettled:
-      return;
-    case Arm::kSurvey: {
-      t.candidate.assign(steps_, 0);
-      bool any = false;
-      for (size_t i = 0; i < steps_; ++i) {
-        t.candidate[i] = timed_[i] && survey_ms_[i] >= 0 && survey_ms_[i] < kMaxCandidateMs;
-        any = any || t.candidate[i];
-        // A step not timed in every run of an arm is left on its threads.
-        one_ms_[i].fill(-1);
-        all_ms_[i].fill(-1);
-        trial_ms_[i].fill(-1);
-      }
-      t.trials = 0;
-      if (!any) {
-        settle(t, std::vector<uint8_t>(steps_, 0));
-        return;
-      }
-      t.arm = Arm::kOne;
-      t.arm_runs = 0;
-      return;
+  if (arm_ == Arm::kSurvey) {
+    bool any = false;
+    for (size_t i = 0; i < steps_; ++i) {
+      t.candidate[i] = timed_[i] && t.survey_ms[i] >= 0 && t.survey_ms[i] < max_candidate_ms_;
+      any = any || t.candidate[i];
     }
-    case Arm::kOne:
-    case Arm::kAll:
-    case Arm::kTrial:
-      if (arm_ == Arm::kOne) t.one_run_ms[k] = wall_ms;
-      if (arm_ == Arm::kAll) t.all_run_ms[k] = wall_ms;
-      if (arm_ == Arm::kTrial) t.trial_run_ms[k] = wall_ms;
-      if (++t.arm_runs < kRunsPerArm) return;
-      t.arm_runs = 0;
-      if (arm_ == Arm::kOne) {
-        t.arm = Arm::kAll;
-      } else if (arm_ == Arm::kAll) {
-        choose_trial(t);
-      } else {
-        judge_trial(t);
-      }
-      return;
+    if (!any) return settle(t, none_);
+    t.arm = Arm::kOne;
+    t.arm_runs = 0;
+    return;
+  }
+  if (arm_ == Arm::kOne) t.one_run_ms[k] = wall_ms;
+  if (arm_ == Arm::kAll) t.all_run_ms[k] = wall_ms;
+  if (arm_ == Arm::kTrial) t.trial_run_ms[k] = wall_ms;
+  if (++t.arm_runs < kRunsPerArm) return;
+  t.arm_runs = 0;
+  if (arm_ == Arm::kOne) {
+    t.arm = Arm::kAll;
+  } else if (arm_ == Arm::kAll) {
+    choose_trial(t);
+  } else {
+    judge_trial(t);
   }
 }
-
-namespace {
-// The k samples of one step, when every run of the arm recorded it.
-bool complete(const std::array<double, StepThreadTuner::kRunsPerArm>& a) {
-  return std::none_of(a.begin(), a.end(), [](double v) { return v < 0; });
-}
-}  // namespace
-
-namespace {
-double median_of(const std::array<double, StepThreadTuner::kRunsPerArm>& a) {
-  return median_of(std::vector<double>(a.begin(), a.end()));
-}
-}  // namespace
 
 void StepThreadTuner::choose_trial(Tuning& t) {
   // Another set than none must beat kAll by kMinGain: the medians of a few
   // runs differ by a few percent on their own.
   const double bar = median_of(t.all_run_ms) * (1 - kMinGain), one = median_of(t.one_run_ms);
-  t.best = one < bar ? t.candidate : std::vector<uint8_t>(steps_, 0);
+  t.best = one < bar ? t.candidate : none_;
   t.best_ms = std::min(one, bar);
-  t.trying.assign(steps_, 0);
   bool any = false, every = true;
   for (size_t i = 0; i < steps_; ++i) {
+    t.trying[i] = t.candidate[i] && faster_alone(t.one_ms[i], t.all_ms[i]);
     if (!t.candidate[i]) continue;
-    if (complete(one_ms_[i]) && complete(all_ms_[i]))
-      t.trying[i] = one_thread_faster({one_ms_[i].begin(), one_ms_[i].end()}, {all_ms_[i].begin(), all_ms_[i].end()});
     any = any || t.trying[i];
     every = every && t.trying[i];
   }
-  if (!any || every) {
-    settle(t, t.best);
-    return;
-  }
+  if (!any || every) return settle(t, t.best);
   t.arm = Arm::kTrial;
   t.arm_runs = 0;
   t.trials = 1;
@@ -173,26 +170,21 @@ void StepThreadTuner::judge_trial(Tuning& t) {
   }
   bool dropped = false, any = false;
   for (size_t i = 0; i < steps_; ++i) {
-    if (!t.trying[i]) continue;
-    if (!complete(trial_ms_[i]) ||
-        !one_thread_faster({trial_ms_[i].begin(), trial_ms_[i].end()}, {all_ms_[i].begin(), all_ms_[i].end()})) {
+    if (t.trying[i] && !faster_alone(t.trial_ms[i], t.all_ms[i])) {
       t.trying[i] = 0;
       dropped = true;
     }
     any = any || t.trying[i];
-    trial_ms_[i].fill(-1);
+    t.trial_ms[i].fill(-1);
   }
-  if (!dropped || !any || t.trials >= kMaxTrials) {
-    settle(t, t.best);
-    return;
-  }
+  if (!dropped || !any || t.trials >= kMaxTrials) return settle(t, t.best);
   t.trials += 1;
   t.arm = Arm::kTrial;
   t.arm_runs = 0;
 }
 
 void StepThreadTuner::settle(Tuning& t, const std::vector<uint8_t>& one) {
-  t.one = one;
+  t.one = one;  // same size: no allocation
   t.settled = true;
   t.runs_since = 0;
   t.decided = now_;

@@ -69,7 +69,7 @@ def test_profile_matches_the_cli(squeezenet_gom, tmp_path):
     trace = tmp_path / "trace.json"
     p = gec.profile(squeezenet_gom, iterations=2, threads=1, trace=trace)
     cli = cli_json("profile", squeezenet_gom, "--iterations", 2, "--threads", 1, "--json")
-    assert set(p) == set(cli) == {"iterations", "warmup", "threads", "total_ms", "nodes", "op_types"}
+    assert set(p) == set(cli) == {"iterations", "warmup", "tuning_runs", "threads", "total_ms", "nodes", "op_types"}
     assert [n["name"] for n in p["nodes"]] == [n["name"] for n in cli["nodes"]]
     assert [n["kernel"] for n in p["nodes"]] == [n["kernel"] for n in cli["nodes"]]
     assert set(p["nodes"][0]) == set(cli["nodes"][0])
