@@ -564,6 +564,26 @@ TEST(StepThreadTuning, CountsKeepTheirOwnRoundsAndRetuneLater) {
   EXPECT_EQ(run(t, fast_alone, eligible, 2, t0 + Tuner::kRetuneAfter + std::chrono::seconds(2)), Arm::kSurvey);
 }
 
+// The settled runs are watched: when they run kDrift slower than the chosen
+// set did in its round (the vCPUs moved), a round starts before kRetuneRuns.
+TEST(StepThreadTuning, SettledRunsThatDriftStartARound) {
+  using namespace step_tuning;
+  Tuner t(1);
+  const std::vector<uint8_t> eligible = {1};
+  const auto t0 = Tuner::Clock::now();
+  round(t, Steps{{0.01}, {0.02}}, eligible, 2, t0);  // settles on one thread: runs of 0.01 ms
+  ASSERT_EQ(t.one_thread_steps(2), 1u);
+  const Steps a_bit_slower{{0.0115}, {0.02}}, much_slower{{0.015}, {0.02}};
+  for (int64_t k = 0; k < 4 * Tuner::kMinRunsBeforeWatch; ++k)
+    ASSERT_EQ(run(t, a_bit_slower, eligible, 2, t0), Arm::kSettled) << "15% is within kDrift, run " << k;
+  int settled_runs = 0;
+  while (run(t, much_slower, eligible, 2, t0) == Arm::kSettled && settled_runs < 100) ++settled_runs;
+  // The watch that holds a majority of the slower runs.
+  EXPECT_GE(settled_runs, Tuner::kWatchRuns / 2);
+  EXPECT_LE(settled_runs, 2 * Tuner::kWatchRuns);
+  EXPECT_FALSE(t.settled(2));
+}
+
 namespace step_tuning {
 // A convolution, an elementwise chain and a pooling (x [1,32,24,24]).
 model::LoadedModel conv_chain_model(CompiledModel* keep) {

@@ -116,7 +116,15 @@ void StepThreadTuner::end_run(double wall_ms, bool measured) noexcept {
   if (!current_) return;
   Tuning& t = *current_;
   current_ = nullptr;
-  if (arm_ == Arm::kSettled || !measured) return;  // an unmeasured run is made again in its arm
+  if (!measured) return;  // made again in its arm
+  if (arm_ == Arm::kSettled) {
+    if (t.settled_ms <= 0) return;
+    t.watch[static_cast<size_t>(t.watched++)] = wall_ms;
+    if (t.watched < kWatchRuns) return;
+    t.watched = 0;
+    if (t.runs_since >= kMinRunsBeforeWatch && median_of(t.watch) > t.settled_ms * (1 + kDrift)) start_round(t);
+    return;
+  }
   const size_t k = static_cast<size_t>(slot_);
   if (arm_ == Arm::kSurvey) {
     bool any = false;
@@ -124,7 +132,7 @@ void StepThreadTuner::end_run(double wall_ms, bool measured) noexcept {
       t.candidate[i] = timed_[i] && t.survey_ms[i] >= 0 && t.survey_ms[i] < max_candidate_ms_;
       any = any || t.candidate[i];
     }
-    if (!any) return settle(t, none_);
+    if (!any) return settle(t, none_, 0);
     t.arm = Arm::kOne;
     t.arm_runs = 0;
     return;
@@ -146,9 +154,10 @@ void StepThreadTuner::end_run(double wall_ms, bool measured) noexcept {
 void StepThreadTuner::choose_trial(Tuning& t) {
   // Another set than none must beat kAll by kMinGain: the medians of a few
   // runs differ by a few percent on their own.
-  const double bar = median_of(t.all_run_ms) * (1 - kMinGain), one = median_of(t.one_run_ms);
+  const double all = median_of(t.all_run_ms), bar = all * (1 - kMinGain), one = median_of(t.one_run_ms);
   t.best = one < bar ? t.candidate : none_;
   t.best_ms = std::min(one, bar);
+  t.all_ms_median = all;
   bool any = false, every = true;
   for (size_t i = 0; i < steps_; ++i) {
     t.trying[i] = t.candidate[i] && faster_alone(t.one_ms[i], t.all_ms[i]);
@@ -156,7 +165,7 @@ void StepThreadTuner::choose_trial(Tuning& t) {
     any = any || t.trying[i];
     every = every && t.trying[i];
   }
-  if (!any || every) return settle(t, t.best);
+  if (!any || every) return settle(t, t.best, t.best == none_ ? all : t.best_ms);
   t.arm = Arm::kTrial;
   t.arm_runs = 0;
   t.trials = 1;
@@ -177,14 +186,17 @@ void StepThreadTuner::judge_trial(Tuning& t) {
     any = any || t.trying[i];
     t.trial_ms[i].fill(-1);
   }
-  if (!dropped || !any || t.trials >= kMaxTrials) return settle(t, t.best);
+  if (!dropped || !any || t.trials >= kMaxTrials)
+    return settle(t, t.best, t.best == none_ ? t.all_ms_median : t.best_ms);
   t.trials += 1;
   t.arm = Arm::kTrial;
   t.arm_runs = 0;
 }
 
-void StepThreadTuner::settle(Tuning& t, const std::vector<uint8_t>& one) {
+void StepThreadTuner::settle(Tuning& t, const std::vector<uint8_t>& one, double ms) {
   t.one = one;  // same size: no allocation
+  t.settled_ms = ms;
+  t.watched = 0;
   t.settled = true;
   t.runs_since = 0;
   t.decided = now_;

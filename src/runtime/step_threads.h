@@ -28,7 +28,8 @@
 // other count; a run after a change of count) or fails is made again, not
 // counted. A round runs again once kRetuneRuns runs and kRetuneAfter have
 // passed since the last, as the machine's state changes (the hypervisor
-// moves the vCPUs; other work comes and goes).
+// moves the vCPUs; other work comes and goes), and at once when the settled
+// runs drift kDrift above what the chosen set ran in its round.
 // Decisions are kept per run thread count.
 //
 // Not thread-safe, except record(), which distinct steps may call at once.
@@ -63,6 +64,13 @@ class StepThreadTuner {
   static constexpr std::chrono::seconds kRetuneAfter{30};
   /// Trials of a round (each kRunsPerArm runs) before it gives up.
   static constexpr int kMaxTrials = 2;
+  /// The settled runs are watched kWatchRuns at a time: when their median
+  /// is kDrift above the chosen set's median in its round, and at least
+  /// kMinRunsBeforeWatch runs have passed since, a round starts at once (the
+  /// vCPUs moved: a set chosen apart runs slower together, 1.2-1.5x seen).
+  static constexpr int kWatchRuns = 9;
+  static constexpr double kDrift = 0.2;
+  static constexpr int64_t kMinRunsBeforeWatch = 50;
   using Samples = std::array<double, kRunsPerArm>;
 
   /// `steps`: the main graph's steps (indices 0 .. steps - 1).
@@ -107,6 +115,10 @@ class StepThreadTuner {
     std::vector<uint8_t> trying;     // the steps the trial puts on one thread
     std::vector<uint8_t> best;       // the fastest set of the round so far
     double best_ms = 0;              // its runs' median
+    double all_ms_median = 0;        // kAll's runs' median
+    double settled_ms = 0;           // the settled set's median in its round (0: nothing to watch)
+    std::array<double, kWatchRuns> watch{};
+    int watched = 0;                 // settled runs in `watch`
     bool settled = false;
     int64_t runs_since = 0;          // settled runs since the last round
     Clock::time_point decided{};
@@ -130,7 +142,9 @@ class StepThreadTuner {
   /// alone reads what the steps beside it wrote on other threads) and
   /// tries what is left, kMaxTrials at most, then settles on the best.
   void judge_trial(Tuning& t);
-  void settle(Tuning& t, const std::vector<uint8_t>& one);
+  /// Settles on `one`, whose runs' median in the round was `ms` (0: none
+  /// measured, nothing to watch).
+  void settle(Tuning& t, const std::vector<uint8_t>& one, double ms);
 
   size_t steps_;
   double max_candidate_ms_;
