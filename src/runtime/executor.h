@@ -95,10 +95,15 @@ class Executor final : public kernels::SubgraphRunner {
   /// Main-graph steps the tuning put on one thread for runs on `threads`
   /// threads (0: none, or not tuned yet).
   size_t one_thread_steps(int threads) const { return tuner_ ? tuner_->one_thread_steps(threads) : 0; }
-  /// Whether the tuning is measuring for the last run's thread count (the
-  /// next runs try other counts for some steps).
-  /// True before the first run, too, when the tuning is on.
-  bool tuning_step_threads() const { return tuner_ && (run_threads_ <= 0 || !tuner_->settled(run_threads_)); }
+  /// Whether the tuning is measuring (the next runs try other counts for
+  /// some steps) or has yet to: for the last run's thread count, or for the
+  /// executor's own count when the last run used fewer (the CPU monitor's
+  /// first runs may; the runs on every thread tune when it returns). True
+  /// before the first run, too, when the tuning is on.
+  bool tuning_step_threads() const {
+    return tuner_ && (run_threads_ <= 0 || !tuner_->settled(run_threads_) ||
+                      (run_threads_ < num_threads_ && !tuner_->settled(num_threads_)));
+  }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).
   size_t prepared_ahead() const { return prepared_ahead_; }
   /// Current view of a main graph output after run().

@@ -99,6 +99,8 @@ class StepThreadTuner {
   /// Whether the decisions for `threads` are made and no round is under way
   /// (false before the first run with that count).
   bool settled(int threads) const;
+  /// Whether a run with `threads` has begun.
+  bool started(int threads) const { return by_threads_.count(threads) != 0; }
   /// The arm of the run begun last.
   Arm arm() const { return arm_; }
 
