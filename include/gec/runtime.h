@@ -59,7 +59,8 @@ struct SessionOptions {
   /// steps are faster on one thread than on all (this machine's caches and
   /// the cores' placement decide it) and run those on one: up to 25 runs
   /// after the first with a thread count, and again every 1000 runs and
-  /// 30 s (runtime/step_threads.h; tuning_step_threads()). Off = always
+  /// 30 s or when the runs drift 20% slower than chosen
+  /// (runtime/step_threads.h; tuning_step_threads()). Off = always
   /// num_threads, every step on the plan's count.
   bool adapt_threads = true;
   /// Runs that may be in flight on this Session at once (1..1024). Each
@@ -195,8 +196,10 @@ class Session {
   /// True while an idle run context's step thread tuning (SessionOptions::
   /// adapt_threads) is timing its steps on one thread and on more (each
   /// context tunes on its own): before the first run, up to 25 runs after
-  /// it with a thread count, and again every 1000 runs and 30 s; those runs
-  /// vary in speed. A benchmark warms up past it.
+  /// it with a thread count (also while the CPU monitor runs on fewer
+  /// threads before that count is tuned), and again every 1000 runs and
+  /// 30 s or on a drift; those runs vary in speed. A benchmark warms up
+  /// past it.
   bool tuning_step_threads() const;
   /// Streams the model's plan spreads its main graph over (1: sequential);
   /// a run uses min(streams, its threads) workers.
