@@ -582,6 +582,14 @@ TEST(StepThreadTuning, SettledRunsThatDriftStartARound) {
   EXPECT_GE(settled_runs, Tuner::kWatchRuns / 2);
   EXPECT_LE(settled_runs, 2 * Tuner::kWatchRuns);
   EXPECT_FALSE(t.settled(2));
+  // Not within kMinRunsBeforeWatch of a round, and not at all without the
+  // watch (a model whose work follows its inputs).
+  for (const bool watch : {true, false}) {
+    Tuner u(1, Tuner::kMaxCandidateMs, watch);
+    round(u, Steps{{0.01}, {0.02}}, eligible, 2, t0);
+    const int64_t runs = watch ? Tuner::kMinRunsBeforeWatch - Tuner::kWatchRuns : 4 * Tuner::kMinRunsBeforeWatch;
+    for (int64_t k = 0; k < runs; ++k) ASSERT_EQ(run(u, much_slower, eligible, 2, t0), Arm::kSettled) << watch << k;
+  }
 }
 
 namespace step_tuning {
@@ -627,11 +635,15 @@ TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
   const std::vector<float> expected(want.as<float>(), want.as<float>() + want.numel());
   int runs = 0, measuring = 0;
   bool alone = false;
+  std::vector<int> planned;  // each node's threads in the first run (every step on its planned count)
   do {
     tuned.run();
     ++runs;
     measuring += tuned.last_run_measured_steps();
-    for (const NodeProfile& p : tuned.profile()) alone = alone || p.threads == 1;
+    for (const NodeProfile& p : tuned.profile()) {
+      alone = alone || p.threads == 1;
+      if (runs == 1) planned.push_back(p.threads);
+    }
     const TensorView& y = tuned.output(0);
     testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
   } while (tuned.tuning_step_threads() && runs < 60);
@@ -648,7 +660,10 @@ TEST(StepThreadTuning, TunedRunsGiveTheSameOutputsAndSettle) {
   EXPECT_FALSE(plain.tuning_step_threads()) << "off unless asked";
   tuned.tune_step_threads(false);
   tuned.run();
-  for (const NodeProfile& p : tuned.profile()) EXPECT_NE(p.threads, 0) << p.name;
+  std::vector<int> after;
+  for (const NodeProfile& p : tuned.profile()) after.push_back(p.threads);
+  EXPECT_EQ(after, planned) << "off: every step back on its planned count";
+  EXPECT_NE(std::count(planned.begin(), planned.end(), 2), 0);
   const TensorView& y = tuned.output(0);
   testing::expect_close(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), expected, 1e-5f, 1e-5f);
 }

@@ -111,8 +111,9 @@ struct BenchResult {
 
 /// Runs `s` on `inputs` (Session::run order and rules) once, then
 /// opts.warmup times untimed, then on untimed while its step thread tuning
-/// measures (Session::tuning_step_threads; at most 40 runs:
-/// BenchResult::tuning_runs), then opts.iterations times timed (or longer,
+/// measures (Session::tuning_step_threads; at most 40 runs per request
+/// loop, summed in BenchResult::tuning_runs; with concurrency, each loop
+/// warms its own context and stops when no idle context tunes), then opts.iterations times timed (or longer,
 /// under opts.duration_s). Throws gec::Error(kInvalidArgument) for
 /// iterations < 1, warmup < 0 or duration_s outside 0..86400, and whatever
 /// Session::run throws.

@@ -57,7 +57,7 @@ struct SessionOptions {
   /// fewer threads are suggested the runs time both counts and keep the
   /// faster (runtime/cpu_monitor.h). And the runs measure which small
   /// steps are faster on one thread than on all (this machine's caches and
-  /// the cores' placement decide it) and run those on one: up to 25 runs
+  /// the cores' placement decide it) and run those on one: up to 26 runs
   /// after the first with a thread count, and again every 1000 runs and
   /// 30 s or when the runs drift 20% slower than chosen
   /// (runtime/step_threads.h; tuning_step_threads()). Off = always
@@ -195,7 +195,7 @@ class Session {
   int last_run_threads() const;
   /// True while an idle run context's step thread tuning (SessionOptions::
   /// adapt_threads) is timing its steps on one thread and on more (each
-  /// context tunes on its own): before the first run, up to 25 runs after
+  /// context tunes on its own): before the first run, up to 26 runs after
   /// it with a thread count (also while the CPU monitor runs on fewer
   /// threads before that count is tuned), and again every 1000 runs and
   /// 30 s or on a drift; those runs vary in speed. A benchmark warms up

@@ -119,7 +119,8 @@ class Session:
         adapt_threads (bool): run on fewer threads while other processes
             keep the cores busy, when that is faster, and small steps on
             one thread where the first runs (and a round every 1000 runs
-            and 30 s) measure that faster here (default; C++
+            and 30 s, or when runs drift 20% slower) measure that faster
+            here (default; C++
             SessionOptions::adapt_threads). False: always `threads`, so that
             every run does its arithmetic in the same order (bit-identical
             outputs run after run).

@@ -395,7 +395,13 @@ void Executor::configure(int threads) {
 }
 
 void Executor::tune_step_threads(bool on, double max_candidate_ms) {
-  if (on && !tuner_) tuner_ = std::make_unique<StepThreadTuner>(plans_.at(&main_).steps.size(), max_candidate_ms);
+  if (on && !tuner_) {
+    // Run times say something of the machine only when the work is the
+    // same every run: every main-graph step of static shapes, no bodies.
+    bool fixed = true;
+    for (const Step& s : plans_.at(&main_).steps) fixed = fixed && s.fixed_shapes;
+    tuner_ = std::make_unique<StepThreadTuner>(plans_.at(&main_).steps.size(), max_candidate_ms, fixed);
+  }
   if (!on && tuner_) {
     tuner_.reset();
     last_run_measured_steps_ = false;
@@ -516,14 +522,14 @@ void Executor::run(int threads) {
   struct EndTunedRun {
     StepThreadTuner* tuner;
     const std::atomic<bool>& reshaped;
-    bool new_count, completed = false;
+    bool new_count, completed = false;  // new_count: also the first run with a count
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     ~EndTunedRun() {
       if (!tuner) return;
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       tuner->end_run(ms, completed && !new_count && !reshaped.load(std::memory_order_relaxed));
     }
-  } end_tuned{tuner_.get(), tuned_reshaped_, new_count};
+  } end_tuned{tuner_.get(), tuned_reshaped_, new_count || (tuner_ && !tuner_->started(threads))};
   tuned_reshaped_.store(false, std::memory_order_relaxed);
   if (tuner_) begin_tuned_run(threads);
   // A one-stream run with a parallel step keeps the OpenMP workers off the
@@ -537,6 +543,7 @@ void Executor::run(int threads) {
     workers_->run();
   }
   end_tuned.completed = true;
+  last_run_remade_tuned_ = tuned_reshaped_.load(std::memory_order_relaxed);
   // Sequences and optionals live outside the memory plan: drop every one
   // but the outputs now, rather than hold them until the next run.
   for (int32_t id : transient_slots_) slots_[static_cast<size_t>(id)].reset();

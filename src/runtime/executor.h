@@ -92,6 +92,9 @@ class Executor final : public kernels::SubgraphRunner {
   /// Whether the last run was one of the tuning's measuring runs (some
   /// steps on counts the settled choice may not keep).
   bool last_run_measured_steps() const { return last_run_measured_steps_; }
+  /// Whether the last run made primitives for a step the tuning moved (the
+  /// first run after a round or a switch of arm).
+  bool last_run_remade_tuned_steps() const { return last_run_remade_tuned_; }
   /// Main-graph steps the tuning put on one thread for runs on `threads`
   /// threads (0: none, or not tuned yet).
   size_t one_thread_steps(int threads) const { return tuner_ ? tuner_->one_thread_steps(threads) : 0; }
@@ -252,8 +255,9 @@ class Executor final : public kernels::SubgraphRunner {
   kernels::SharedWeights* shared_weights_;
   std::unique_ptr<StepThreadTuner> tuner_;  // null: off
   std::vector<uint8_t> tunable_;            // per main-graph step (Step::tunable)
-  std::atomic<bool> tuned_reshaped_{false};
-  bool last_run_measured_steps_ = false;  // a tunable step made its primitives in the current run
+  std::atomic<bool> tuned_reshaped_{false};  // a tunable step made its primitives in the current run
+  bool last_run_measured_steps_ = false;     // the last run was in a measuring arm
+  bool last_run_remade_tuned_ = false;       // tuned_reshaped_ of the last completed run
 };
 
 }  // namespace gec::runtime

@@ -172,7 +172,8 @@ struct Session::Impl {
       std::lock_guard<std::mutex> lock(cpu_mu);
       // A run of the step thread tuning's measuring arms is no sample of
       // its count either.
-      cpu.record_run(threads, wall, reshapes || c.exec->last_run_measured_steps());
+      cpu.record_run(threads, wall,
+                     reshapes || c.exec->last_run_measured_steps() || c.exec->last_run_remade_tuned_steps());
     }
     last_run_threads.store(c.exec->run_threads(), std::memory_order_relaxed);
   }

@@ -21,8 +21,13 @@ bool faster_alone(const StepThreadTuner::Samples& one, const StepThreadTuner::Sa
 }
 }  // namespace
 
-StepThreadTuner::StepThreadTuner(size_t steps, double max_candidate_ms)
-    : steps_(steps), max_candidate_ms_(max_candidate_ms), one_now_(steps, 0), timed_(steps, 0), none_(steps, 0) {}
+StepThreadTuner::StepThreadTuner(size_t steps, double max_candidate_ms, bool watch)
+    : steps_(steps),
+      max_candidate_ms_(max_candidate_ms),
+      watch_(watch),
+      one_now_(steps, 0),
+      timed_(steps, 0),
+      none_(steps, 0) {}
 
 bool StepThreadTuner::one_thread_faster(std::vector<double> one, std::vector<double> all) {
   if (one.empty() || all.empty()) return false;
@@ -35,15 +40,17 @@ bool StepThreadTuner::one_thread_faster(std::vector<double> one, std::vector<dou
 }
 
 void StepThreadTuner::prepare(Tuning& t) const {
-  if (t.one.size() == steps_) return;
+  if (t.trial_ms.size() == steps_) return;  // the last one sized below
   t.one.assign(steps_, 0);
   t.candidate.assign(steps_, 0);
   t.trying.assign(steps_, 0);
   t.best.assign(steps_, 0);
   t.survey_ms.assign(steps_, -1);
-  t.one_ms.assign(steps_, Samples{});
-  t.all_ms.assign(steps_, Samples{});
-  t.trial_ms.assign(steps_, Samples{});
+  Samples none;
+  none.fill(-1);
+  t.one_ms.assign(steps_, none);
+  t.all_ms.assign(steps_, none);
+  t.trial_ms.assign(steps_, none);
 }
 
 void StepThreadTuner::start_round(Tuning& t) const {
@@ -118,11 +125,14 @@ void StepThreadTuner::end_run(double wall_ms, bool measured) noexcept {
   current_ = nullptr;
   if (!measured) return;  // made again in its arm
   if (arm_ == Arm::kSettled) {
-    if (t.settled_ms <= 0) return;
+    if (!watch_ || t.settled_ms <= 0) return;
     t.watch[static_cast<size_t>(t.watched++)] = wall_ms;
     if (t.watched < kWatchRuns) return;
     t.watched = 0;
-    if (t.runs_since >= kMinRunsBeforeWatch && median_of(t.watch) > t.settled_ms * (1 + kDrift)) start_round(t);
+    const double now_ms = median_of(t.watch);
+    if (t.runs_since >= kMinRunsBeforeWatch && now_ms > t.settled_ms * (1 + kDrift)) return start_round(t);
+    // A round measured in a slow moment would hide a later drift.
+    t.settled_ms = std::min(t.settled_ms, now_ms);
     return;
   }
   const size_t k = static_cast<size_t>(slot_);

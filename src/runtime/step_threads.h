@@ -13,8 +13,9 @@
 // (schedule::kSingleThreadBytes / kSingleThreadFlops) keeps only the
 // smallest steps on one thread; everything above it is decided here.
 //
-// How: the tuner measures in rounds. A round's first run (the survey, every step on its worker's threads) times each eligible step's
-// kernel and keeps as candidates those under kMaxCandidateMs (a step of
+// How: the tuner measures in rounds. A round's first run (the survey,
+// every step on its worker's threads) times each eligible step's kernel
+// and keeps as candidates those under kMaxCandidateMs (a step of
 // more work rarely loses its second thread, and trying it costs). Then
 // kRunsPerArm runs with the candidates on one thread (kOne) and kRunsPerArm
 // with them on their worker's threads (kAll); the candidates whose median
@@ -73,8 +74,10 @@ class StepThreadTuner {
   static constexpr int64_t kMinRunsBeforeWatch = 50;
   using Samples = std::array<double, kRunsPerArm>;
 
-  /// `steps`: the main graph's steps (indices 0 .. steps - 1).
-  explicit StepThreadTuner(size_t steps, double max_candidate_ms = kMaxCandidateMs);
+  /// `steps`: the main graph's steps (indices 0 .. steps - 1). `watch`:
+  /// whether the settled runs' times say something of the machine (off
+  /// when a run's work follows its inputs: dynamic shapes, control flow).
+  explicit StepThreadTuner(size_t steps, double max_candidate_ms = kMaxCandidateMs, bool watch = true);
 
   /// Starts a run on `threads` threads, of whose steps those with
   /// `eligible`[i] set may run on one thread (more than one thread of
@@ -150,6 +153,7 @@ class StepThreadTuner {
 
   size_t steps_;
   double max_candidate_ms_;
+  bool watch_;
   std::map<int, Tuning> by_threads_;
   Tuning* current_ = nullptr;
   Clock::time_point now_{};  // begin_run's
