@@ -104,7 +104,7 @@ class Executor final : public kernels::SubgraphRunner {
   /// first runs may; the runs on every thread tune when it returns). True
   /// before the first run, too, when the tuning is on.
   bool tuning_step_threads() const {
-    return tuner_ && (run_threads_ <= 0 || !tuner_->settled(run_threads_) ||
+    return tuner_ && num_threads_ > 1 && (run_threads_ <= 0 || !tuner_->settled(run_threads_) ||
                       (run_threads_ < num_threads_ && !tuner_->settled(num_threads_)));
   }
   /// Steps the last prepare_ahead reshaped (0 when it did not run).

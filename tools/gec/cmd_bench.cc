@@ -95,7 +95,8 @@ void add_common(CLI::App* app, BenchArgs& a) {
   app->add_option("--threads", a.threads, kThreadsHelp)->check(thread_count());
   add_spin_option(app);
   app->add_option("--adapt-threads", a.adapt_threads,
-                  "use fewer threads while other processes keep the cores busy (on, the default) or always --threads")
+                  "use fewer threads while other processes keep the cores busy, and run small steps on one thread "
+                  "where the first runs measure that faster (on, the default), or always --threads for every step")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   a.flags.add_to(app);
@@ -166,7 +167,9 @@ Command add_profile(CLI::App& root) {
   CLI::App* app = root.add_subcommand("profile", "time every node and show where the time goes");
   add_common(app, *a);
   a->warmup = 1;
-  app->add_option("--top", a->top, "rows to show (0 = all)")->capture_default_str();
+  app->add_option("--top", a->top, "rows to show (0 = all)")
+      ->capture_default_str()
+      ->check(number_in(0, std::numeric_limits<int>::max()));
   app->add_option("--warmup", a->warmup, "untimed runs first (0 with --iterations 1: profile the first run)")
       ->check(non_negative_int())
       ->capture_default_str();
