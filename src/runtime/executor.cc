@@ -16,6 +16,7 @@
 #include "gec/error.h"
 #include "memory/lifetimes.h"
 #include "runtime/thread_placement.h"
+#include "support/omp_threads.h"
 
 namespace gec::runtime {
 
@@ -373,12 +374,12 @@ void Executor::configure(int threads) {
   for (auto& [graph, plan] : plans_)
     for (Step& s : plan.steps) {
       s.budget = budget[static_cast<size_t>(s.stream % workers)];
-      parallel_steps_ = parallel_steps_ || (s.budget > 1 && !s.single_thread);
       const int n = s.single_thread || s.small_now ? 1 : s.budget;
       if (n != s.ctx.num_threads) {
         s.ctx.num_threads = n;
         s.reshaped = false;
       }
+      parallel_steps_ = parallel_steps_ || s.may_open_region();
     }
   // Steps the tuning may move to one thread: the main graph's, of more than
   // one thread of budget, not fixed by the plan, shapes static.
@@ -423,7 +424,7 @@ void Executor::begin_tuned_run(int threads) {
           s.reshaped = false;  // its primitives are made for the other count (oneDNN's cache keeps both)
         }
       }
-      parallel = parallel || (s.budget > 1 && !s.single_thread && s.ctx.num_threads > 1) || s.decide_at_run;
+      parallel = parallel || s.may_open_region();
     }
   parallel_steps_ = parallel;
 }
@@ -432,14 +433,6 @@ void Executor::remember_input_shapes(Step& s) {
   s.shapes.resize(s.ctx.inputs.size());
   for (size_t i = 0; i < s.ctx.inputs.size(); ++i) s.shapes[i] = s.ctx.inputs[i] ? s.ctx.inputs[i]->shape : Shape{};
 }
-
-namespace {
-// Gives the calling thread its OpenMP thread count back on scope exit.
-struct RestoreOmpThreads {
-  int n = omp_get_max_threads();
-  ~RestoreOmpThreads() { omp_set_num_threads(n); }
-};
-}  // namespace
 
 size_t Executor::prepare_ahead(int threads, bool even_alone, int max_helpers) {
   std::vector<Step*> todo;
@@ -507,7 +500,7 @@ size_t Executor::prepare_weights(int threads, int helpers) {
     if (!tv.data && tv.shape.empty() && v->type.is_static() && v->type.is_tensor()) tv.shape = v->type.static_shape();
   }
   if (threads != run_threads_) configure(threads);
-  const RestoreOmpThreads restore;
+  const ScopedOmpThreads restore(omp_get_max_threads());
   return prepare_ahead(threads, /*even_alone=*/true, helpers);
 }
 
@@ -516,7 +509,7 @@ void Executor::run(int threads) {
   const bool new_count = threads != run_threads_;
   if (new_count) configure(threads);
   // Steps set the calling thread's OpenMP count; the caller gets its own back.
-  const RestoreOmpThreads restore;
+  const ScopedOmpThreads restore(omp_get_max_threads());
   // A run measures the steps' costs when it completes without making a
   // tunable step's primitives (a switch of arm, a new count).
   struct EndTunedRun {

@@ -95,9 +95,6 @@ class Executor final : public kernels::SubgraphRunner {
   /// Whether the last run made primitives for a step the tuning moved (the
   /// first run after a round or a switch of arm).
   bool last_run_remade_tuned_steps() const { return last_run_remade_tuned_; }
-  /// Main-graph steps the tuning put on one thread for runs on `threads`
-  /// threads (0: none, or not tuned yet).
-  size_t one_thread_steps(int threads) const { return tuner_ ? tuner_->one_thread_steps(threads) : 0; }
   /// Whether the tuning is measuring (the next runs try other counts for
   /// some steps) or has yet to: for the last run's thread count, or for the
   /// executor's own count when the last run used fewer (the CPU monitor's
@@ -166,6 +163,9 @@ class Executor final : public kernels::SubgraphRunner {
     std::vector<int32_t> release;  // dynamic values last read here (release_dynamic after it)
     kernels::KernelContext ctx;
     NodeProfile prof;
+    /// Whether its run may open a parallel region (TeamPlacement): its
+    /// count now, or the count its shapes decide at run.
+    bool may_open_region() const { return budget > 1 && !single_thread && (ctx.num_threads > 1 || decide_at_run); }
   };
   struct GraphPlan {
     std::vector<Step> steps;

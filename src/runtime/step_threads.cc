@@ -6,10 +6,11 @@
 namespace gec::runtime {
 
 namespace {
-// Median of the first n values of an array (n >= 1), without allocating.
-template <size_t N>
-double median_of(std::array<double, N> v, size_t n = N) {
-  std::sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+// Median of a non-empty copy (an array: without allocating).
+template <typename Values>
+double median_of(Values v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 // Whether every run of an arm recorded the step.
@@ -30,13 +31,7 @@ StepThreadTuner::StepThreadTuner(size_t steps, double max_candidate_ms, bool wat
       none_(steps, 0) {}
 
 bool StepThreadTuner::one_thread_faster(std::vector<double> one, std::vector<double> all) {
-  if (one.empty() || all.empty()) return false;
-  const auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
-  return median(one) < median(all);
+  return !one.empty() && !all.empty() && median_of(std::move(one)) < median_of(std::move(all));
 }
 
 void StepThreadTuner::prepare(Tuning& t) const {

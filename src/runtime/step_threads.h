@@ -104,8 +104,6 @@ class StepThreadTuner {
   bool settled(int threads) const;
   /// Whether a run with `threads` has begun.
   bool started(int threads) const { return by_threads_.count(threads) != 0; }
-  /// The arm of the run begun last.
-  Arm arm() const { return arm_; }
 
   /// The decision rule: one thread when the median of `one` is below the
   /// median of `all` (both non-empty).

@@ -21,6 +21,7 @@
 #include "kernels/cpu/common/dot_simd.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "ir/graph.h"
+#include "support/omp_threads.h"
 
 namespace gec::kernels::cpu {
 
@@ -51,20 +52,6 @@ inline constexpr int64_t kSplitDotMacs = int64_t{1} << 19;
 /// scratchpad oneDNN's own. Errors: gec::Error (kInternal) naming `who`
 /// when oneDNN refuses the product.
 class ProductNt {
-  /// The calling thread's OpenMP count set to `n` for the scope, given back
-  /// after it (also when oneDNN throws).
-  struct OmpThreadsFor {
-    explicit OmpThreadsFor(int n) : before(omp_get_max_threads()) {
-      if (n != before) omp_set_num_threads(n);
-    }
-    ~OmpThreadsFor() {
-      if (omp_get_max_threads() != before) omp_set_num_threads(before);
-    }
-    OmpThreadsFor(const OmpThreadsFor&) = delete;
-    OmpThreadsFor& operator=(const OmpThreadsFor&) = delete;
-    const int before;
-  };
-
  public:
   /// `who`: the node and product, for errors (e.g. "LSTM 'rnn1' X W^T").
   void name(std::string who) { who_ = std::move(who); }
@@ -86,7 +73,7 @@ class ProductNt {
     bind(a_, a);
     bind(b_, b);
     bind(c_, c);
-    const OmpThreadsFor count(threads);
+    const ScopedOmpThreads count(threads);  // given back also when oneDNN throws
     try {
       mm_.execute(cpu_stream(), {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
       cpu_stream().wait();
@@ -110,7 +97,7 @@ class ProductNt {
       attr.set_post_ops(po);
     }
     try {
-      const OmpThreadsFor count(threads);  // oneDNN sizes a primitive by the creating thread's count
+      const ScopedOmpThreads count(threads);  // oneDNN sizes a primitive by the creating thread's count
       mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, cpu_engine()));
     } catch (const dnnl::error& e) {
       made_ = false;
