@@ -263,11 +263,19 @@ TEST(NnConv, NativeDepthwise1DMatchesOneDnn) {
 }
 
 
+/// The kernel a plain convolution of the MatMul form gets: the MatMul where
+/// oneDNN has its brgemm MatMul (AVX-512 here; elsewhere its MatMul is
+/// gemm-based, no faster than the convolution, and the convolution stays).
+std::string matmul_or_conv() {
+  return testing::cpu_has_avx512() ? "onednn.conv_as_matmul" : "onednn.conv";
+}
+
 /// The kernel name the matmul form plans for output Y `ys`
-/// [N, M, ...]: a handful of output positions per image run as dot products.
+/// [N, M, ...]: a handful of output positions per image run as dot products
+/// (any CPU), the others as matmul_or_conv().
 std::string matmul_form_impl(const Shape& ys, bool relu) {
   const int64_t per_image = shape_numel(ys) / (ys[0] * ys[1]);
-  const std::string base = per_image <= 4 ? "native.conv_as_dots" : "onednn.conv_as_matmul";
+  const std::string base = per_image <= 4 ? "native.conv_as_dots" : matmul_or_conv();
   return relu ? base + "+fused" : base;
 }
 
@@ -379,7 +387,7 @@ TEST(NnConv, MatmulFormPiecewiseActivationsMatchOneDnnPostOps) {
       r.attrs.push_back(ir::Attribute::Float("activation_alpha", a.alpha));
       r.attrs.push_back(ir::Attribute::Float("activation_beta", a.beta));
     }
-    EXPECT_EQ(planned_impl(r, {1, 16, 9, 7}, {1, 24, 9, 7}), "onednn.conv_as_matmul+fused") << a.op;
+    EXPECT_EQ(planned_impl(r, {1, 16, 9, 7}, {1, 24, 9, 7}), matmul_or_conv() + "+fused") << a.op;
     expect_default_kernel_matches_onednn(r, a.op);
   }
 }
@@ -451,25 +459,29 @@ std::vector<std::string> convolution_impls(const std::function<void()>& run) {
 // residual sum; 1-D and 2-D) get oneDNN's gemm-based implementation in
 // NCHW: the kernel runs them in the layout oneDNN prefers, between
 // reorders, where oneDNN has a better implementation there (`blocked`),
-// and keeps gemm where it has none (3 or 6 channels per group). Either way
+// and keeps gemm where it has none (3 or 6 channels per group; without
+// AVX-512 also 4 channels per group: its AVX2 kernels take groups of whole
+// 8-channel blocks only, `blocked` holds with AVX-512, `blocked_avx2`
+// without). Either way
 // the outputs are those of oneDNN's plain convolution (variant "post_op"),
 // with bias, activation and the residual Z added by the sum post-op.
 TEST(NnConv, PlainGemmConvolutionsRunInABlockedLayout) {
   struct Case {
     Shape x, w;
     std::vector<ir::Attribute> attrs;
-    bool bias, relu, residual, blocked;
+    bool bias, relu, residual, blocked, blocked_avx2;
   };
   using A = ir::Attribute;
   const std::vector<Case> cases = {
-      {{2, 8, 12, 10}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, false, true},
-      {{1, 16, 9, 9}, {32, 4, 3, 3}, {A::Int("group", 4), A::Ints("strides", {2, 2})}, false, false, false, true},
-      {{2, 8, 7, 11}, {8, 4, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, true, true},
-      {{2, 8, 7, 11}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, true, true},
-      {{2, 32, 20}, {32, 16, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1})}, true, true, false, true},
-      {{2, 12, 7, 11}, {12, 6, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, false, false},
-      {{2, 6, 20}, {6, 3, 3}, {A::Int("group", 2), A::Ints("pads", {2, 0})}, true, true, true, false},
+      {{2, 8, 12, 10}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, false, true, false},
+      {{1, 16, 9, 9}, {32, 4, 3, 3}, {A::Int("group", 4), A::Ints("strides", {2, 2})}, false, false, false, true, false},
+      {{2, 8, 7, 11}, {8, 4, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, true, true, false},
+      {{2, 8, 7, 11}, {8, 4, 3, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1, 1, 1})}, true, true, true, true, false},
+      {{2, 32, 20}, {32, 16, 3}, {A::Int("group", 2), A::Ints("pads", {1, 1})}, true, true, false, true, true},
+      {{2, 12, 7, 11}, {12, 6, 3, 1}, {A::Int("group", 2), A::Ints("pads", {1, 0, 1, 0})}, true, false, false, false, false},
+      {{2, 6, 20}, {6, 3, 3}, {A::Int("group", 2), A::Ints("pads", {2, 0})}, true, true, true, false, false},
   };
+  const bool avx512 = testing::cpu_has_avx512();
   for (const Case& k : cases) {
     const std::string trace = shape_str(k.x) + " * " + shape_str(k.w);
     ConvRun r = conv_run(k.x, k.w, k.attrs, k.bias, k.relu || k.residual);
@@ -491,7 +503,8 @@ TEST(NnConv, PlainGemmConvolutionsRunInABlockedLayout) {
     const std::vector<std::string> impls =
         convolution_impls([&] { got = run_op(r.op, r.in, r.attrs, 1, r.domain)[0]; });
     ASSERT_EQ(impls.size(), 1u) << trace;
-    EXPECT_EQ(impls[0].find("gemm") == std::string::npos, k.blocked) << trace << ": " << impls[0];
+    EXPECT_EQ(impls[0].find("gemm") == std::string::npos, avx512 ? k.blocked : k.blocked_avx2)
+        << trace << ": " << impls[0];
     ASSERT_EQ(got.shape(), want.shape()) << trace;
     expect_close(values<float>(got), values<float>(want), 1e-5f, 1e-5f);
   }
@@ -577,7 +590,7 @@ TEST(NnConv, OtherPlainFormsKeepTheConvolution) {
     n->attrs = k.attrs;
     n->output(0)->type = ir::TensorType::of(DType::kFloat32, k.y);
     EXPECT_EQ(kernels::create_kernel(*n, kernels::KernelConfig::for_node(*n))->impl_name(),
-              k.matmul ? "onednn.conv_as_matmul" : "onednn.conv")
+              k.matmul ? matmul_or_conv() : "onednn.conv")
         << shape_str(k.x) << " * " << shape_str(k.w);
   }
 }
@@ -1047,7 +1060,7 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
 // there, quicker to create; conv.cc kCheapCreationMaxOutputChannels); 48
 // outputs, a 1x1 kernel or nChw16c keep what oneDNN picks first. Checked
 // where this CPU has the brgemm kernels (AVX-512); elsewhere nothing
-// changes, which the last line checks.
+// changes, which the last lines check.
 TEST(NnConv, FewOutputChannelsInNhwcTakeTheCheaperKernel) {
   using L = ops::Layout;
   const auto impl = [](const DirectCase& k) {
@@ -1066,7 +1079,9 @@ TEST(NnConv, FewOutputChannelsInNhwcTakeTheCheaperKernel) {
     EXPECT_EQ(impl(pointwise).rfind("brgconv_1x1", 0), 0u) << impl(pointwise);
   }
   EXPECT_FALSE(kernels::is_reference_implementation(impl(narrow))) << impl(narrow);
-  EXPECT_FALSE(kernels::is_reference_implementation(impl(blocked))) << impl(blocked);
+  // nChw16c has oneDNN JIT kernels with AVX-512 only (the layout
+  // assignment moves such groups to nhwc elsewhere).
+  EXPECT_EQ(kernels::is_reference_implementation(impl(blocked)), !testing::cpu_has_avx512()) << impl(blocked);
 }
 
 TEST(NnConv, DirectIsChosenForSmallConvolutions) {
@@ -1160,6 +1175,123 @@ TEST(NnConv, DirectVariantWhereItCannotRunIsRefused) {
   const TensorView xv = x.view(), wv = w.view(), bv = b.view();
   expect_error([&] { kernels::evaluate_node(*n, {&xv, &wv, &bv}, 1, nullptr, direct_config(*n, L::kNChw16c, L::kNhwc, "direct")); },
                ErrorCode::kInvalidModel, "layout nChw16c for [1,24,8,8]");
+}
+
+// The winograd_nhwc variant (our own F(4x4, 3x3) Winograd convolution,
+// winograd_simd.h) against a double-precision loop of ONNX Conv-11 plus
+// FusedConv's residual and activation: outputs that fill no whole 4x4 tile
+// (odd sizes), channel counts that fill no whole vector (24 -> 40, 27 ->
+// 19), symmetric, zero and asymmetric pads (the window past X reads zeros),
+// batch 2, no bias, each activation the transform applies (Relu, Clip,
+// HardSwish) and one it leaves to the epilogue (Sigmoid), a map of 1922
+// tiles that runs in three blocks, on 1 and 2 threads. Tolerance 3e-5 of
+// the largest |y|: Winograd's transformed tiles reach about 10x the inputs,
+// and float32 rounds there (oneDNN's own Winograd is held to 2e-5 above).
+TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
+  using L = ops::Layout;
+  const std::vector<DirectCase> cases = {
+      {{1, 32, 12, 12}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc},
+      {{1, 24, 13, 10}, 40, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Relu"},
+      {{2, 27, 9, 11}, 19, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, false, true, "Clip", -0.5f, 1.f},
+      {{1, 48, 7, 15}, 64, 3, 3, {1, 1}, {2, 1, 0, 2}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "HardSwish"},
+      {{2, 32, 6, 5}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Sigmoid"},
+      {{2, 32, 124, 124}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+  };
+  for (const DirectCase& k : cases) {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, k);
+    const Shape ys = n->output(0)->type.static_shape();
+    const int64_t C = k.xs[1], M = k.m;
+    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
+        z(DType::kFloat32, ys);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
+    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
+    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+    float largest = 0;
+    const std::vector<float> want =
+        reference_conv2d(x, w, ys, {k.strides[0], k.strides[1]}, {k.pads[0], k.pads[1]},
+                         {k.dilations[0], k.dilations[1]}, k.bias ? b.as<float>() : nullptr,
+                         k.residual ? z.as<float>() : nullptr, k.act, k.alpha, k.beta, &largest);
+    const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
+    const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
+    std::vector<const TensorView*> views = {&xv, &wv};
+    if (k.bias || k.residual) views.push_back(k.bias ? &bv : nullptr);
+    if (k.residual) views.push_back(&zv);
+    const std::vector<float> expected = values<float>(to_layout(testing::make<float>(ys, want), k.out));
+    const kernels::KernelConfig config = direct_config(*n, k.in, k.out, "winograd_nhwc");
+    EXPECT_EQ(kernels::create_kernel(*n, config)->impl_name(),
+              k.act.empty() && !k.residual ? "native.winograd" : "native.winograd+fused");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " " + k.act + " threads " +
+                   std::to_string(threads));
+      const std::vector<Tensor> got = kernels::evaluate_node(*n, views, threads, nullptr, config);
+      expect_close(values<float>(got[0]), expected, 0.f, 3e-5f * largest);
+    }
+  }
+}
+
+// The compile-time choice takes winograd_nhwc for a 3x3, stride-1,
+// undilated, ungrouped convolution of constant weights between nhwc values
+// with at least 24 channels on each side and 9 output tiles per image,
+// where oneDNN's nhwc kernel for it is not a brgemm one (CPUs without
+// AVX-512; with it, nothing changes: oneDNN's kernels stay). Not for a
+// stride of 2, a 5x5 or dilated window, groups, 16 channels, a 7x7 map (4
+// tiles), plain or nChw16c layouts or weights fed as an input.
+TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
+  using L = ops::Layout;
+  const bool brgemm = testing::cpu_has_avx512();
+  struct Case {
+    DirectCase k;
+    bool chosen;  // without AVX-512
+  };
+  const std::vector<Case> cases = {
+      {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, true},
+      {{{1, 256, 14, 14}, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"}, true},
+      {{{1, 24, 28, 28}, 40, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc}, true},
+      {{{1, 64, 56, 56}, 64, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 64, 56, 56}, 64, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 16, 56, 56}, 16, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kPlain, L::kPlain}, false},
+      {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c}, false},
+  };
+  for (const Case& c : cases) {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, c.k);
+    const std::string v = kernels::choose_variant(*n, direct_config(*n, c.k.in, c.k.out, ""));
+    EXPECT_EQ(v == "winograd_nhwc", c.chosen && !brgemm)
+        << shape_str(c.k.xs) << " -> " << c.k.m << " " << c.k.kh << "x" << c.k.kw << " stride " << c.k.strides[0]
+        << " " << ops::layout_name(c.k.in) << ": " << v;
+  }
+  ir::Graph g;
+  ir::Node* grouped = direct_case_node(g, {{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc});
+  grouped->attrs.push_back(ir::Attribute::Int("group", 2));
+  grouped->set_input(1, g.add_constant("w2", Tensor(DType::kFloat32, {64, 32, 3, 3})));
+  EXPECT_NE(kernels::choose_variant(*grouped, direct_config(*grouped, L::kNhwc, L::kNhwc, "")), "winograd_nhwc");
+  ir::Graph g2;
+  ir::Node* fed = direct_case_node(g2, {{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc});
+  fed->set_input(1, g2.add_value("w_fed", fed->input(1)->type));
+  EXPECT_NE(kernels::choose_variant(*fed, direct_config(*fed, L::kNhwc, L::kNhwc, "")), "winograd_nhwc");
+}
+
+// The winograd_nhwc variant where it cannot run is a clear error naming the
+// node: beside another variant, with oneDNN's post-op activation, or with a
+// non-nhwc layout.
+TEST(NnConv, WinogradNhwcVariantWhereItCannotRunIsRefused) {
+  using L = ops::Layout;
+  const DirectCase k{{1, 24, 8, 8}, 24, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Relu"};
+  ir::Graph g;
+  ir::Node* n = direct_case_node(g, k);
+  for (const std::string& v : {std::string("winograd_nhwc+direct"), std::string("winograd_nhwc+winograd_nhwc")})
+    expect_error([&] { kernels::create_kernel(*n, direct_config(*n, L::kNhwc, L::kNhwc, v)); },
+                 ErrorCode::kInvalidModel, "node 'conv' (com.graphengine::FusedConv): kernel variant");
+  for (const kernels::KernelConfig& c : {direct_config(*n, L::kNhwc, L::kNhwc, "winograd_nhwc+post_op"),
+                                         direct_config(*n, L::kNChw16c, L::kNChw16c, "winograd_nhwc"),
+                                         direct_config(*n, L::kPlain, L::kPlain, "winograd_nhwc")})
+    expect_error([&] { kernels::create_kernel(*n, c); }, ErrorCode::kInvalidModel,
+                 "node 'conv' (com.graphengine::FusedConv): the winograd_nhwc variant needs group 1, nhwc input and output");
 }
 
 }  // namespace

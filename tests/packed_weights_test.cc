@@ -97,8 +97,10 @@ TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
 // .gom stores ("onednn-wino/..." layouts) and a session reads in place,
 // packing nothing; the outputs match the direct kernels' compile
 // (--disable-pass winograd, direct_conv and nhwc_conv: no variant at all) and a -O0 compile (plain, no packing) within
-// float32 rounding of sums over 576 products. Without Winograd kernels (no
-// AVX-512) no step gets the variant and the rest still holds.
+// float32 rounding of sums over 576 products. Without oneDNN's Winograd
+// kernels (no AVX-512) the steps are nhwc and get the winograd_nhwc variant
+// (our own kernel, "gec.winograd/..." layouts) instead, and the rest holds
+// the same way.
 TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   onnx::ModelProto m = ob::new_model(13);
   auto* g = m.mutable_graph();
@@ -129,8 +131,19 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
     }
   for (const auto& p : lm.packed_weights) wino_copies += p.layout.rfind("onednn-wino/", 0) == 0;
   EXPECT_EQ(wino_copies, winograd_steps);
+  // Without AVX-512 our own Winograd kernel (winograd_nhwc) takes them, its
+  // transformed weights stored the same way.
+  int native_steps = 0, native_copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "winograd_nhwc") {
+      ++native_steps;
+      EXPECT_EQ(st.kernel.rfind("native.winograd", 0), 0u) << st.kernel;
+    }
+  for (const auto& p : lm.packed_weights) native_copies += p.layout.rfind("gec.winograd/", 0) == 0;
+  EXPECT_EQ(native_copies, native_steps);
   // The compile report counts them; with the variant off it has no entry.
   EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["winograd"].get<int>(), winograd_steps);
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["winograd_nhwc"].get<int>(), native_steps);
   EXPECT_FALSE(nlohmann::json::parse(direct.report_json).contains("kernel_variants"));
   const model::LoadedModel direct_lm = model::read_gom_bytes(direct.gom);
   for (const schedule::Step& st : direct_lm.execution_plan.graphs[0].steps) EXPECT_EQ(st.variant, "") << st.kernel;

@@ -122,7 +122,8 @@ TEST(SharedPlans, NoOneDnnPrimitiveRunsAReferenceImplementation) {
       EXPECT_FALSE(kernels::is_reference_implementation(f[4])) << f[3] << " ran " << f[4] << ": " << line;
     }
   }
-  EXPECT_GT(executed, 300) << "the shared models run several hundred oneDNN primitives";
+  // (Fewer where convolutions run on our own loops: 291 without AVX-512.)
+  EXPECT_GT(executed, 200) << "the shared models run a few hundred oneDNN primitives";
 }
 
 }  // namespace

@@ -313,8 +313,9 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   };
   const bool layouts_on = enabled("layout_propagation");
   // Kernel variants (-O2 and up, each unless --disable-pass names its
-  // stage): Winograd convolutions where oneDNN's pay (kernels/cpu/nn/conv.cc;
-  // the layout assignment weighs them too), ... A variant turned off leaves
+  // stage): Winograd convolutions where oneDNN's pay, or our own in nhwc
+  // where oneDNN has none (kernels/cpu/nn/conv.cc; the layout assignment
+  // weighs oneDNN's too), ... A variant turned off leaves
   // its convolutions on oneDNN's default kernel, never on another variant.
   const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv");
   // ... small convolutions on our own loops instead of a oneDNN primitive
@@ -325,7 +326,8 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   if (winograd_on || direct_on || nhwc_on)
     choose_variant = [winograd_on, direct_on, nhwc_on](const ir::Node& n, const kernels::KernelConfig& c) {
       const std::string v = kernels::choose_variant(n, c);
-      return (v == "winograd" && !winograd_on) || (v == "direct" && !direct_on) || (v == "nhwc" && !nhwc_on)
+      return ((v == "winograd" || v == "winograd_nhwc") && !winograd_on) || (v == "direct" && !direct_on) ||
+                     (v == "nhwc" && !nhwc_on)
                  ? std::string()
                  : v;
     };
@@ -409,6 +411,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     variants["winograd"] = variants.value("winograd", 0);
     variants["direct"] = variants.value("direct", 0);
     variants["nhwc"] = variants.value("nhwc", 0);
+    variants["winograd_nhwc"] = variants.value("winograd_nhwc", 0);
     report["kernel_variants"] = variants;
   }
 

@@ -152,6 +152,10 @@ bool fast_implementation(const std::string& impl) {
   return !impl.empty() && impl != "unsupported" && !kernels::is_reference_implementation(impl);
 }
 
+/// A fast implementation that is not gemm-based: oneDNN also has a gemm
+/// convolution for nhwc (on CPUs without AVX-512), no faster than plain's.
+bool fast_nhwc(const std::string& impl) { return fast_implementation(impl) && impl.find("gemm") == std::string::npos; }
+
 /// An operand [n,c,1,1] (fewer dims count as leading 1s; n in {1,N}, c in
 /// {1,C}) of a broadcast to the 4-D float32 `out` [N,C,H,W]: it has the
 /// same bytes in every layout, and a kernel with a non-plain output reads
@@ -444,6 +448,32 @@ class LayoutGroups {
         if (group > 1 && !(group == channels(x) && group == channels(y))) unweighed.insert(root(y));
       }
     }
+    // A group whose convolutions this target runs fast in nhwc but not in
+    // nChw16c goes nhwc whatever the weighing below says: oneDNN 2.6 has
+    // nChw16c JIT convolutions for AVX-512 only, while on AVX2 its
+    // jit:avx2 / jit_1x1:avx2 / jit_dw:avx2 kernels take nhwc (an AVX2
+    // EPYC: ResNet-50 in plain NCHW ran each convolution between two
+    // internal reorders and its MaxPool on oneDNN's simple_nchw, 8.5 ms).
+    std::unordered_set<const ir::Value*> no16;  // roots of such groups
+    if (query)
+      for (const ir::Node* n : convs) {
+        const ir::Value* y = n->output(0);
+        if (!parent_.count(y) || no16.count(root(y))) continue;
+        if (!fast_implementation(query(*n, ops::Layout::kNChw16c, ops::Layout::kNChw16c)) &&
+            fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc)))
+          no16.insert(root(y));
+      }
+    // So does a first convolution's (1-3 input channels, a plain src) output
+    // group: on AVX2 it would run plain with two internal reorders.
+    if (query)
+      for (const ir::Node* n : first_convs) {
+        const ir::Value* y = n->output(0);
+        if (!parent_.count(y) || no16.count(root(y))) continue;
+        if (!fast_implementation(query(*n, ops::Layout::kPlain, ops::Layout::kNChw16c)) &&
+            (fast_nhwc(query(*n, ops::Layout::kPlain, ops::Layout::kNhwc)) ||
+             fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc))))
+          no16.insert(root(y));
+      }
     std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats or Winograd convolutions win
     for (const auto& [r, n] : concat_elems)
       if (n >= odd_elems[r]) keep16.insert(r);
@@ -496,6 +526,7 @@ class LayoutGroups {
     }
     for (const auto& [r, gain] : nhwc_gain)
       if (gain > 0 && !unweighed.count(r)) channels_last_.insert(r);
+    channels_last_.insert(no16.begin(), no16.end());
   }
 
   /// nChw16c or nhwc for a value of layout_shape.

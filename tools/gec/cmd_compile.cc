@@ -52,6 +52,8 @@ void print_table(const nlohmann::json& r) {
   if (r.contains("kernel_variants")) {
     std::printf("winograd: %lld convolutions on oneDNN's Winograd kernel\n",
                 r["kernel_variants"].value("winograd", 0LL));
+    std::printf("winograd_nhwc: %lld convolutions on the native Winograd kernel (nhwc)\n",
+                r["kernel_variants"].value("winograd_nhwc", 0LL));
     std::printf("direct: %lld small convolutions on the native direct loops\n",
                 r["kernel_variants"].value("direct", 0LL));
     std::printf("nhwc: %lld strided blocked convolutions on oneDNN's nhwc kernel between reorders\n",

@@ -45,6 +45,7 @@
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/cpu/nn/direct_conv_simd.h"
+#include "kernels/cpu/nn/winograd_simd.h"
 #include "kernels/cpu/elementwise/elementwise_simd.h"
 #include "kernels/kernel.h"
 #include "ops/fused_conv.h"
@@ -580,6 +581,48 @@ bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   return (1.0 - kNhwcStridedShare) * flops > kNhwcReorderFlopsPerElement * moved;
 }
 
+/// The native Winograd variant ("winograd_nhwc", winograd_simd.h) takes a
+/// convolution with at least this many input and output channels ...
+constexpr int64_t kWinogradNhwcMinChannels = 24;
+/// ... and at least this many 4x4 output tiles per image. Measured here (an
+/// AVX2 EPYC, 2 threads, against oneDNN 2.6's jit:avx2 nhwc kernel, ReLU
+/// fused): 64-256 channels over 14x14-56x56 outputs 0.39-0.48x its time,
+/// 24 -> 40 at 56x56 0.67x, 256 and 384 channels over 9 tiles (10x10,
+/// 12x12) 0.56-0.67x, 512 over 4 tiles (7x7) 2.1x; 16 channels 0.90-0.96x,
+/// 8 -> 16 1.39x.
+constexpr int64_t kWinogradNhwcMinTiles = 9;
+/// Tiles per block of the native Winograd convolution: the transformed
+/// inputs and outputs of a block (36 x tiles x (C + K) floats) stay within
+/// this many bytes of the run's scratch memory, so a large map (a detector
+/// at 640x640) does not need its whole transform at once.
+constexpr size_t kWinogradNhwcBlockBytes = 8u << 20;
+
+/// Whether a Conv / FusedConv takes the "winograd_nhwc" variant: 3x3,
+/// stride 1, undilated, ungrouped, a constant W, static shapes, X and Y
+/// planned nhwc, at least kWinogradNhwcMinChannels channels on both sides
+/// and kWinogradNhwcMinTiles output tiles per image, on a CPU where
+/// oneDNN's nhwc convolution for it is not a brgemm one (there, with
+/// AVX-512, the layout assignment prefers nChw16c and oneDNN's own
+/// Winograd; a native one beside brgemm was not measured).
+bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  if (!s || config.input_layout(0) != ops::Layout::kNhwc || config.output_layout(0) != ops::Layout::kNhwc) return false;
+  const Shape &xs = s->xs, &ws = s->ws, &ys = s->ys;
+  if (ws[2] != 3 || ws[3] != 3 || ws[0] < kWinogradNhwcMinChannels || ws[1] < kWinogradNhwcMinChannels) return false;
+  const int64_t tiles = ((ys[2] + winograd_simd::kOut - 1) / winograd_simd::kOut) *
+                        ((ys[3] + winograd_simd::kOut - 1) / winograd_simd::kOut);
+  if (tiles < kWinogradNhwcMinTiles || shape_numel(xs) <= 0) return false;
+  try {
+    std::vector<int64_t> wk{3, 3};
+    const ops::WindowAttrs a = ops::resolve_window_attrs(ops::read_window_attrs(n), 2, &wk, n.describe());
+    for (size_t i = 0; i < 2; ++i)
+      if (a.strides[i] != 1 || a.dilations[i] != 1) return false;
+  } catch (const Error&) {  // attributes the kernel would refuse
+    return false;
+  }
+  return !is_brgemm_implementation(conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc));
+}
+
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
 /// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
 /// convolution planned nChw16c -> nChw16c with at least
@@ -601,11 +644,15 @@ bool nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// another order through transformed tiles: results differ from the direct
 /// convolution by float32 rounding (measured on 64-512 channels: max error
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
+/// Before both, "winograd_nhwc" where winograd_nhwc_pays (our own Winograd
+/// convolution over nhwc X and Y, on CPUs where oneDNN has no Winograd
+/// kernel for any layout of it: it has one for nChw16c on AVX-512 only).
 /// Otherwise "direct" where direct_pays (a small convolution on our own
 /// loops; Winograd wins where both apply), "nhwc" where nhwc_pays (a
 /// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
 /// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
+  if (winograd_nhwc_pays(n, config)) return "winograd_nhwc";
   const std::string d = direct_pays(n, config) ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c || !s)
@@ -654,18 +701,20 @@ class ConvKernel final : public Kernel {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
       const std::string token = config.variant.substr(b, e - b);
-      if (token == "winograd" && !winograd_ && !direct_ && !nhwc_)
+      if (token == "winograd" && !winograd_ && !direct_ && !nhwc_ && !wino_nhwc_)
         winograd_ = true;
-      else if (token == "direct" && !direct_ && !winograd_ && !nhwc_)
+      else if (token == "winograd_nhwc" && !winograd_ && !direct_ && !nhwc_ && !wino_nhwc_)
+        wino_nhwc_ = true;
+      else if (token == "direct" && !direct_ && !winograd_ && !nhwc_ && !wino_nhwc_)
         direct_ = true;
-      else if (token == "nhwc" && !nhwc_ && !winograd_ && !direct_)
+      else if (token == "nhwc" && !nhwc_ && !winograd_ && !direct_ && !wino_nhwc_)
         nhwc_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
         fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
-                                           "' is not winograd, direct, nhwc, post_op or kernel (joined by +, each "
-                                           "once; winograd, direct and nhwc exclude each other)");
+                                           "' is not winograd, winograd_nhwc, direct, nhwc, post_op or kernel (joined by "
+                                           "+, each once; the first four exclude each other)");
       b = e + 1;
     }
     if ((winograd_ || nhwc_) && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
@@ -673,6 +722,10 @@ class ConvKernel final : public Kernel {
            desc_ + ": the " + (winograd_ ? "winograd" : "nhwc") + " variant needs nChw16c input and output");
     w_constant_ = constant_input(n, 1);
     b_constant_ = constant_input(n, 2);
+    if (wino_nhwc_ && (group_ != 1 || src_layout_ != ops::Layout::kNhwc || dst_layout_ != ops::Layout::kNhwc ||
+                       act_impl_ == "post_op"))
+      fail(ErrorCode::kInvalidModel, desc_ + ": the winograd_nhwc variant needs group 1, nhwc input and output and "
+                                             "the activation outside oneDNN");
     if (direct_ && (group_ != 1 || dst_layout_ == ops::Layout::kPlain || act_impl_ == "post_op"))
       fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs group 1, an nhwc or nChw16c output and "
                                              "the activation outside oneDNN");
@@ -730,6 +783,8 @@ class ConvKernel final : public Kernel {
     require_f32(desc_, w.dtype);
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
+    wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
+    if (wino_now_) return;
     if (native_dw_) {
       if ((x.shape.size() != 4 && x.shape.size() != 3) || y.shape.size() != x.shape.size() ||
           w.shape.size() != x.shape.size())
@@ -775,6 +830,7 @@ class ConvKernel final : public Kernel {
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (direct_) return run_direct(ctx, x, w, b, z, y);
+    if (wino_now_) return run_winograd(ctx, x, w, b, z, y);
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
     if (blocked_) return run_blocked(x, w, b, z, y, ctx);
@@ -792,6 +848,10 @@ class ConvKernel final : public Kernel {
   void pack_constants(const KernelContext& ctx) override {
     if (direct_) {
       if (!empty_ && w_constant_ && ctx.in(1).data) direct_weights(ctx, ctx.in(1));
+      return;
+    }
+    if (wino_now_) {
+      if (w_constant_ && ctx.in(1).data) winograd_weights(ctx, ctx.in(1));
       return;
     }
     if (!empty_ && !native_dw_ && (matmul_ == MatmulForm::kNone || conv_at_run_)) weights_.pack_constant(ctx, 1);
@@ -841,6 +901,7 @@ class ConvKernel final : public Kernel {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
+    if (wino_nhwc_) return residual_ || !act_.op.empty() ? "native.winograd+fused" : "native.winograd";
     if (matmul_ != MatmulForm::kNone && dots_named_)
       return act_.op.empty() ? "native.conv_as_dots" : "native.conv_as_dots+fused";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
@@ -871,61 +932,170 @@ class ConvKernel final : public Kernel {
   }
 
   /// W's packed copy for the direct loops: [KH][KW][IC][OCp] floats, zero
-  /// past OC (direct_conv_simd.h). A constant W is packed once for every
-  /// run context of the model (ctx.shared_weights), or read in place from
-  /// the offline model where the compiler stored it (layout
-  /// "gec.direct/<kOcGroup>/[OC,IC,KH,KW]"); its plain copy is then
-  /// released. W fed or computed in the graph is packed into this kernel's
-  /// own buffer at each run.
+  /// past OC (direct_conv_simd.h), through packed_weights.
   const float* direct_weights(const KernelContext& ctx, const TensorView& w) {
     if (direct_w_ && direct_w_from_ == w.data && w_constant_) return direct_w_;
     const direct_conv_simd::Geometry& g = direct_geo_;
     const int64_t taps = g.KH * g.KW;
-    const size_t floats = static_cast<size_t>(taps * g.IC * g.OCp), bytes = floats * sizeof(float);
-    const auto pack = [&](float* out) {
+    const size_t floats = static_cast<size_t>(taps * g.IC * g.OCp);
+    const std::string layout = "gec.direct/" + std::to_string(direct_conv_simd::kOcGroup) + "/" + shape_str(w.shape);
+    direct_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
       std::fill(out, out + floats, 0.f);
       const float* ws = w.as<const float>();
       for (int64_t oc = 0; oc < g.OC; ++oc)
         for (int64_t ic = 0; ic < g.IC; ++ic)
           for (int64_t t = 0; t < taps; ++t) out[(t * g.IC + ic) * g.OCp + oc] = ws[(oc * g.IC + ic) * taps + t];
-    };
+    });
+    direct_w_from_ = w.data;
+    return direct_w_;
+  }
+
+  /// W's Winograd transform for the winograd_nhwc variant: U [36][C][K]
+  /// floats (winograd_simd.h), through packed_weights.
+  const float* winograd_weights(const KernelContext& ctx, const TensorView& w) {
+    if (wino_w_ && wino_w_from_ == w.data && w_constant_) return wino_w_;
+    const int64_t K = w.shape[0], C = w.shape[1];
+    const size_t floats = static_cast<size_t>(winograd_simd::kElems * C * K);
+    wino_w_ = packed_weights(ctx, w, "gec.winograd/F4x3/" + shape_str(w.shape), floats,
+                             [&](float* out) { winograd_simd::transform_weights(w.as<const float>(), K, C, out); });
+    wino_w_from_ = w.data;
+    return wino_w_;
+  }
+
+  /// `floats` floats that `pack` fills from W, in the layout named `layout`
+  /// (SharedWeights::Packed::layout). A constant W is packed once for every
+  /// run context of the model (ctx.shared_weights), or read in place from
+  /// the offline model where the compiler stored it in that layout; its
+  /// plain copy is then released. W fed or computed in the graph is packed
+  /// into this kernel's own buffer at each run.
+  const float* packed_weights(const KernelContext& ctx, const TensorView& w, const std::string& layout, size_t floats,
+                              const std::function<void(float*)>& pack) {
+    const size_t bytes = floats * sizeof(float);
     SharedWeights* shared = w_constant_ ? shared_weights_for(ctx, 1) : nullptr;
     if (!shared) {
       own_w_.resize(floats);
       pack(own_w_.data());
-      direct_w_ = own_w_.data();
-    } else {
-      struct DirectPacked {
-        std::string layout;
-        std::vector<float> own;       // packed here, or
-        const float* data = nullptr;  // the offline model's stored copy
-      };
-      static const char kKind = 0;  // DirectPacked entries
-      const std::string layout = "gec.direct/" + std::to_string(direct_conv_simd::kOcGroup) + "/" + shape_str(w.shape);
-      shared_w_ = shared->find_or_make(
-          w.data, &kKind, [&](const void* e) { return static_cast<const DirectPacked*>(e)->layout == layout; },
-          [&](const SharedWeights::Packed& stored) -> std::shared_ptr<const void> {
-            if (stored.layout != layout || stored.bytes != bytes ||
-                reinterpret_cast<uintptr_t>(stored.data) % alignof(float) != 0)
-              return nullptr;
-            auto p = std::make_shared<DirectPacked>();
-            p->layout = layout;
-            p->data = static_cast<const float*>(stored.data);
-            return p;
-          },
-          [&]() {
-            auto p = std::make_shared<DirectPacked>();
-            p->layout = layout;
-            p->own.resize(floats);
-            pack(p->own.data());
-            p->data = p->own.data();
-            shared->release_plain(w.data, w.bytes());
-            return SharedWeights::Entry{p, {layout, p->data, bytes}};
-          });
-      direct_w_ = static_cast<const DirectPacked*>(shared_w_.get())->data;
+      return own_w_.data();
     }
-    direct_w_from_ = w.data;
-    return direct_w_;
+    struct Packed {
+      std::string layout;
+      std::vector<float> own;       // packed here, or
+      const float* data = nullptr;  // the offline model's stored copy
+    };
+    static const char kKind = 0;  // Packed entries
+    shared_w_ = shared->find_or_make(
+        w.data, &kKind, [&](const void* e) { return static_cast<const Packed*>(e)->layout == layout; },
+        [&](const SharedWeights::Packed& stored) -> std::shared_ptr<const void> {
+          if (stored.layout != layout || stored.bytes != bytes ||
+              reinterpret_cast<uintptr_t>(stored.data) % alignof(float) != 0)
+            return nullptr;
+          auto p = std::make_shared<Packed>();
+          p->layout = layout;
+          p->data = static_cast<const float*>(stored.data);
+          return p;
+        },
+        [&]() {
+          auto p = std::make_shared<Packed>();
+          p->layout = layout;
+          p->own.resize(floats);
+          pack(p->own.data());
+          p->data = p->own.data();
+          shared->release_plain(w.data, w.bytes());
+          return SharedWeights::Entry{p, {layout, p->data, bytes}};
+        });
+    return static_cast<const Packed*>(shared_w_.get())->data;
+  }
+
+  /// The winograd_nhwc variant's plan for these shapes and thread count
+  /// (its geometry, blocks and MatMuls); false when the shapes are not a
+  /// 3x3, stride-1, undilated 2-D convolution (oneDNN's then runs).
+  bool plan_winograd(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
+    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 || ws[1] != xs[1] ||
+        ys[1] != ws[0] || ys[0] != xs[0])
+      return false;
+    std::vector<int64_t> wk{3, 3};
+    const ops::WindowAttrs a = ops::resolve_window_attrs(raw_, 2, &wk, desc_);
+    for (size_t i = 0; i < 2; ++i)
+      if (a.strides[i] != 1 || a.dilations[i] != 1) return false;
+    const ops::WindowGeom geo = ops::window_geometry(desc_, a, Shape{xs[2], xs[3]});
+    winograd_simd::Geometry g =
+        winograd_simd::make_geometry(xs[0], xs[1], xs[2], xs[3], ws[0], ys[2], ys[3], geo.pad_begin[0], geo.pad_begin[1]);
+    using direct_conv_simd::Activation;
+    simd::PiecewiseOp pw;
+    if (act_.op == "Relu")
+      g.act = Activation::kRelu;
+    else if (piecewise_activation(act_, &pw, &g.act_alpha, &g.act_beta))
+      g.act = direct_conv_simd::piecewise(pw);
+    if (!act_.op.empty() && g.act == Activation::kNone && !epilogue_)
+      epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    const int64_t T = g.tiles(), per_tile = winograd_simd::kElems * (g.C + g.K) * int64_t{sizeof(float)};
+    // Blocks of equal size (the last one's spare rows are products of
+    // stale values, never read back).
+    const int64_t most = std::clamp<int64_t>(static_cast<int64_t>(kWinogradNhwcBlockBytes) / per_tile, 1, T);
+    const int64_t blocks = (T + most - 1) / most, block = (T + blocks - 1) / blocks;
+    const bool same = wino_.C == g.C && wino_.K == g.K && wino_block_ == block && wino_threads_ == threads;
+    if (wino_.C != g.C || wino_.K != g.K) wino_w_ = nullptr;  // W of another shape: transformed again
+    wino_ = g;
+    wino_block_ = block;
+    if (same) return true;
+    wino_threads_ = threads;
+    const auto make = [&](int64_t rows, dnnl::matmul* mm, Scratchpad* sp) {
+      using dt = memory::data_type;
+      using tag = memory::format_tag;
+      const memory::desc v({winograd_simd::kElems, rows, g.C}, dt::f32, tag::abc),
+          u({winograd_simd::kElems, g.C, g.K}, dt::f32, tag::abc), m({winograd_simd::kElems, rows, g.K}, dt::f32, tag::abc);
+      try {
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v, u, m), Scratchpad::attr(), cpu_engine());
+        *mm = dnnl::matmul(pd);
+        sp->set(pd.scratchpad_desc());
+        wino_args_ = {{DNNL_ARG_SRC, unbound_memory(v)}, {DNNL_ARG_WEIGHTS, unbound_memory(u)},
+                      {DNNL_ARG_DST, unbound_memory(m)}};
+      } catch (const dnnl::error& e) {
+        rethrow_dnnl(desc_, "create the Winograd products for X " + shape_str(xs), e);
+      }
+    };
+    make(block, &wino_mm_, &wino_scratch_);
+    return true;
+  }
+
+  /// The winograd_nhwc variant: per block of tiles, the input transform
+  /// (tiles in parallel), the 36 products (one MatMul), the output
+  /// transform with B, Z and the activation (tiles in parallel); then an
+  /// activation the transform does not apply, in place.
+  void run_winograd(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
+                    const TensorView* z, TensorView& y) {
+    const winograd_simd::Geometry& g = wino_;
+    const float* u = winograd_weights(ctx, w);
+    const int64_t T = g.tiles(), block = wino_block_;
+    const size_t v_bytes = align64(static_cast<size_t>(winograd_simd::kElems * block * g.C) * sizeof(float)),
+                 m_bytes = align64(static_cast<size_t>(winograd_simd::kElems * block * g.K) * sizeof(float));
+    std::unordered_map<int, memory>& args = wino_args_;
+    auto* base = static_cast<uint8_t*>(wino_scratch_.bind_with(args, ctx.scratch, v_bytes + m_bytes));
+    float* v = reinterpret_cast<float*>(base);
+    float* m = reinterpret_cast<float*>(base + v_bytes);
+    bind(args[DNNL_ARG_SRC], v);
+    bind(args[DNNL_ARG_WEIGHTS], u);
+    bind(args[DNNL_ARG_DST], m);
+    const float* xs = x.as<const float>();
+    const float* bs = b ? b->as<const float>() : nullptr;
+    const float* zs = z ? z->as<const float>() : nullptr;
+    float* ys = y.as<float>();
+    for (int64_t first = 0; first < T; first += block) {
+      const int64_t count = std::min(block, T - first);
+      parallel_ranges(
+          count, ctx.num_threads,
+          [&](int64_t t0, int64_t t1) { winograd_simd::transform_input(g, xs, v, first, block, first + t0, first + t1); },
+          count * g.C * winograd_simd::kElems);
+      wino_mm_.execute(cpu_stream(), args);
+      cpu_stream().wait();
+      parallel_ranges(
+          count, ctx.num_threads,
+          [&](int64_t t0, int64_t t1) {
+            winograd_simd::transform_output(g, m, first, block, bs, zs, ys, first + t0, first + t1);
+          },
+          count * g.K * winograd_simd::kElems);
+    }
+    if (epilogue_) epilogue_->run(y, ctx.num_threads);
   }
 
   /// B as OCp floats, zero past OC (and all zero without B).
@@ -1469,6 +1639,16 @@ class ConvKernel final : public Kernel {
   dnnl::reorder to_blocked_src_, to_blocked_dst_, to_plain_dst_;
   size_t src_bytes_ = 0, blocked_bytes_ = 0;      //   X's copy, both copies: in the run's scratch
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
+  bool wino_nhwc_ = false;                        // the winograd_nhwc variant (conv_variant_choice)
+  bool wino_now_ = false;                         //   and these shapes take it (plan_winograd)
+  winograd_simd::Geometry wino_;                  //   for these shapes
+  int64_t wino_block_ = 0;                        //   tiles per block
+  int wino_threads_ = 0;                          //   the OpenMP count its MatMuls were made with
+  dnnl::matmul wino_mm_;                          //   the 36 products of a block
+  Scratchpad wino_scratch_;                       //   its oneDNN scratchpad
+  std::unordered_map<int, memory> wino_args_;
+  const float* wino_w_ = nullptr;                 //   W transformed (winograd_weights)
+  const void* wino_w_from_ = nullptr;             //   the W it was transformed from
   bool direct_ = false;                           // the direct variant: our own loop (run_direct)
   direct_conv_simd::Geometry direct_geo_;         //   for these shapes
   const float* direct_w_ = nullptr;               //   W packed (direct_weights): shared_w_'s or own_w_

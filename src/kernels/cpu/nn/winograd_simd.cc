@@ -1,0 +1,229 @@
+// Highway loops of the native F(4x4, 3x3) Winograd convolution's input and
+// output transforms (winograd_simd.h), compiled per SIMD target and picked
+// at run time like direct_conv_simd.cc. Channels run along the vector
+// lanes (X and Y are nhwc: a pixel's channels are contiguous); a channel
+// count that is not a multiple of the vector width ends in one vector read
+// and written through a stack buffer, so no lane outside a pixel is
+// touched (the next pixel may be another thread's).
+//
+// The matrices are Lavin and Gray's (CVPR 2016, section 4.2) for F(4x4,
+// 3x3) with interpolation points 0, +-1, +-2 and infinity:
+//   B^T = [4  0 -5  0 1 0]      G = [ 1/4     0     0]   A^T = [1 1  1 1  1 0]
+//         [0 -4 -4  1 1 0]          [-1/6  -1/6  -1/6]         [0 1 -1 2 -2 0]
+//         [0  4 -4 -1 1 0]          [-1/6   1/6  -1/6]         [0 1  1 4  4 0]
+//         [0 -2 -1  2 1 0]          [1/24  1/12   1/6]         [0 1 -1 8 -8 1]
+//         [0  2 -1 -2 1 0]          [1/24 -1/12   1/6]
+//         [0  4  0 -5 0 1]          [   0     0     1]
+// V = B^T d B, U = G g G^T, Y = A^T (U . V) A, each 2-D product applied as
+// a pass over rows and then one over columns.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/nn/winograd_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#include "kernels/cpu/nn/winograd_simd.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+HWY_BEFORE_NAMESPACE();
+namespace gec::kernels::cpu::winograd_simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using direct_conv_simd::Activation;
+
+// B^T applied to six values (a row or a column of a 6x6 tile).
+template <class D, class V>
+HWY_INLINE void InputPass(D d, const V* i, V* o) {
+  const V four = hn::Set(d, 4.f), five = hn::Set(d, 5.f), two = hn::Set(d, 2.f);
+  o[0] = hn::Add(hn::NegMulAdd(five, i[2], hn::Mul(four, i[0])), i[4]);
+  o[1] = hn::NegMulAdd(four, hn::Add(i[1], i[2]), hn::Add(i[3], i[4]));
+  o[2] = hn::MulAdd(four, hn::Sub(i[1], i[2]), hn::Sub(i[4], i[3]));
+  o[3] = hn::MulAdd(two, hn::Sub(i[3], i[1]), hn::Sub(i[4], i[2]));
+  o[4] = hn::NegMulAdd(two, hn::Sub(i[3], i[1]), hn::Sub(i[4], i[2]));
+  o[5] = hn::Add(hn::NegMulAdd(five, i[3], hn::Mul(four, i[1])), i[5]);
+}
+
+// A^T applied to six values: four outputs.
+template <class D, class V>
+HWY_INLINE void OutputPass(D d, const V* m, V* o) {
+  const V two = hn::Set(d, 2.f), four = hn::Set(d, 4.f), eight = hn::Set(d, 8.f);
+  const V s12 = hn::Add(m[1], m[2]), d12 = hn::Sub(m[1], m[2]);
+  const V s34 = hn::Add(m[3], m[4]), d34 = hn::Sub(m[3], m[4]);
+  o[0] = hn::Add(hn::Add(m[0], s12), s34);
+  o[1] = hn::MulAdd(two, d34, d12);
+  o[2] = hn::MulAdd(four, s34, s12);
+  o[3] = hn::Add(hn::MulAdd(eight, d34, d12), m[5]);
+}
+
+// `lanes` channels at p (all of a vector, or the last few through a buffer).
+template <class D>
+HWY_INLINE hn::Vec<D> LoadPart(D d, const float* p, int64_t lanes) {
+  if (lanes == static_cast<int64_t>(hn::Lanes(d))) return hn::LoadU(d, p);
+  HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+  std::memcpy(buf, p, static_cast<size_t>(lanes) * sizeof(float));
+  return hn::Load(d, buf);
+}
+template <class D>
+HWY_INLINE void StorePart(D d, hn::Vec<D> v, float* p, int64_t lanes) {
+  if (lanes == static_cast<int64_t>(hn::Lanes(d))) return hn::StoreU(v, d, p);
+  HWY_ALIGN float buf[hn::MaxLanes(d)];
+  hn::Store(v, d, buf);
+  std::memcpy(p, buf, static_cast<size_t>(lanes) * sizeof(float));
+}
+
+void TransformInput(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
+                    int64_t t_end) {
+  const hn::ScalableTag<float> d;
+  using Vec = hn::Vec<decltype(d)>;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t per_image = g.tiles_h * g.tiles_w, estride = count * g.C;
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    const int64_t n = t / per_image, r = t % per_image;
+    const int64_t ih0 = (r / g.tiles_w) * kOut - g.pad_top, iw0 = (r % g.tiles_w) * kOut - g.pad_left;
+    const float* image = x + n * g.H * g.W * g.C;
+    // Which of the tile's 6 rows and columns lie inside X.
+    bool row_in[kIn], col_in[kIn];
+    bool interior = true;
+    for (int i = 0; i < kIn; ++i) {
+      row_in[i] = ih0 + i >= 0 && ih0 + i < g.H;
+      col_in[i] = iw0 + i >= 0 && iw0 + i < g.W;
+      interior = interior && row_in[i] && col_in[i];
+    }
+    float* out = v + (t - first) * g.C;
+    for (int64_t c = 0; c < g.C; c += L) {
+      const int64_t lanes = std::min(L, g.C - c);
+      Vec rows[kIn][kIn];  // B^T applied along each input row: rows[i][j]
+      for (int i = 0; i < kIn; ++i) {
+        Vec in[kIn];
+        if (!row_in[i]) {
+          for (int j = 0; j < kIn; ++j) rows[i][j] = hn::Zero(d);
+          continue;
+        }
+        const float* p = image + ((ih0 + i) * g.W + iw0) * g.C + c;
+        for (int j = 0; j < kIn; ++j)
+          in[j] = (interior || col_in[j]) ? LoadPart(d, p + j * g.C, lanes) : hn::Zero(d);
+        InputPass(d, in, rows[i]);
+      }
+      for (int j = 0; j < kIn; ++j) {
+        Vec col[kIn], o[kIn];
+        for (int i = 0; i < kIn; ++i) col[i] = rows[i][j];
+        InputPass(d, col, o);
+        for (int i = 0; i < kIn; ++i) StorePart(d, o[i], out + (i * kIn + j) * estride + c, lanes);
+      }
+    }
+  }
+}
+
+void TransformOutput(const Geometry& g, const float* m, int64_t first, int64_t count, const float* bias,
+                     const float* z, float* y, int64_t t_begin, int64_t t_end) {
+  const hn::ScalableTag<float> d;
+  using Vec = hn::Vec<decltype(d)>;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t per_image = g.tiles_h * g.tiles_w, estride = count * g.K;
+  const Vec zero = hn::Zero(d), one = hn::Set(d, 1.f), alpha = hn::Set(d, g.act_alpha), beta = hn::Set(d, g.act_beta);
+  const auto activate = [&](Vec u) {
+    const auto clamp01 = [&](Vec w) {
+      return hn::IfThenElse(hn::Gt(w, one), one, hn::IfThenElse(hn::Lt(w, zero), zero, w));
+    };
+    switch (g.act) {
+      case Activation::kNone: return u;
+      case Activation::kRelu: return hn::IfThenElse(hn::Lt(u, zero), zero, u);
+      case Activation::kClip: {
+        const Vec c = hn::IfThenElse(hn::Lt(u, alpha), alpha, u);
+        return hn::IfThenElse(hn::Gt(c, beta), beta, c);
+      }
+      case Activation::kLeakyRelu: return hn::IfThenElse(hn::Lt(u, zero), hn::Mul(alpha, u), u);
+      case Activation::kHardSigmoid: return clamp01(hn::Add(hn::Mul(alpha, u), beta));
+      case Activation::kHardSwish: return hn::Mul(u, clamp01(hn::Add(hn::Mul(alpha, u), beta)));
+    }
+    return u;
+  };
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    const int64_t n = t / per_image, r = t % per_image;
+    const int64_t oh0 = (r / g.tiles_w) * kOut, ow0 = (r % g.tiles_w) * kOut;
+    const int64_t rows = std::min(kOut, g.OH - oh0), cols = std::min(kOut, g.OW - ow0);
+    const int64_t at = (n * g.OH * g.OW + oh0 * g.OW + ow0) * g.K;
+    const float* in = m + (t - first) * g.K;
+    for (int64_t k = 0; k < g.K; k += L) {
+      const int64_t lanes = std::min(L, g.K - k);
+      Vec s[kOut][kIn];  // A^T applied along each column: s[a][j]
+      for (int j = 0; j < kIn; ++j) {
+        Vec col[kIn], o[kOut];
+        for (int i = 0; i < kIn; ++i) col[i] = LoadPart(d, in + (i * kIn + j) * estride + k, lanes);
+        OutputPass(d, col, o);
+        for (int a = 0; a < kOut; ++a) s[a][j] = o[a];
+      }
+      const Vec b = bias ? LoadPart(d, bias + k, lanes) : hn::Zero(d);
+      for (int64_t a = 0; a < rows; ++a) {
+        Vec o[kOut];
+        OutputPass(d, s[a], o);
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t off = at + (a * g.OW + c) * g.K + k;
+          Vec res = hn::Add(o[c], b);
+          if (z) res = hn::Add(res, LoadPart(d, z + off, lanes));
+          StorePart(d, activate(res), y + off, lanes);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace gec::kernels::cpu::winograd_simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gec::kernels::cpu::winograd_simd {
+
+HWY_EXPORT(TransformInput);
+HWY_EXPORT(TransformOutput);
+
+Geometry make_geometry(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW,
+                       int64_t pad_top, int64_t pad_left) {
+  Geometry g;
+  g.N = N;
+  g.C = C;
+  g.H = H;
+  g.W = W;
+  g.K = K;
+  g.OH = OH;
+  g.OW = OW;
+  g.pad_top = pad_top;
+  g.pad_left = pad_left;
+  g.tiles_h = (OH + kOut - 1) / kOut;
+  g.tiles_w = (OW + kOut - 1) / kOut;
+  return g;
+}
+
+void transform_weights(const float* w, int64_t K, int64_t C, float* u) {
+  static constexpr double G[kIn][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                       {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* f = w + (k * C + c) * 9;
+      double gf[kIn][3];  // G g
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < 3; ++j) gf[i][j] = G[i][0] * f[j] + G[i][1] * f[3 + j] + G[i][2] * f[6 + j];
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < kIn; ++j) {
+          const double e = gf[i][0] * G[j][0] + gf[i][1] * G[j][1] + gf[i][2] * G[j][2];
+          u[((i * kIn + j) * C + c) * K + k] = static_cast<float>(e);
+        }
+    }
+}
+
+void transform_input(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
+                     int64_t t_end) {
+  HWY_DYNAMIC_DISPATCH(TransformInput)(g, x, v, first, count, t_begin, t_end);
+}
+
+void transform_output(const Geometry& g, const float* m, int64_t first, int64_t count, const float* bias,
+                      const float* z, float* y, int64_t t_begin, int64_t t_end) {
+  HWY_DYNAMIC_DISPATCH(TransformOutput)(g, m, first, count, bias, z, y, t_begin, t_end);
+}
+
+}  // namespace gec::kernels::cpu::winograd_simd
+#endif  // HWY_ONCE
