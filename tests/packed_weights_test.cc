@@ -91,6 +91,57 @@ TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
   }
 }
 
+// B rows a multiple of 1 KiB apart (N = 1024 for MatMul, 512 for a transB
+// Gemm): where oneDNN's MatMul reads B plain (gemm-based, CPUs without
+// AVX-512) the .gom stores B with every row padded by 16 floats
+// (matmul.cc padded_weights_md: rows 4 KiB apart share L1 sets), and a
+// session reads that copy in place; the products (one followed by a Gelu
+// that FusedMatMul takes, run after the product there) match a
+// double-precision loop.
+TEST(PackedWeights, WeightRowsAKibibyteApartArePaddedForGemmBasedProducts) {
+  constexpr int64_t M = 24, K = 64, N = 1024, N2 = 512;
+  const std::vector<float> b = pattern(K * N, 7, 19, 1.f / 32), w = pattern(N2 * K, 5, 23, 1.f / 32);
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, std::to_string(M) + "," + std::to_string(K));
+  ob::add_output(g, "y1", ob::kFloat, std::to_string(M) + "," + std::to_string(N));
+  ob::add_output(g, "y2", ob::kFloat, std::to_string(M) + "," + std::to_string(N2));
+  ob::add_float_init(g, "B", {K, N}, b);
+  ob::add_float_init(g, "W", {N2, K}, w);
+  ob::add_node(g, "MatMul", {"x", "B"}, {"p"});
+  // Gelu(p) = 0.5 p (1 + erf(p / sqrt 2)), as PyTorch exports it (opset 13).
+  ob::add_float_init(g, "sqrt2", {}, {1.41421356f});
+  ob::add_float_init(g, "one", {}, {1.f});
+  ob::add_float_init(g, "half", {}, {0.5f});
+  ob::add_node(g, "Div", {"p", "sqrt2"}, {"d"});
+  ob::add_node(g, "Erf", {"d"}, {"e"});
+  ob::add_node(g, "Add", {"e", "one"}, {"a"});
+  ob::add_node(g, "Mul", {"p", "a"}, {"pa"});
+  ob::add_node(g, "Mul", {"pa", "half"}, {"y1"});
+  ob::attr_i(ob::add_node(g, "Gemm", {"x", "W"}, {"y2"}), "transB", 1);
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  if (!testing::cpu_has_avx512()) {
+    std::vector<size_t> sizes;
+    for (const auto& p : lm.packed_weights) sizes.push_back(p.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    const auto padded = [](int64_t rows, int64_t n) { return size_t(rows * (n + 16)) * sizeof(float); };
+    EXPECT_EQ(sizes, (std::vector<size_t>{padded(K, N2), padded(K, N)}));
+  }
+  auto s = Session::load_from_bytes(cm.gom);
+  const std::vector<float> xv = pattern(M * K, 11, 17, 1.f / 8);
+  const Tensor x = testing::make<float>({M, K}, xv);
+  const std::vector<Tensor> out = s->run({x.view()});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(s->packed_weights().packed, 0);
+  std::vector<float> y1 = matmul_ref(xv, M, K, N, [&](int64_t p, int64_t j) { return double(b[p * N + j]); });
+  for (float& v : y1) v = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  const std::vector<float> y2 = matmul_ref(xv, M, K, N2, [&](int64_t p, int64_t j) { return double(w[j * K + p]); });
+  testing::expect_close(testing::values<float>(out[0]), y1, 1e-4f, 1e-5f);
+  testing::expect_close(testing::values<float>(out[1]), y2, 1e-4f, 1e-5f);
+}
+
 // x [1,64,28,28] -> three 3x3 Conv + Relu (pads 1, 64 channels) -> y: the
 // convolutions between blocked values get the winograd variant on AVX-512
 // (NnConv.WinogradIsChosenOnlyWhereItPays), whose transformed weights the
@@ -428,7 +479,12 @@ TEST(PackedWeights, AStoredCopyInAnotherLayoutIsPackedAgain) {
   const model::LoadedModel m = model::read_gom_bytes(cm.gom);
   ASSERT_FALSE(m.packed_weights.empty());
   const Tensor x = testing::make<float>({1, 16, 8, 8}, pattern(16 * 64, 7, 23, 0.125f));
-  const std::vector<Tensor> want = Session::load_from_bytes(cm.gom)->run({x.view()});
+  // Every step on its planned thread count, as the executor below: the step
+  // thread tuning may run a product on one thread, and oneDNN's gemm-based
+  // MatMul (CPUs without AVX-512) sums in another order there.
+  SessionOptions planned;
+  planned.adapt_threads = false;
+  const std::vector<Tensor> want = Session::load_from_bytes(cm.gom, planned)->run({x.view()});
 
   // how 0: the copies as stored (the control: every one is read); 1:
   // another layout; 2: the right layout, the wrong size. The executor runs
