@@ -1181,7 +1181,8 @@ TEST(NnConv, DirectVariantWhereItCannotRunIsRefused) {
 // winograd_simd.h) against a double-precision loop of ONNX Conv-11 plus
 // FusedConv's residual and activation: outputs that fill no whole 4x4 tile
 // (odd sizes), channel counts that fill no whole vector (24 -> 40, 27 ->
-// 19), symmetric, zero and asymmetric pads (the window past X reads zeros),
+// 19, 100 -> 97), output rows of 256 floats (U's rows padded), both tile
+// sizes (F(2x2, 3x3) on maps under 9 4x4 tiles), symmetric, zero and asymmetric pads (the window past X reads zeros),
 // batch 2, no bias, each activation the transform applies (Relu, Clip,
 // HardSwish) and one it leaves to the epilogue (Sigmoid), a map of 1922
 // tiles that runs in three blocks, on 1 and 2 threads. Tolerance 3e-5 of
@@ -1196,6 +1197,9 @@ TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
       {{1, 48, 7, 15}, 64, 3, 3, {1, 1}, {2, 1, 0, 2}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "HardSwish"},
       {{2, 32, 6, 5}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "Sigmoid"},
       {{2, 32, 124, 124}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      // F(2x2, 3x3): maps of fewer than 9 4x4 tiles, 96+ channels.
+      {{1, 128, 7, 7}, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      {{2, 100, 8, 7}, 97, 3, 3, {1, 1}, {1, 0, 1, 2}, {1, 1}, L::kNhwc, L::kNhwc, false, false, "Clip", -0.5f, 1.f},
   };
   for (const DirectCase& k : cases) {
     ir::Graph g;
@@ -1233,11 +1237,12 @@ TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
 
 // The compile-time choice takes winograd_nhwc for a 3x3, stride-1,
 // undilated, ungrouped convolution of constant weights between nhwc values
-// with at least 24 channels on each side and 9 output tiles per image,
+// with at least 24 channels on each side and 9 4x4 output tiles per image
+// (or, with 96 channels, 16 2x2 tiles: F(2x2, 3x3)),
 // where oneDNN's nhwc kernel for it is not a brgemm one (CPUs without
 // AVX-512; with it, nothing changes: oneDNN's kernels stay). Not for a
-// stride of 2, a 5x5 or dilated window, groups, 16 channels, a 7x7 map (4
-// tiles), plain or nChw16c layouts or weights fed as an input.
+// stride of 2, a 5x5 or dilated window, groups, 16 channels, a 7x7 map of
+// 64 channels, a 5x5 map, plain or nChw16c layouts or weights fed as an input.
 TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
   using L = ops::Layout;
   const bool brgemm = testing::cpu_has_avx512();
@@ -1253,7 +1258,9 @@ TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
       {{{1, 64, 56, 56}, 64, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, L::kNhwc, L::kNhwc}, false},
       {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc}, false},
       {{{1, 16, 56, 56}, 16, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
-      {{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
+      {{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, true},   // F(2x2, 3x3)
+      {{{1, 64, 7, 7}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},    //   too few channels
+      {{{1, 512, 5, 5}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},  //   9 2x2 tiles
       {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kPlain, L::kPlain}, false},
       {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c}, false},
   };

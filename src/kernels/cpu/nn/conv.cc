@@ -589,18 +589,43 @@ constexpr int64_t kWinogradNhwcMinChannels = 24;
 /// fused): 64-256 channels over 14x14-56x56 outputs 0.39-0.48x its time,
 /// 24 -> 40 at 56x56 0.67x, 256 and 384 channels over 9 tiles (10x10,
 /// 12x12) 0.56-0.67x, 512 over 4 tiles (7x7) 2.1x; 16 channels 0.90-0.96x,
-/// 8 -> 16 1.39x.
+/// 8 -> 16 1.39x. (U's rows padded where 1 KiB multiples apart:
+/// winograd_simd::weights_row.)
 constexpr int64_t kWinogradNhwcMinTiles = 9;
+/// Below 9 4x4 tiles (maps up to 8x8), F(2x2, 3x3) with at least this many
+/// channels on both sides. Measured as above over 7x7 outputs (16 2x2
+/// tiles): 256 and 512 channels 0.44-0.58x, 96 and 128 0.74-0.76x, 1024
+/// 0.89x, 64 1.21x; F(4x4, 3x3) over the same map's 4 tiles 0.65-0.81x at
+/// 96-256 channels but 1.9-2.0x at 512 and 1024.
+constexpr int64_t kWinograd2x2MinChannels = 96;
+/// ... over at least this many 2x2 tiles per image (the fewest measured).
+constexpr int64_t kWinograd2x2MinTiles = 16;
 /// Tiles per block of the native Winograd convolution: the transformed
 /// inputs and outputs of a block (36 x tiles x (C + K) floats) stay within
 /// this many bytes of the run's scratch memory, so a large map (a detector
 /// at 640x640) does not need its whole transform at once.
 constexpr size_t kWinogradNhwcBlockBytes = 8u << 20;
 
+/// Output tiles per image of a [N, K, OH, OW] Y in tiles of m x m.
+int64_t winograd_tiles(const Shape& ys, int64_t m) { return ((ys[2] + m - 1) / m) * ((ys[3] + m - 1) / m); }
+
+/// The native Winograd convolution's output tile side for W `ws` and Y
+/// `ys` (ONNX dims): 4 (F(4x4, 3x3)) over at least kWinogradNhwcMinTiles
+/// tiles per image; else 2 (F(2x2, 3x3)) over at least kWinograd2x2MinTiles
+/// 2x2 tiles with at least kWinograd2x2MinChannels channels on both sides;
+/// else 0.
+int64_t winograd_nhwc_tile(const Shape& ws, const Shape& ys) {
+  if (winograd_tiles(ys, 4) >= kWinogradNhwcMinTiles) return 4;
+  if (winograd_tiles(ys, 2) >= kWinograd2x2MinTiles && ws[0] >= kWinograd2x2MinChannels &&
+      ws[1] >= kWinograd2x2MinChannels)
+    return 2;
+  return 0;
+}
+
 /// Whether a Conv / FusedConv takes the "winograd_nhwc" variant: 3x3,
 /// stride 1, undilated, ungrouped, a constant W, static shapes, X and Y
 /// planned nhwc, at least kWinogradNhwcMinChannels channels on both sides
-/// and kWinogradNhwcMinTiles output tiles per image, on a CPU where
+/// and a tile size that pays (winograd_nhwc_tile), on a CPU where
 /// oneDNN's nhwc convolution for it is not a brgemm one (there, with
 /// AVX-512, the layout assignment prefers nChw16c and oneDNN's own
 /// Winograd; a native one beside brgemm was not measured).
@@ -609,9 +634,7 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   if (!s || config.input_layout(0) != ops::Layout::kNhwc || config.output_layout(0) != ops::Layout::kNhwc) return false;
   const Shape &xs = s->xs, &ws = s->ws, &ys = s->ys;
   if (ws[2] != 3 || ws[3] != 3 || ws[0] < kWinogradNhwcMinChannels || ws[1] < kWinogradNhwcMinChannels) return false;
-  const int64_t tiles = ((ys[2] + winograd_simd::kOut - 1) / winograd_simd::kOut) *
-                        ((ys[3] + winograd_simd::kOut - 1) / winograd_simd::kOut);
-  if (tiles < kWinogradNhwcMinTiles || shape_numel(xs) <= 0) return false;
+  if (winograd_nhwc_tile(ws, ys) == 0 || shape_numel(xs) <= 0) return false;
   try {
     std::vector<int64_t> wk{3, 3};
     const ops::WindowAttrs a = ops::resolve_window_attrs(ops::read_window_attrs(n), 2, &wk, n.describe());
@@ -955,9 +978,14 @@ class ConvKernel final : public Kernel {
   const float* winograd_weights(const KernelContext& ctx, const TensorView& w) {
     if (wino_w_ && wino_w_from_ == w.data && w_constant_) return wino_w_;
     const int64_t K = w.shape[0], C = w.shape[1];
-    const size_t floats = static_cast<size_t>(winograd_simd::kElems * C * K);
-    wino_w_ = packed_weights(ctx, w, "gec.winograd/F4x3/" + shape_str(w.shape), floats,
-                             [&](float* out) { winograd_simd::transform_weights(w.as<const float>(), K, C, out); });
+    const int64_t m = wino_.m, ldu = winograd_simd::weights_row(K);
+    const size_t floats = static_cast<size_t>(winograd_simd::elements(m) * C * ldu);
+    wino_w_ = packed_weights(ctx, w,
+                             "gec.winograd/F" + std::to_string(m) + "x3/" + std::to_string(ldu) + "/" + shape_str(w.shape),
+                             floats, [&](float* out) {
+                               std::fill(out, out + floats, 0.f);
+                               winograd_simd::transform_weights(m, w.as<const float>(), K, C, ldu, out);
+                             });
     wino_w_from_ = w.data;
     return wino_w_;
   }
@@ -1018,8 +1046,9 @@ class ConvKernel final : public Kernel {
     for (size_t i = 0; i < 2; ++i)
       if (a.strides[i] != 1 || a.dilations[i] != 1) return false;
     const ops::WindowGeom geo = ops::window_geometry(desc_, a, Shape{xs[2], xs[3]});
-    winograd_simd::Geometry g =
-        winograd_simd::make_geometry(xs[0], xs[1], xs[2], xs[3], ws[0], ys[2], ys[3], geo.pad_begin[0], geo.pad_begin[1]);
+    const int64_t m = winograd_nhwc_tile(ws, ys);
+    winograd_simd::Geometry g = winograd_simd::make_geometry(m == 0 ? 4 : m, xs[0], xs[1], xs[2], xs[3], ws[0], ys[2],
+                                                             ys[3], geo.pad_begin[0], geo.pad_begin[1]);
     using direct_conv_simd::Activation;
     simd::PiecewiseOp pw;
     if (act_.op == "Relu")
@@ -1028,13 +1057,14 @@ class ConvKernel final : public Kernel {
       g.act = direct_conv_simd::piecewise(pw);
     if (!act_.op.empty() && g.act == Activation::kNone && !epilogue_)
       epilogue_ = std::make_unique<ActivationEpilogue>(act_);
-    const int64_t T = g.tiles(), per_tile = winograd_simd::kElems * (g.C + g.K) * int64_t{sizeof(float)};
+    const int64_t T = g.tiles(), E = g.elems(), per_tile = E * (g.C + g.K) * int64_t{sizeof(float)};
     // Blocks of equal size (the last one's spare rows are products of
     // stale values, never read back).
     const int64_t most = std::clamp<int64_t>(static_cast<int64_t>(kWinogradNhwcBlockBytes) / per_tile, 1, T);
     const int64_t blocks = (T + most - 1) / most, block = (T + blocks - 1) / blocks;
-    const bool same = wino_.C == g.C && wino_.K == g.K && wino_block_ == block && wino_threads_ == threads;
-    if (wino_.C != g.C || wino_.K != g.K) wino_w_ = nullptr;  // W of another shape: transformed again
+    const bool same = wino_.C == g.C && wino_.K == g.K && wino_.m == g.m && wino_block_ == block &&
+                      wino_threads_ == threads;
+    if (wino_.C != g.C || wino_.K != g.K || wino_.m != g.m) wino_w_ = nullptr;  // transformed again
     wino_ = g;
     wino_block_ = block;
     if (same) return true;
@@ -1042,8 +1072,9 @@ class ConvKernel final : public Kernel {
     const auto make = [&](int64_t rows, dnnl::matmul* mm, Scratchpad* sp) {
       using dt = memory::data_type;
       using tag = memory::format_tag;
-      const memory::desc v({winograd_simd::kElems, rows, g.C}, dt::f32, tag::abc),
-          u({winograd_simd::kElems, g.C, g.K}, dt::f32, tag::abc), m({winograd_simd::kElems, rows, g.K}, dt::f32, tag::abc);
+      const int64_t ldu = winograd_simd::weights_row(g.K);
+      const memory::desc v({E, rows, g.C}, dt::f32, tag::abc), u({E, g.C, g.K}, dt::f32, {g.C * ldu, ldu, 1}),
+          m({E, rows, g.K}, dt::f32, tag::abc);
       try {
         const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v, u, m), Scratchpad::attr(), cpu_engine());
         *mm = dnnl::matmul(pd);
@@ -1067,8 +1098,9 @@ class ConvKernel final : public Kernel {
     const winograd_simd::Geometry& g = wino_;
     const float* u = winograd_weights(ctx, w);
     const int64_t T = g.tiles(), block = wino_block_;
-    const size_t v_bytes = align64(static_cast<size_t>(winograd_simd::kElems * block * g.C) * sizeof(float)),
-                 m_bytes = align64(static_cast<size_t>(winograd_simd::kElems * block * g.K) * sizeof(float));
+    const int64_t E = g.elems();
+    const size_t v_bytes = align64(static_cast<size_t>(E * block * g.C) * sizeof(float)),
+                 m_bytes = align64(static_cast<size_t>(E * block * g.K) * sizeof(float));
     std::unordered_map<int, memory>& args = wino_args_;
     auto* base = static_cast<uint8_t*>(wino_scratch_.bind_with(args, ctx.scratch, v_bytes + m_bytes));
     float* v = reinterpret_cast<float*>(base);
@@ -1085,7 +1117,7 @@ class ConvKernel final : public Kernel {
       parallel_ranges(
           count, ctx.num_threads,
           [&](int64_t t0, int64_t t1) { winograd_simd::transform_input(g, xs, v, first, block, first + t0, first + t1); },
-          count * g.C * winograd_simd::kElems);
+          count * g.C * E);
       wino_mm_.execute(cpu_stream(), args);
       cpu_stream().wait();
       parallel_ranges(
@@ -1093,7 +1125,7 @@ class ConvKernel final : public Kernel {
           [&](int64_t t0, int64_t t1) {
             winograd_simd::transform_output(g, m, first, block, bs, zs, ys, first + t0, first + t1);
           },
-          count * g.K * winograd_simd::kElems);
+          count * g.K * E);
     }
     if (epilogue_) epilogue_->run(y, ctx.num_threads);
   }

@@ -1,13 +1,16 @@
-// Highway loops of the native F(4x4, 3x3) Winograd convolution's input and
-// output transforms (winograd_simd.h), compiled per SIMD target and picked
+// Highway loops of the native F(4x4, 3x3) and F(2x2, 3x3) Winograd
+// convolutions' input and output transforms (winograd_simd.h), compiled per
+// SIMD target and picked
 // at run time like direct_conv_simd.cc. Channels run along the vector
 // lanes (X and Y are nhwc: a pixel's channels are contiguous); a channel
 // count that is not a multiple of the vector width ends in one vector read
 // and written through a stack buffer, so no lane outside a pixel is
 // touched (the next pixel may be another thread's).
 //
-// The matrices are Lavin and Gray's (CVPR 2016, section 4.2) for F(4x4,
-// 3x3) with interpolation points 0, +-1, +-2 and infinity:
+// The matrices are Lavin and Gray's (CVPR 2016, section 4.1 for F(2x2,
+// 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; 1/2 1/2
+// 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1]; section 4.2 for
+// F(4x4, 3x3), interpolation points 0, +-1, +-2 and infinity:
 //   B^T = [4  0 -5  0 1 0]      G = [ 1/4     0     0]   A^T = [1 1  1 1  1 0]
 //         [0 -4 -4  1 1 0]          [-1/6  -1/6  -1/6]         [0 1 -1 2 -2 0]
 //         [0  4 -4 -1 1 0]          [-1/6   1/6  -1/6]         [0 1  1 4  4 0]
@@ -33,7 +36,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using direct_conv_simd::Activation;
 
-// B^T applied to six values (a row or a column of a 6x6 tile).
+// F(4x4, 3x3)'s B^T applied to six values (a row or a column of a 6x6 tile).
 template <class D, class V>
 HWY_INLINE void InputPass(D d, const V* i, V* o) {
   const V four = hn::Set(d, 4.f), five = hn::Set(d, 5.f), two = hn::Set(d, 2.f);
@@ -45,7 +48,23 @@ HWY_INLINE void InputPass(D d, const V* i, V* o) {
   o[5] = hn::Add(hn::NegMulAdd(five, i[3], hn::Mul(four, i[1])), i[5]);
 }
 
-// A^T applied to six values: four outputs.
+// F(2x2, 3x3)'s B^T applied to four values.
+template <class D, class V>
+HWY_INLINE void InputPass2(D, const V* i, V* o) {
+  o[0] = hn::Sub(i[0], i[2]);
+  o[1] = hn::Add(i[1], i[2]);
+  o[2] = hn::Sub(i[2], i[1]);
+  o[3] = hn::Sub(i[1], i[3]);
+}
+
+// F(2x2, 3x3)'s A^T applied to four values: two outputs.
+template <class D, class V>
+HWY_INLINE void OutputPass2(D, const V* m, V* o) {
+  o[0] = hn::Add(hn::Add(m[0], m[1]), m[2]);
+  o[1] = hn::Sub(hn::Sub(m[1], m[2]), m[3]);
+}
+
+// F(4x4, 3x3)'s A^T applied to six values: four outputs.
 template <class D, class V>
 HWY_INLINE void OutputPass(D d, const V* m, V* o) {
   const V two = hn::Set(d, 2.f), four = hn::Set(d, 4.f), eight = hn::Set(d, 8.f);
@@ -73,8 +92,11 @@ HWY_INLINE void StorePart(D d, hn::Vec<D> v, float* p, int64_t lanes) {
   std::memcpy(p, buf, static_cast<size_t>(lanes) * sizeof(float));
 }
 
-void TransformInput(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
-                    int64_t t_end) {
+// The transforms for output tiles of M x M (4: F(4x4, 3x3), 2: F(2x2, 3x3)).
+template <int M>
+void TransformInputM(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
+                     int64_t t_end) {
+  constexpr int kIn = M + 2, kOut = M;
   const hn::ScalableTag<float> d;
   using Vec = hn::Vec<decltype(d)>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
@@ -104,20 +126,22 @@ void TransformInput(const Geometry& g, const float* x, float* v, int64_t first, 
         const float* p = image + ((ih0 + i) * g.W + iw0) * g.C + c;
         for (int j = 0; j < kIn; ++j)
           in[j] = (interior || col_in[j]) ? LoadPart(d, p + j * g.C, lanes) : hn::Zero(d);
-        InputPass(d, in, rows[i]);
+        if constexpr (M == 4) InputPass(d, in, rows[i]); else InputPass2(d, in, rows[i]);
       }
       for (int j = 0; j < kIn; ++j) {
         Vec col[kIn], o[kIn];
         for (int i = 0; i < kIn; ++i) col[i] = rows[i][j];
-        InputPass(d, col, o);
+        if constexpr (M == 4) InputPass(d, col, o); else InputPass2(d, col, o);
         for (int i = 0; i < kIn; ++i) StorePart(d, o[i], out + (i * kIn + j) * estride + c, lanes);
       }
     }
   }
 }
 
-void TransformOutput(const Geometry& g, const float* m, int64_t first, int64_t count, const float* bias,
-                     const float* z, float* y, int64_t t_begin, int64_t t_end) {
+template <int M>
+void TransformOutputM(const Geometry& g, const float* m, int64_t first, int64_t count, const float* bias,
+                      const float* z, float* y, int64_t t_begin, int64_t t_end) {
+  constexpr int64_t kIn = M + 2, kOut = M;
   const hn::ScalableTag<float> d;
   using Vec = hn::Vec<decltype(d)>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
@@ -152,13 +176,13 @@ void TransformOutput(const Geometry& g, const float* m, int64_t first, int64_t c
       for (int j = 0; j < kIn; ++j) {
         Vec col[kIn], o[kOut];
         for (int i = 0; i < kIn; ++i) col[i] = LoadPart(d, in + (i * kIn + j) * estride + k, lanes);
-        OutputPass(d, col, o);
+        if constexpr (M == 4) OutputPass(d, col, o); else OutputPass2(d, col, o);
         for (int a = 0; a < kOut; ++a) s[a][j] = o[a];
       }
       const Vec b = bias ? LoadPart(d, bias + k, lanes) : hn::Zero(d);
       for (int64_t a = 0; a < rows; ++a) {
         Vec o[kOut];
-        OutputPass(d, s[a], o);
+        if constexpr (M == 4) OutputPass(d, s[a], o); else OutputPass2(d, s[a], o);
         for (int64_t c = 0; c < cols; ++c) {
           const int64_t off = at + (a * g.OW + c) * g.K + k;
           Vec res = hn::Add(o[c], b);
@@ -168,6 +192,18 @@ void TransformOutput(const Geometry& g, const float* m, int64_t first, int64_t c
       }
     }
   }
+}
+
+void TransformInput(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
+                    int64_t t_end) {
+  if (g.m == 4) return TransformInputM<4>(g, x, v, first, count, t_begin, t_end);
+  TransformInputM<2>(g, x, v, first, count, t_begin, t_end);
+}
+
+void TransformOutput(const Geometry& g, const float* m, int64_t first, int64_t count, const float* bias,
+                     const float* z, float* y, int64_t t_begin, int64_t t_end) {
+  if (g.m == 4) return TransformOutputM<4>(g, m, first, count, bias, z, y, t_begin, t_end);
+  TransformOutputM<2>(g, m, first, count, bias, z, y, t_begin, t_end);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -180,9 +216,10 @@ namespace gec::kernels::cpu::winograd_simd {
 HWY_EXPORT(TransformInput);
 HWY_EXPORT(TransformOutput);
 
-Geometry make_geometry(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW,
+Geometry make_geometry(int64_t m, int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW,
                        int64_t pad_top, int64_t pad_left) {
   Geometry g;
+  g.m = m == 2 ? 2 : 4;
   g.N = N;
   g.C = C;
   g.H = H;
@@ -192,25 +229,28 @@ Geometry make_geometry(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, in
   g.OW = OW;
   g.pad_top = pad_top;
   g.pad_left = pad_left;
-  g.tiles_h = (OH + kOut - 1) / kOut;
-  g.tiles_w = (OW + kOut - 1) / kOut;
+  g.tiles_h = (OH + g.m - 1) / g.m;
+  g.tiles_w = (OW + g.m - 1) / g.m;
   return g;
 }
 
-void transform_weights(const float* w, int64_t K, int64_t C, float* u) {
-  static constexpr double G[kIn][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                       {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+void transform_weights(int64_t m, const float* w, int64_t K, int64_t C, int64_t ldu, float* u) {
+  static constexpr double G4[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static constexpr double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const double(*G)[3] = m == 2 ? G2 : G4;
+  const int kIn = m == 2 ? 4 : 6;
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < C; ++c) {
       const float* f = w + (k * C + c) * 9;
-      double gf[kIn][3];  // G g
+      double gf[6][3];  // G g
       for (int i = 0; i < kIn; ++i)
         for (int j = 0; j < 3; ++j) gf[i][j] = G[i][0] * f[j] + G[i][1] * f[3 + j] + G[i][2] * f[6 + j];
       for (int i = 0; i < kIn; ++i)
         for (int j = 0; j < kIn; ++j) {
           const double e = gf[i][0] * G[j][0] + gf[i][1] * G[j][1] + gf[i][2] * G[j][2];
-          u[((i * kIn + j) * C + c) * K + k] = static_cast<float>(e);
+          u[((i * kIn + j) * C + c) * ldu + k] = static_cast<float>(e);
         }
     }
 }
