@@ -448,32 +448,37 @@ class LayoutGroups {
         if (group > 1 && !(group == channels(x) && group == channels(y))) unweighed.insert(root(y));
       }
     }
-    // A group whose convolutions this target runs fast in nhwc but not in
-    // nChw16c goes nhwc whatever the weighing below says: oneDNN 2.6 has
-    // nChw16c JIT convolutions for AVX-512 only, while on AVX2 its
-    // jit:avx2 / jit_1x1:avx2 / jit_dw:avx2 kernels take nhwc (an AVX2
-    // EPYC: ResNet-50 in plain NCHW ran each convolution between two
-    // internal reorders and its MaxPool on oneDNN's simple_nchw, 8.5 ms).
-    std::unordered_set<const ir::Value*> no16;  // roots of such groups
-    if (query)
+    // A group none of whose convolutions this target runs fast in nChw16c,
+    // while some run fast in nhwc, goes nhwc whatever the weighing below
+    // says: oneDNN 2.6 has nChw16c JIT convolutions for AVX-512 only, while
+    // on AVX2 its jit:avx2 / jit_1x1:avx2 / jit_dw:avx2 kernels take nhwc
+    // (an AVX2 EPYC: ResNet-50 in plain NCHW ran each convolution between
+    // two internal reorders and its MaxPool on oneDNN's simple_nchw, 8.5
+    // ms). A first convolution (1-3 input channels, a plain src) counts
+    // with its output's group. (With AVX-512 a group's ordinary
+    // convolutions have nChw16c kernels: an odd-group one among them is
+    // weighed as before.)
+    std::unordered_set<const ir::Value*> no16, has16;  // roots
+    if (query) {
       for (const ir::Node* n : convs) {
         const ir::Value* y = n->output(0);
-        if (!parent_.count(y) || no16.count(root(y))) continue;
-        if (!fast_implementation(query(*n, ops::Layout::kNChw16c, ops::Layout::kNChw16c)) &&
-            fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc)))
+        if (!parent_.count(y)) continue;
+        if (fast_implementation(query(*n, ops::Layout::kNChw16c, ops::Layout::kNChw16c)))
+          has16.insert(root(y));
+        else if (fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc)))
           no16.insert(root(y));
       }
-    // So does a first convolution's (1-3 input channels, a plain src) output
-    // group: on AVX2 it would run plain with two internal reorders.
-    if (query)
       for (const ir::Node* n : first_convs) {
         const ir::Value* y = n->output(0);
-        if (!parent_.count(y) || no16.count(root(y))) continue;
-        if (!fast_implementation(query(*n, ops::Layout::kPlain, ops::Layout::kNChw16c)) &&
-            (fast_nhwc(query(*n, ops::Layout::kPlain, ops::Layout::kNhwc)) ||
-             fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc))))
+        if (!parent_.count(y)) continue;
+        if (fast_implementation(query(*n, ops::Layout::kPlain, ops::Layout::kNChw16c)))
+          has16.insert(root(y));
+        else if (fast_nhwc(query(*n, ops::Layout::kPlain, ops::Layout::kNhwc)) ||
+                 fast_nhwc(query(*n, ops::Layout::kNhwc, ops::Layout::kNhwc)))
           no16.insert(root(y));
       }
+      for (const ir::Value* r : has16) no16.erase(r);
+    }
     std::unordered_set<const ir::Value*> keep16;  // roots of groups whose Concats or Winograd convolutions win
     for (const auto& [r, n] : concat_elems)
       if (n >= odd_elems[r]) keep16.insert(r);

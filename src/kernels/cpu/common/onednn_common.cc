@@ -168,6 +168,10 @@ dnnl::memory& PackedWeights::get_or_pack(const void* data, const KernelContext& 
           p->desc = wanted;
           p->user = from;
           p->mem = dnnl::memory(wanted, cpu_engine());
+          // Zeros first: a layout with gaps (rows padded, blocks past the
+          // dims) leaves bytes the reorder does not write, and the compiler
+          // stores the whole copy (the same bytes in every compile).
+          std::memset(p->mem.get_data_handle(), 0, wanted.get_size());
           pack_into(p->mem);
           shared->release_plain(data, from.get_size());
           SharedWeights::Entry e{p, {layout, p->mem.get_data_handle(), wanted.get_size()}};

@@ -28,6 +28,7 @@
 // The kernel variant (KernelConfig::variant "post_op" / "kernel") forces
 // either way (tests, measurements). The variants chosen at compile time
 // (conv_variant_choice): "winograd" runs oneDNN's Winograd convolution,
+// "winograd_nhwc" our own (winograd_simd.h; CPUs without AVX-512),
 // "direct" our own loops, "nhwc" an nChw16c convolution as oneDNN's nhwc
 // one between reorders.
 // Known differences of the eltwise post-ops from the separate ONNX ops:
@@ -807,6 +808,7 @@ class ConvKernel final : public Kernel {
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
     wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
+    wino_fell_back_ = wino_nhwc_ && !empty_ && !wino_now_;
     if (wino_now_) return;
     if (native_dw_) {
       if ((x.shape.size() != 4 && x.shape.size() != 3) || y.shape.size() != x.shape.size() ||
@@ -924,7 +926,7 @@ class ConvKernel final : public Kernel {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
-    if (wino_nhwc_) return residual_ || !act_.op.empty() ? "native.winograd+fused" : "native.winograd";
+    if (wino_nhwc_ && !wino_fell_back_) return residual_ || !act_.op.empty() ? "native.winograd+fused" : "native.winograd";
     if (matmul_ != MatmulForm::kNone && dots_named_)
       return act_.op.empty() ? "native.conv_as_dots" : "native.conv_as_dots+fused";
     if (matmul_ != MatmulForm::kNone) return act_.op.empty() ? "onednn.conv_as_matmul" : "onednn.conv_as_matmul+fused";
@@ -973,8 +975,9 @@ class ConvKernel final : public Kernel {
     return direct_w_;
   }
 
-  /// W's Winograd transform for the winograd_nhwc variant: U [36][C][K]
-  /// floats (winograd_simd.h), through packed_weights.
+  /// W's Winograd transform for the winograd_nhwc variant: U
+  /// [elements(m)][C][weights_row(K)] floats (winograd_simd.h), through
+  /// packed_weights.
   const float* winograd_weights(const KernelContext& ctx, const TensorView& w) {
     if (wino_w_ && wino_w_from_ == w.data && w_constant_) return wino_w_;
     const int64_t K = w.shape[0], C = w.shape[1];
@@ -1673,6 +1676,7 @@ class ConvKernel final : public Kernel {
   bool native_dw_ = false;                        // plain depthwise: our own loop (run_depthwise)
   bool wino_nhwc_ = false;                        // the winograd_nhwc variant (conv_variant_choice)
   bool wino_now_ = false;                         //   and these shapes take it (plan_winograd)
+  bool wino_fell_back_ = false;                   //   or not: oneDNN's convolution runs (impl_name says so)
   winograd_simd::Geometry wino_;                  //   for these shapes
   int64_t wino_block_ = 0;                        //   tiles per block
   int wino_threads_ = 0;                          //   the OpenMP count its MatMuls were made with

@@ -123,9 +123,9 @@ void TransformInputM(const Geometry& g, const float* x, float* v, int64_t first,
           for (int j = 0; j < kIn; ++j) rows[i][j] = hn::Zero(d);
           continue;
         }
-        const float* p = image + ((ih0 + i) * g.W + iw0) * g.C + c;
+        const float* row = image + (ih0 + i) * g.W * g.C + c;  // the row's first pixel
         for (int j = 0; j < kIn; ++j)
-          in[j] = (interior || col_in[j]) ? LoadPart(d, p + j * g.C, lanes) : hn::Zero(d);
+          in[j] = (interior || col_in[j]) ? LoadPart(d, row + (iw0 + j) * g.C, lanes) : hn::Zero(d);
         if constexpr (M == 4) InputPass(d, in, rows[i]); else InputPass2(d, in, rows[i]);
       }
       for (int j = 0; j < kIn; ++j) {

@@ -13,7 +13,8 @@
 //   3. transform_output: Y = A^T M A + B (+ Z), then the activation.
 // Their sums run in another order than the direct convolution's, through
 // transformed values up to about 10x the inputs: results differ from it by
-// float32 rounding (tests/winograd_test.cc bounds it).
+// float32 rounding (NnConv.WinogradNhwcVariantMatchesAReferenceLoop in
+// tests/kernels_nn_conv_test.cc bounds it).
 #pragma once
 
 #include <cstdint>
@@ -62,8 +63,8 @@ void transform_weights(int64_t m, const float* w, int64_t K, int64_t C, int64_t 
 inline int64_t weights_row(int64_t K) { return (K * 4) % 1024 == 0 ? K + 16 : K; }
 
 /// V[e][t - first][c] for tiles [t_begin, t_end) of g.tiles() (tile t =
-/// (n * tiles_h + i) * tiles_w + j covers outputs from row 4i, column 4j of
-/// image n); X nhwc; V holds the block of `count` tiles from `first` (which
+/// (n * tiles_h + i) * tiles_w + j covers outputs from row m i, column m j
+/// of image n); X nhwc; V holds the block of `count` tiles from `first` (which
 /// contains [t_begin, t_end)): elems() x count x C floats.
 void transform_input(const Geometry& g, const float* x, float* v, int64_t first, int64_t count, int64_t t_begin,
                      int64_t t_end);
