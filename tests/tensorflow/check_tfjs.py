@@ -103,8 +103,12 @@ def main():
             outs = []
             for model_file in ("model.json", "dequantized.pb"):
                 d = os.path.join(out, "out_" + model_file.split(".")[0])
+                # One thread for both: the outputs are compared bit for bit,
+                # and a gemm-based product sums in another order on another
+                # thread count (the default count follows the machine's load).
                 r = subprocess.run([a.gec, "run", os.path.join(out, model_file), "--input-dir", sets,
-                                    "--output-dir", d, "--format", "npy"], capture_output=True, text=True)
+                                    "--output-dir", d, "--format", "npy", "--threads", "1"],
+                                   capture_output=True, text=True)
                 if r.returncode != 0:
                     print(r.stdout + r.stderr)
                     failures += 1

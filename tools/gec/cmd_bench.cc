@@ -241,15 +241,17 @@ Command add_profile(CLI::App& root) {
               flops += pn.flops * static_cast<double>(pn.node.calls) / std::max(1, a->iterations);
             size_t main_nodes = 0;
             for (const ProfiledNode& pn : r.nodes) main_nodes += pn.node.inside.empty();
-            std::printf("total %.3f ms per run over %zu nodes (%d runs after %d warm-up%s%s)", r.total_ms, main_nodes,
-                        a->iterations, r.warmup,
+            std::printf("total %.3f ms per run over %zu nodes (%d run%s after %d warm-up%s%s)", r.total_ms, main_nodes,
+                        a->iterations, a->iterations == 1 ? "" : "s", r.warmup,
                         r.tuning_runs > 0 ? (" +" + std::to_string(r.tuning_runs) + " while step threads were tuned").c_str()
                                           : "",
                         r.warmup == 0 ? ": the first run included" : "");
             if (main_nodes < r.nodes.size()) std::printf(" and %zu in bodies (\">\")", r.nodes.size() - main_nodes);
             size_t alone = 0;  // main-graph nodes whose last call ran on one thread ("thr")
             for (const ProfiledNode& pn : r.nodes) alone += pn.node.inside.empty() && pn.node.threads == 1;
-            if (r.threads > 1) std::printf("; %zu ran on one thread in their last call", alone);
+            if (r.threads > 1)
+              std::printf("; %zu %s", alone,
+                          alone == 1 ? "node ran on one thread in its last call" : "nodes ran on one thread in their last call");
             if (flops > 0) std::printf("; dense ops %.2f GFLOP per run, %.0f GFLOP/s over the whole run", flops / 1e9,
                                        r.total_ms > 0 ? flops / (r.total_ms * 1e6) : 0.0);
             std::printf("\n");
