@@ -990,6 +990,38 @@ kernels::KernelConfig direct_config(const ir::Node& n, ops::Layout in, ops::Layo
   return c;
 }
 
+/// Calls check(node, inputs, expected, largest) for case `k`: its node
+/// (direct_case_node), X / W / B / Z filled from fixed patterns, X and Z in
+/// the case's layouts, and a double-precision loop of ONNX Conv-11 plus
+/// FusedConv's residual and activation (reference_conv2d) in Y's layout,
+/// with the largest |y|.
+void with_direct_case(const DirectCase& k,
+                      const std::function<void(ir::Node&, const std::vector<const TensorView*>&,
+                                               const std::vector<float>&, float)>& check) {
+  ir::Graph g;
+  ir::Node* n = direct_case_node(g, k);
+  const Shape ys = n->output(0)->type.static_shape();
+  const int64_t C = k.xs[1], M = k.m;
+  Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
+      z(DType::kFloat32, ys);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
+  for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
+  for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
+  for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
+  float largest = 0;
+  const std::vector<float> want =
+      reference_conv2d(x, w, ys, {k.strides[0], k.strides[1]}, {k.pads[0], k.pads[1]},
+                       {k.dilations[0], k.dilations[1]}, k.bias ? b.as<float>() : nullptr,
+                       k.residual ? z.as<float>() : nullptr, k.act, k.alpha, k.beta, &largest);
+  const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
+  const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
+  std::vector<const TensorView*> views = {&xv, &wv};
+  if (k.bias || k.residual) views.push_back(k.bias ? &bv : nullptr);
+  if (k.residual) views.push_back(&zv);
+  const std::vector<float> expected = values<float>(to_layout(testing::make<float>(ys, want), k.out));
+  check(*n, views, expected, largest);
+}
+
 // The direct variant (our own loops, conv.cc) against a double-precision
 // loop of ONNX Conv-11 plus FusedConv's residual and activation: every
 // layout pair it takes, output channels that fill no whole vector (24, 40
@@ -1016,37 +1048,19 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
       {{2, 32, 5, 5}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, false, true, "LeakyRelu", 0.1f},
   };
   for (const DirectCase& k : cases) {
-    ir::Graph g;
-    ir::Node* n = direct_case_node(g, k);
-    const Shape ys = n->output(0)->type.static_shape();
-    const int64_t C = k.xs[1], M = k.m;
-    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
-        z(DType::kFloat32, ys);
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
-    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-    float largest = 0;
-    const std::vector<float> want =
-        reference_conv2d(x, w, ys, {k.strides[0], k.strides[1]}, {k.pads[0], k.pads[1]},
-                         {k.dilations[0], k.dilations[1]}, k.bias ? b.as<float>() : nullptr,
-                         k.residual ? z.as<float>() : nullptr, k.act, k.alpha, k.beta, &largest);
-    const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
-    const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
-    std::vector<const TensorView*> views = {&xv, &wv};
-    if (k.bias || k.residual) views.push_back(k.bias ? &bv : nullptr);
-    if (k.residual) views.push_back(&zv);
-    const std::vector<float> expected = values<float>(to_layout(testing::make<float>(ys, want), k.out));
-    const kernels::KernelConfig config = direct_config(*n, k.in, k.out, "direct");
-    EXPECT_EQ(kernels::create_kernel(*n, config)->impl_name(),
-              k.act.empty() && !k.residual ? "native.direct" : "native.direct+fused");
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " " + std::to_string(k.kh) + "x" +
-                   std::to_string(k.kw) + " " + ops::layout_name(k.in) + " -> " + ops::layout_name(k.out) + " " +
-                   k.act + " threads " + std::to_string(threads));
-      const std::vector<Tensor> got = kernels::evaluate_node(*n, views, threads, nullptr, config);
-      expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
-    }
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "direct");
+      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
+                k.act.empty() && !k.residual ? "native.direct" : "native.direct+fused");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
+                     std::to_string(k.kw) + " " + ops::layout_name(k.in) + " -> " + ops::layout_name(k.out) + " " +
+                     k.act + " threads " + std::to_string(threads));
+        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
+        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
+      }
+    });
   }
 }
 
@@ -1202,40 +1216,22 @@ TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
       {{2, 100, 8, 7}, 97, 3, 3, {1, 1}, {1, 0, 1, 2}, {1, 1}, L::kNhwc, L::kNhwc, false, false, "Clip", -0.5f, 1.f},
   };
   for (const DirectCase& k : cases) {
-    ir::Graph g;
-    ir::Node* n = direct_case_node(g, k);
-    const Shape ys = n->output(0)->type.static_shape();
-    const int64_t C = k.xs[1], M = k.m;
-    Tensor x(DType::kFloat32, k.xs), w(DType::kFloat32, {M, C, k.kh, k.kw}), b(DType::kFloat32, {M}),
-        z(DType::kFloat32, ys);
-    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>((i * 7) % 23) / 11.f - 1.f;
-    for (int64_t i = 0; i < w.numel(); ++i) w.as<float>()[i] = static_cast<float>((i * 5) % 13) / 30.f - 0.2f;
-    for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = static_cast<float>(i % 5) / 2.f - 1.f;
-    for (int64_t i = 0; i < z.numel(); ++i) z.as<float>()[i] = static_cast<float>((i * 3) % 17) / 4.f - 2.f;
-    float largest = 0;
-    const std::vector<float> want =
-        reference_conv2d(x, w, ys, {k.strides[0], k.strides[1]}, {k.pads[0], k.pads[1]},
-                         {k.dilations[0], k.dilations[1]}, k.bias ? b.as<float>() : nullptr,
-                         k.residual ? z.as<float>() : nullptr, k.act, k.alpha, k.beta, &largest);
-    const Tensor xl = to_layout(x, k.in), zl = to_layout(z, k.out);
-    const TensorView xv = xl.view(), wv = w.view(), bv = b.view(), zv = zl.view();
-    std::vector<const TensorView*> views = {&xv, &wv};
-    if (k.bias || k.residual) views.push_back(k.bias ? &bv : nullptr);
-    if (k.residual) views.push_back(&zv);
-    const std::vector<float> expected = values<float>(to_layout(testing::make<float>(ys, want), k.out));
-    const kernels::KernelConfig config = direct_config(*n, k.in, k.out, "winograd_nhwc");
-    EXPECT_EQ(kernels::create_kernel(*n, config)->impl_name(),
-              k.act.empty() && !k.residual ? "native.winograd" : "native.winograd+fused");
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(M) + " " + k.act + " threads " +
-                   std::to_string(threads));
-      std::vector<Tensor> got;
-      // Our transforms and one oneDNN MatMul: no oneDNN convolution runs.
-      const std::vector<std::string> impls =
-          convolution_impls([&] { got = kernels::evaluate_node(*n, views, threads, nullptr, config); });
-      EXPECT_TRUE(impls.empty()) << impls[0];
-      expect_close(values<float>(got[0]), expected, 0.f, 3e-5f * largest);
-    }
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "winograd_nhwc");
+      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
+                k.act.empty() && !k.residual ? "native.winograd" : "native.winograd+fused");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + k.act + " threads " +
+                     std::to_string(threads));
+        std::vector<Tensor> got;
+        // Our transforms and one oneDNN MatMul: no oneDNN convolution runs.
+        const std::vector<std::string> impls =
+            convolution_impls([&] { got = kernels::evaluate_node(n, views, threads, nullptr, config); });
+        EXPECT_TRUE(impls.empty()) << impls[0];
+        expect_close(values<float>(got[0]), expected, 0.f, 3e-5f * largest);
+      }
+    });
   }
 }
 

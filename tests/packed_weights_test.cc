@@ -174,24 +174,24 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   const CompiledModel plain = compile_onnx_bytes(bytes.data(), bytes.size(), o0);
 
   const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
-  int winograd_steps = 0, wino_copies = 0;
-  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
-    if (st.variant == "winograd") {
-      ++winograd_steps;
-      EXPECT_EQ(st.kernel.rfind("onednn.conv.winograd", 0), 0u) << st.kernel;
-    }
-  for (const auto& p : lm.packed_weights) wino_copies += p.layout.rfind("onednn-wino/", 0) == 0;
-  EXPECT_EQ(wino_copies, winograd_steps);
+  // Steps of `variant` (each with a kernel named from `kernel`) and the
+  // stored copies whose layout starts with `layout`: one per step.
+  const auto steps_with_copies = [&](const std::string& variant, const std::string& kernel,
+                                     const std::string& layout) {
+    int steps = 0, copies = 0;
+    for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+      if (st.variant == variant) {
+        ++steps;
+        EXPECT_EQ(st.kernel.rfind(kernel, 0), 0u) << st.kernel;
+      }
+    for (const auto& p : lm.packed_weights) copies += p.layout.rfind(layout, 0) == 0;
+    EXPECT_EQ(copies, steps) << variant;
+    return steps;
+  };
+  const int winograd_steps = steps_with_copies("winograd", "onednn.conv.winograd", "onednn-wino/");
   // Without AVX-512 our own Winograd kernel (winograd_nhwc) takes them, its
   // transformed weights stored the same way.
-  int native_steps = 0, native_copies = 0;
-  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
-    if (st.variant == "winograd_nhwc") {
-      ++native_steps;
-      EXPECT_EQ(st.kernel.rfind("native.winograd", 0), 0u) << st.kernel;
-    }
-  for (const auto& p : lm.packed_weights) native_copies += p.layout.rfind("gec.winograd/", 0) == 0;
-  EXPECT_EQ(native_copies, native_steps);
+  const int native_steps = steps_with_copies("winograd_nhwc", "native.winograd", "gec.winograd/");
   // The compile report counts them; with the variant off it has no entry.
   EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["winograd"].get<int>(), winograd_steps);
   EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["winograd_nhwc"].get<int>(), native_steps);

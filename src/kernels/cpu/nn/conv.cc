@@ -943,16 +943,21 @@ class ConvKernel final : public Kernel {
     direct_conv_simd::Geometry& g = p.geometry;
     if (direct_geo_.OC != g.OC || direct_geo_.IC != g.IC || direct_geo_.KH != g.KH || direct_geo_.KW != g.KW)
       direct_w_ = nullptr;  // W of another shape: packed again
-    using direct_conv_simd::Activation;
-    simd::PiecewiseOp pw;
-    if (act_.op == "Relu")
-      g.act = Activation::kRelu;
-    else if (piecewise_activation(act_, &pw, &g.act_alpha, &g.act_beta))
-      g.act = direct_conv_simd::piecewise(pw);
+    store_activation(&g.act, &g.act_alpha, &g.act_beta);
     direct_geo_ = g;
     direct_pad_ = p.pad;
-    // The other activations run after the loops, in place.
-    if (!act_.op.empty() && g.act == Activation::kNone && !epilogue_)
+  }
+
+  /// The activation our own loops (direct, Winograd) apply as they store:
+  /// Relu or a piecewise-linear one into `act` with its parameters; the
+  /// others run after the loops, in place (epilogue_, made here).
+  void store_activation(direct_conv_simd::Activation* act, float* alpha, float* beta) {
+    simd::PiecewiseOp pw;
+    if (act_.op == "Relu")
+      *act = direct_conv_simd::Activation::kRelu;
+    else if (piecewise_activation(act_, &pw, alpha, beta))
+      *act = direct_conv_simd::piecewise(pw);
+    if (!act_.op.empty() && *act == direct_conv_simd::Activation::kNone && !epilogue_)
       epilogue_ = std::make_unique<ActivationEpilogue>(act_);
   }
 
@@ -1052,14 +1057,7 @@ class ConvKernel final : public Kernel {
     const int64_t m = winograd_nhwc_tile(ws, ys);
     winograd_simd::Geometry g = winograd_simd::make_geometry(m == 0 ? 4 : m, xs[0], xs[1], xs[2], xs[3], ws[0], ys[2],
                                                              ys[3], geo.pad_begin[0], geo.pad_begin[1]);
-    using direct_conv_simd::Activation;
-    simd::PiecewiseOp pw;
-    if (act_.op == "Relu")
-      g.act = Activation::kRelu;
-    else if (piecewise_activation(act_, &pw, &g.act_alpha, &g.act_beta))
-      g.act = direct_conv_simd::piecewise(pw);
-    if (!act_.op.empty() && g.act == Activation::kNone && !epilogue_)
-      epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    store_activation(&g.act, &g.act_alpha, &g.act_beta);
     const int64_t T = g.tiles(), E = g.elems(), per_tile = E * (g.C + g.K) * int64_t{sizeof(float)};
     // Blocks of equal size (the last one's spare rows are products of
     // stale values, never read back).

@@ -25,6 +25,7 @@
 #include "hwy/highway.h"
 
 #include "kernels/cpu/nn/direct_conv_simd.h"
+#include "kernels/cpu/nn/conv_activation-inl.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -100,24 +101,7 @@ HWY_NOINLINE void Tile(const Geometry& g, const float* x, const float* wp, const
       }
     }
   }
-  const Vec zero = hn::Zero(d), one = hn::Set(d, 1.f), alpha = hn::Set(d, g.act_alpha), beta = hn::Set(d, g.act_beta);
-  const auto activate = [&](Vec v) {
-    const auto clamp01 = [&](Vec u) {
-      return hn::IfThenElse(hn::Gt(u, one), one, hn::IfThenElse(hn::Lt(u, zero), zero, u));
-    };
-    switch (g.act) {
-      case Activation::kNone: return v;
-      case Activation::kRelu: return hn::IfThenElse(hn::Lt(v, zero), zero, v);
-      case Activation::kClip: {
-        const Vec c = hn::IfThenElse(hn::Lt(v, alpha), alpha, v);
-        return hn::IfThenElse(hn::Gt(c, beta), beta, c);
-      }
-      case Activation::kLeakyRelu: return hn::IfThenElse(hn::Lt(v, zero), hn::Mul(alpha, v), v);
-      case Activation::kHardSigmoid: return clamp01(hn::Add(hn::Mul(alpha, v), beta));
-      case Activation::kHardSwish: return hn::Mul(v, clamp01(hn::Add(hn::Mul(alpha, v), beta)));
-    }
-    return v;
-  };
+  const VecActivation<decltype(d)> activate(d, g.act, g.act_alpha, g.act_beta);
 #pragma GCC unroll 4
   for (int v = 0; v < V; ++v) {
     const int64_t oc0 = (v0 + v) * L;

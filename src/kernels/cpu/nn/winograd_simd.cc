@@ -25,6 +25,7 @@
 #include "hwy/highway.h"
 
 #include "kernels/cpu/nn/winograd_simd.h"
+#include "kernels/cpu/nn/conv_activation-inl.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -34,7 +35,6 @@ HWY_BEFORE_NAMESPACE();
 namespace gec::kernels::cpu::winograd_simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-using direct_conv_simd::Activation;
 
 // F(4x4, 3x3)'s B^T applied to six values (a row or a column of a 6x6 tile).
 template <class D, class V>
@@ -146,24 +146,7 @@ void TransformOutputM(const Geometry& g, const float* m, int64_t first, int64_t 
   using Vec = hn::Vec<decltype(d)>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
   const int64_t per_image = g.tiles_h * g.tiles_w, estride = count * g.K;
-  const Vec zero = hn::Zero(d), one = hn::Set(d, 1.f), alpha = hn::Set(d, g.act_alpha), beta = hn::Set(d, g.act_beta);
-  const auto activate = [&](Vec u) {
-    const auto clamp01 = [&](Vec w) {
-      return hn::IfThenElse(hn::Gt(w, one), one, hn::IfThenElse(hn::Lt(w, zero), zero, w));
-    };
-    switch (g.act) {
-      case Activation::kNone: return u;
-      case Activation::kRelu: return hn::IfThenElse(hn::Lt(u, zero), zero, u);
-      case Activation::kClip: {
-        const Vec c = hn::IfThenElse(hn::Lt(u, alpha), alpha, u);
-        return hn::IfThenElse(hn::Gt(c, beta), beta, c);
-      }
-      case Activation::kLeakyRelu: return hn::IfThenElse(hn::Lt(u, zero), hn::Mul(alpha, u), u);
-      case Activation::kHardSigmoid: return clamp01(hn::Add(hn::Mul(alpha, u), beta));
-      case Activation::kHardSwish: return hn::Mul(u, clamp01(hn::Add(hn::Mul(alpha, u), beta)));
-    }
-    return u;
-  };
+  const direct_conv_simd::HWY_NAMESPACE::VecActivation<decltype(d)> activate(d, g.act, g.act_alpha, g.act_beta);
   for (int64_t t = t_begin; t < t_end; ++t) {
     const int64_t n = t / per_image, r = t % per_image;
     const int64_t oh0 = (r / g.tiles_w) * kOut, ow0 = (r % g.tiles_w) * kOut;
