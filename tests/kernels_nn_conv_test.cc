@@ -1029,8 +1029,9 @@ void with_direct_case(const DirectCase& k,
 // vector width), strides, dilations, asymmetric pads, 1x3 / 3x1 / 1x1 / 5x5
 // windows, batch 2 (nhwc and nChw16c), no bias, each activation the loops apply (Relu, Clip,
 // LeakyRelu, HardSigmoid, HardSwish) and one they leave to the epilogue
-// (Sigmoid), on 1 and 2 threads. Tolerance 1e-5 of the largest |y|
-// (float32 sums of up to 600 products, in another order than the loop).
+// (Sigmoid), 1x1 maps (the dot products), on 1 and 2 threads. Tolerance
+// 1e-5 of the largest |y| (float32 sums of up to 960 products, in another
+// order than the loop).
 TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
   using L = ops::Layout;
   const std::vector<DirectCase> cases = {
@@ -1046,6 +1047,12 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
       {{2, 8, 5, 7}, 12, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
       {{1, 5, 4, 9}, 3, 1, 3, {1, 1}, {0, 2, 0, 0}, {1, 2}, L::kPlain, L::kNhwc},
       {{2, 32, 5, 5}, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, false, true, "LeakyRelu", 0.1f},
+      // One pixel an image under a 1x1 window (run_direct_dots): five images
+      // (four, then one, at a time), W split over the threads, no bias.
+      {{5, 96, 1, 1}, 40, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "HardSigmoid", 0.2f,
+       0.5f},
+      {{1, 960, 1, 1}, 240, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c, true, false, "Relu"},
+      {{2, 240, 1, 1}, 963, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kPlain, L::kNhwc, false, true, "Sigmoid"},
   };
   for (const DirectCase& k : cases) {
     with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,

@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "kernels/cpu/common/broadcast.h"
@@ -872,7 +873,7 @@ class ConvKernel final : public Kernel {
 
   void pack_constants(const KernelContext& ctx) override {
     if (direct_) {
-      if (!empty_ && w_constant_ && ctx.in(1).data) direct_weights(ctx, ctx.in(1));
+      if (!empty_ && !direct_dots_ && w_constant_ && ctx.in(1).data) direct_weights(ctx, ctx.in(1));
       return;
     }
     if (wino_now_) {
@@ -946,6 +947,10 @@ class ConvKernel final : public Kernel {
     store_activation(&g.act, &g.act_alpha, &g.act_beta);
     direct_geo_ = g;
     direct_pad_ = p.pad;
+    // One pixel an image under a 1x1 window (squeeze-excite blocks): every
+    // layout holds X and Y as [N][channels], W [OC, IC, 1, 1] is already
+    // the rows the dot products read.
+    direct_dots_ = g.H == 1 && g.W == 1 && g.KH == 1 && g.KW == 1 && g.OH == 1 && g.OW == 1 && !p.pad.planes;
   }
 
   /// The activation our own loops (direct, Winograd) apply as they store:
@@ -1149,6 +1154,7 @@ class ConvKernel final : public Kernel {
     const int threads = ctx.num_threads;
     ScratchBuffer* scratch = ctx.scratch;
     const direct_conv_simd::Geometry& g = direct_geo_;
+    if (direct_dots_) return run_direct_dots(x, w, direct_bias(b), z, y, threads);
     const float* wp = direct_weights(ctx, w);
     const float* bp = direct_bias(b);
     const int64_t pixels = x.shape[0] * g.OH * g.OW;
@@ -1191,6 +1197,45 @@ class ConvKernel final : public Kernel {
                                                begin, end);
         },
         macs / 8);
+    if (epilogue_) epilogue_->run(y, threads);
+  }
+
+  /// The direct variant over one pixel an image and a 1x1 window (plan_direct's
+  /// direct_dots_): Y [N][OC] = W [OC, IC] X [N][IC] + B (+ Z), then the
+  /// activation, as dot products of W's rows (dot_simd.h), up to kMaxRows
+  /// images at a time, the rows of W split over the threads. W is read once
+  /// a run in its own order (the packed [IC][OCp] copy of the loops read it
+  /// 16 columns at a time, one thread: 2x oneDNN's time on
+  /// mobilenet_v3_large's 240 x 960 squeeze-excite layers).
+  void run_direct_dots(const TensorView& x, const TensorView& w, const float* bias, const TensorView* z, TensorView& y,
+                       int threads) {
+    const direct_conv_simd::Geometry& g = direct_geo_;
+    const int64_t N = x.shape[0], OC = g.OC, IC = g.IC;
+    const float* xs = x.as<const float>();
+    const float* ws = w.as<const float>();
+    const float* zs = z ? z->as<const float>() : nullptr;
+    float* ys = y.as<float>();
+    simd::PiecewiseOp op = simd::PiecewiseOp::kClip;  // Relu: Clip to [0, inf), NaN kept
+    float lo = 0.f, hi = std::numeric_limits<float>::infinity();
+    if (g.act != direct_conv_simd::Activation::kNone && g.act != direct_conv_simd::Activation::kRelu) {
+      op = static_cast<simd::PiecewiseOp>(static_cast<int>(g.act) - static_cast<int>(direct_conv_simd::Activation::kClip));
+      lo = g.act_alpha, hi = g.act_beta;
+    }
+    const int nt = threads > 1 && N * OC * IC >= (1 << 16) ? threads : 1;
+    parallel_for(nt, nt, [&](int64_t t) {
+      const int64_t m0 = OC * t / nt, m1 = OC * (t + 1) / nt;
+      if (m0 == m1) return;
+      for (int64_t n = 0; n < N; ++n) {
+        float* row = ys + n * OC;
+        // Z may be Y itself (then it is there already).
+        for (int64_t m = m0; m < m1; ++m) row[m] = bias[m] + (zs ? zs[n * OC + m] : 0.f);
+      }
+      for (int64_t n = 0; n < N; n += dot_simd::kMaxRows)
+        dot_simd::dots_nt(std::min(dot_simd::kMaxRows, N - n), m1 - m0, IC, xs + n * IC, ws + m0 * IC, 1.f,
+                          ys + n * OC + m0, OC);
+      if (g.act != direct_conv_simd::Activation::kNone)
+        for (int64_t n = 0; n < N; ++n) simd::piecewise_f32(op, lo, hi, ys + n * OC + m0, ys + n * OC + m0, m1 - m0);
+    });
     if (epilogue_) epilogue_->run(y, threads);
   }
 
@@ -1693,6 +1738,7 @@ class ConvKernel final : public Kernel {
   const void* direct_b_from_ = nullptr;
   bool b_constant_ = false;                       //   B is a constant of the model
   DirectPad direct_pad_;                          //   X copied with a zero border (planes 0: not)
+  bool direct_dots_ = false;                      //   one pixel an image, 1x1: run_direct_dots
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
