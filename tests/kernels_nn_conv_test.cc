@@ -1147,14 +1147,15 @@ TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   squeeze.xs = {1, 64, 40, 40};
   EXPECT_EQ(choice(squeeze), "direct");  // two blocks, 1600 pixels
   // Pads and strides far beyond X: the zero border would be most of what
-  // the loops read (plan_direct_conv refuses it), so oneDNN keeps it.
+  // the loops read (plan_direct_conv refuses it), so they never take it
+  // (oneDNN keeps it, or the taps variant, which reads X's one pixel only).
   DirectCase padded = small;
   padded.xs = {1, 16, 1, 1};
   padded.m = 16;
   padded.kh = padded.kw = 1;
   padded.strides = {1000, 1000};
   padded.pads = {1000, 1000, 1000, 1000};
-  EXPECT_EQ(choice(padded), "");
+  EXPECT_NE(choice(padded), "direct");
 }
 
 // The direct variant forced (a crafted .gom) onto a convolution whose zero
@@ -1288,6 +1289,91 @@ TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
   ir::Node* fed = direct_case_node(g2, {{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc});
   fed->set_input(1, g2.add_value("w_fed", fed->input(1)->type));
   EXPECT_NE(kernels::choose_variant(*fed, direct_config(*fed, L::kNhwc, L::kNhwc, "")), "winograd_nhwc");
+}
+
+// The taps variant (conv.cc run_taps: only the taps inside X, one MatMul
+// per tap) against a double-precision loop of ONNX Conv-11 plus FusedConv's
+// residual and activation: DeepLab's atrous 3x3 (dilation 12 over 14x14),
+// strides and asymmetric pads with gathered regions, a dense window (whole
+// rows of X read in place), output pixels that no tap reaches (Y = B +
+// Z there), batch 2, an activation left to the epilogue, on 1 and 2
+// threads. Tolerance 1e-5 of the largest |y|.
+TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
+  using L = ops::Layout;
+  const std::vector<DirectCase> cases = {
+      {{1, 24, 14, 14}, 40, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      {{2, 16, 9, 11}, 8, 3, 3, {2, 2}, {5, 4, 6, 3}, {4, 5}, L::kNhwc, L::kNhwc, false, false, "HardSwish"},
+      {{1, 8, 5, 5}, 16, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc},
+      {{1, 8, 4, 4}, 8, 3, 3, {1, 1}, {6, 6, 6, 6}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Sigmoid"},
+      {{2, 32, 7, 6}, 24, 3, 2, {1, 1}, {3, 2, 3, 2}, {3, 4}, L::kNhwc, L::kNhwc, true, false, "Clip", -0.5f, 1.f},
+  };
+  for (const DirectCase& k : cases) {
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "taps");
+      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
+                k.act.empty() && !k.residual ? "native.taps" : "native.taps+fused");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
+                     std::to_string(k.kw) + " dilation " + std::to_string(k.dilations[0]) + " " + k.act +
+                     " threads " + std::to_string(threads));
+        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
+        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
+      }
+    });
+  }
+}
+
+// The layout query reports native.taps for an nhwc convolution most of
+// whose (tap, pixel) pairs fall in the zero padding when oneDNN has only a
+// gemm-based or reference kernel for it there, and the variant choice then
+// takes "taps"; a dense window, a plain or grouped one, or fed weights
+// never. Where oneDNN has a JIT kernel for the atrous one (not on this
+// project's AVX2 and AVX-512 machines with oneDNN 2.6: gemm), that stays.
+TEST(NnConv, TapsVariantIsChosenWhereOnlyAGemmWouldRun) {
+  using L = ops::Layout;
+  const DirectCase atrous{{1, 64, 14, 14}, 32, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc};
+  const DirectCase dense{{1, 64, 14, 14}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, atrous);
+    const std::string impl = kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc);
+    const std::string v = kernels::choose_variant(*n, direct_config(*n, L::kNhwc, L::kNhwc, ""));
+    if (impl == "native.taps") {
+      EXPECT_EQ(v, "taps");
+    } else {
+      EXPECT_EQ(impl.find("gemm"), std::string::npos) << impl;
+      EXPECT_FALSE(kernels::is_reference_implementation(impl)) << impl;
+    }
+    // Plain layouts keep oneDNN's kernel.
+    EXPECT_NE(kernels::implementation_for_layout(*n, L::kPlain, L::kPlain), "native.taps");
+    EXPECT_NE(kernels::choose_variant(*n, direct_config(*n, L::kPlain, L::kPlain, "")), "taps");
+  }
+  {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, dense);
+    EXPECT_NE(kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc), "native.taps");
+    EXPECT_NE(kernels::choose_variant(*n, direct_config(*n, L::kNhwc, L::kNhwc, "")), "taps");
+  }
+  {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, atrous);
+    n->attrs.push_back(ir::Attribute::Int("group", 2));
+    n->set_input(1, g.add_constant("w2", Tensor(DType::kFloat32, {32, 32, 3, 3})));
+    EXPECT_NE(kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc), "native.taps");
+  }
+  {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, atrous);
+    n->set_input(1, g.add_value("w_fed", n->input(1)->type));
+    EXPECT_NE(kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc), "native.taps");
+  }
+  // The variant where it cannot run is refused, naming the node.
+  ir::Graph g;
+  ir::Node* n = direct_case_node(g, atrous);
+  gec::testing::expect_error([&] { kernels::create_kernel(*n, direct_config(*n, L::kPlain, L::kPlain, "taps")); },
+                             ErrorCode::kInvalidModel,
+                             "node 'conv' (Conv): the taps variant needs group 1, nhwc input and output");
 }
 
 // The winograd_nhwc variant where it cannot run is a clear error naming the

@@ -64,7 +64,7 @@ void check_options(const CompileOptions& opts) {
       for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
       fail(ErrorCode::kInvalidArgument,
            "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation, "
-           "pack_weights, winograd, direct_conv and nhwc_conv: " + known + ")");
+           "pack_weights, winograd, direct_conv, nhwc_conv and taps_conv: " + known + ")");
     }
   }
 }
@@ -317,23 +317,35 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // where oneDNN has none (kernels/cpu/nn/conv.cc; the layout assignment
   // weighs oneDNN's too), ... A variant turned off leaves
   // its convolutions on oneDNN's default kernel, never on another variant.
-  const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv");
+  const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv"),
+             taps_on = enabled("taps_conv");
   // ... small convolutions on our own loops instead of a oneDNN primitive
   // made at load (the "direct" variant, conv.cc's direct_pays), and strided
   // nChw16c convolutions in oneDNN's nhwc kernel between reorders (the
-  // "nhwc" variant, nhwc_pays).
+  // "nhwc" variant, nhwc_pays), and atrous convolutions mostly over their
+  // zero padding as one product per tap that reaches inside X (the "taps"
+  // variant, conv.cc's taps_shape_pays; the layout query names it
+  // native.taps, which keeps such a convolution nhwc).
   kernels::VariantChoice choose_variant;
-  if (winograd_on || direct_on || nhwc_on)
-    choose_variant = [winograd_on, direct_on, nhwc_on](const ir::Node& n, const kernels::KernelConfig& c) {
+  if (winograd_on || direct_on || nhwc_on || taps_on)
+    choose_variant = [winograd_on, direct_on, nhwc_on, taps_on](const ir::Node& n, const kernels::KernelConfig& c) {
       const std::string v = kernels::choose_variant(n, c);
       return ((v == "winograd" || v == "winograd_nhwc") && !winograd_on) || (v == "direct" && !direct_on) ||
-                     (v == "nhwc" && !nhwc_on)
+                     (v == "nhwc" && !nhwc_on) || (v == "taps" && !taps_on)
                  ? std::string()
                  : v;
     };
+  // Without the taps variant such a convolution has oneDNN's gemm kernel in
+  // nhwc too: the layout assignment weighs that (and keeps it plain).
+  kernels::LayoutQuery layout_query;
+  if (!taps_on)
+    layout_query = [](const ir::Node& n, ops::Layout src, ops::Layout dst) {
+      const std::string impl = kernels::implementation_for_layout(n, src, dst);
+      return impl == "native.taps" ? std::string("gemm (the taps variant disabled)") : impl;
+    };
   if (layouts_on) {
     const size_t before = g.count_nodes_recursive();
-    layouts = schedule::assign_layouts(g, {}, choose_variant);
+    layouts = schedule::assign_layouts(g, layout_query, choose_variant);
     report["layout"] = {{"blocked_values", layouts.blocked_values},
                         {"channels_last_values", layouts.channels_last_values},
                         {"reorders", layouts.reorders},
@@ -412,6 +424,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     variants["direct"] = variants.value("direct", 0);
     variants["nhwc"] = variants.value("nhwc", 0);
     variants["winograd_nhwc"] = variants.value("winograd_nhwc", 0);
+    variants["taps"] = variants.value("taps", 0);
     report["kernel_variants"] = variants;
   }
 

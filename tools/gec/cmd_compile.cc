@@ -58,6 +58,8 @@ void print_table(const nlohmann::json& r) {
                 r["kernel_variants"].value("direct", 0LL));
     std::printf("nhwc: %lld strided blocked convolutions on oneDNN's nhwc kernel between reorders\n",
                 r["kernel_variants"].value("nhwc", 0LL));
+    std::printf("taps: %lld atrous convolutions one product per tap inside the input\n",
+                r["kernel_variants"].value("taps", 0LL));
   }
   if (r.contains("streams")) {
     const auto& st = r["streams"];

@@ -277,9 +277,88 @@ dnnl::convolution_forward::primitive_desc prefer_cheap_creation(dnnl::convolutio
   return pd;
 }
 
+/// One tap (kh, kw) of a 2-D convolution's window and the output pixels of
+/// each image whose window puts it inside X (not in the zero padding): rows
+/// [h0, h1) x columns [w0, w1).
+struct TapRegion {
+  int64_t kh = 0, kw = 0, h0 = 0, h1 = 0, w0 = 0, w1 = 0;
+  int64_t pixels() const { return (h1 - h0) * (w1 - w0); }
+};
+
+/// The taps of a 2-D convolution with X [N, IC, H, W], W [OC, IC, KH, KW],
+/// Y [N, OC, OH, OW] (window resolved as ONNX Conv-11 says) that reach
+/// inside X for some output pixel, and the share of (tap, output pixel)
+/// pairs that do: the rest multiply the zero padding.
+struct TapPlan {
+  int64_t IC = 0, H = 0, W = 0, OC = 0, OH = 0, OW = 0, KH = 0, KW = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+  std::vector<TapRegion> taps;  // non-empty regions only, in (kh, kw) order
+  double inside = 0;            // the share of pairs inside X, 0..1
+};
+
+/// TapPlan for shapes `xs`, `ws`, `ys` (4-D, matching channels, group 1);
+/// errors as ops::resolve_window_attrs, naming `who`.
+TapPlan plan_conv_taps(const ops::WindowAttrs& raw, const Shape& xs, const Shape& ws, const Shape& ys,
+                       const std::string& who) {
+  std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+  const ops::WindowAttrs a = ops::resolve_window_attrs(raw, 2, &wk, who);
+  const ops::WindowGeom geo = ops::window_geometry(who, a, Shape(xs.begin() + 2, xs.end()));
+  TapPlan p;
+  p.IC = xs[1], p.H = xs[2], p.W = xs[3], p.OC = ys[1], p.OH = ys[2], p.OW = ys[3], p.KH = ws[2], p.KW = ws[3];
+  p.sh = a.strides[0], p.sw = a.strides[1], p.dh = a.dilations[0], p.dw = a.dilations[1];
+  p.ph = geo.pad_begin[0], p.pw = geo.pad_begin[1];
+  // Output indices o < O with 0 <= o * s - pad + k * d < I.
+  const auto range = [](int64_t O, int64_t I, int64_t s, int64_t pad, int64_t off, int64_t* lo, int64_t* hi) {
+    const int64_t first = pad - off;  // o * s >= first
+    *lo = first <= 0 ? 0 : (first + s - 1) / s;
+    const int64_t last = I - 1 + pad - off;  // o * s <= last
+    *hi = last < 0 ? 0 : std::min(O, last / s + 1);
+    if (*hi < *lo) *hi = *lo;
+  };
+  double inside = 0;
+  for (int64_t kh = 0; kh < p.KH; ++kh) {
+    for (int64_t kw = 0; kw < p.KW; ++kw) {
+      TapRegion r{kh, kw};
+      range(p.OH, p.H, p.sh, p.ph, kh * p.dh, &r.h0, &r.h1);
+      range(p.OW, p.W, p.sw, p.pw, kw * p.dw, &r.w0, &r.w1);
+      if (r.pixels() == 0) continue;
+      inside += static_cast<double>(r.pixels());
+      p.taps.push_back(r);
+    }
+  }
+  p.inside = inside / std::max(1.0, static_cast<double>(p.KH * p.KW * p.OH * p.OW));
+  return p;
+}
+
+/// At most this share of a convolution's (tap, output pixel) pairs inside
+/// X, the "taps" variant may run it (taps_shape_pays).
+constexpr double kTapsMaxInside = 0.5;
+
+/// Whether the shapes of a Conv / FusedConv suit the "taps" variant: 2-D,
+/// group 1, a constant W, static non-empty shapes, and at most
+/// kTapsMaxInside of its (tap, pixel) pairs inside X: atrous convolutions
+/// whose dilation is large against the map (DeepLabV3's 3x3 ones of
+/// dilation 12 over 14x14: 0.18 of them), where oneDNN 2.6 has only its
+/// gemm convolution (every tap of every pixel as columns) or ref:any.
+bool taps_shape_pays(const ir::Node& n) {
+  if (n.get_int("group", 1) != 1 || !constant_input(n, 1) || !n.input(0) || !n.input(1) || !n.output(0) ||
+      !n.input(0)->type.is_static() || !n.input(1)->type.is_static() || !n.output(0)->type.is_static())
+    return false;
+  const Shape xs = n.input(0)->type.static_shape(), ws = n.input(1)->type.static_shape(),
+              ys = n.output(0)->type.static_shape();
+  if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || shape_numel(xs) <= 0 || shape_numel(ws) <= 0 ||
+      shape_numel(ys) <= 0 || ws[1] != xs[1] || ws[0] != ys[1])
+    return false;
+  try {
+    return plan_conv_taps(ops::read_window_attrs(n), xs, ws, ys, n.describe()).inside <= kTapsMaxInside;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 /// The implementation oneDNN picks for this Conv / FusedConv (static types)
 /// in the given layouts, without post-ops; "" when the types are not static.
-std::string conv_layout_query(const ir::Node& n, ops::Layout src_layout, ops::Layout dst_layout) {
+std::string onednn_conv_query(const ir::Node& n, ops::Layout src_layout, ops::Layout dst_layout) {
   if (!n.input(0) || !n.input(1) || !n.output(0) || !n.input(0)->type.is_static() || !n.input(1)->type.is_static() ||
       !n.output(0)->type.is_static())
     return "";
@@ -297,6 +376,19 @@ std::string conv_layout_query(const ir::Node& n, ops::Layout src_layout, ops::La
   } catch (const Error&) {
     return "unsupported";
   }
+}
+
+/// The implementation this Conv / FusedConv gets in the given layouts (the
+/// layout assignment's query): oneDNN's (onednn_conv_query), or
+/// "native.taps" in nhwc where oneDNN has only a gemm-based or reference
+/// convolution and the shapes suit the taps variant (taps_shape_pays).
+std::string conv_layout_query(const ir::Node& n, ops::Layout src_layout, ops::Layout dst_layout) {
+  const std::string impl = onednn_conv_query(n, src_layout, dst_layout);
+  if (src_layout == ops::Layout::kNhwc && dst_layout == ops::Layout::kNhwc &&
+      (impl == "unsupported" || is_reference_implementation(impl) || impl.find("gemm") != std::string::npos) &&
+      taps_shape_pays(n))
+    return "native.taps";
+  return impl;
 }
 
 /// The post-ops of a Conv / FusedConv: the residual sum (dst += Z), then
@@ -672,11 +764,16 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// Before both, "winograd_nhwc" where winograd_nhwc_pays (our own Winograd
 /// convolution over nhwc X and Y, on CPUs where oneDNN has no Winograd
 /// kernel for any layout of it: it has one for nChw16c on AVX-512 only).
+/// First of all "taps" where the layout query says native.taps (nhwc X
+/// and Y; conv_layout_query, taps_shape_pays).
 /// Otherwise "direct" where direct_pays (a small convolution on our own
 /// loops; Winograd wins where both apply), "nhwc" where nhwc_pays (a
 /// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
 /// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
+  if (config.input_layout(0) == ops::Layout::kNhwc && config.output_layout(0) == ops::Layout::kNhwc &&
+      conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc) == "native.taps")
+    return "taps";
   if (winograd_nhwc_pays(n, config)) return "winograd_nhwc";
   const std::string d = direct_pays(n, config) ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
@@ -726,20 +823,23 @@ class ConvKernel final : public Kernel {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
       const std::string token = config.variant.substr(b, e - b);
-      if (token == "winograd" && !winograd_ && !direct_ && !nhwc_ && !wino_nhwc_)
+      const bool main = winograd_ || wino_nhwc_ || direct_ || nhwc_ || taps_;
+      if (token == "winograd" && !main)
         winograd_ = true;
-      else if (token == "winograd_nhwc" && !winograd_ && !direct_ && !nhwc_ && !wino_nhwc_)
+      else if (token == "winograd_nhwc" && !main)
         wino_nhwc_ = true;
-      else if (token == "direct" && !direct_ && !winograd_ && !nhwc_ && !wino_nhwc_)
+      else if (token == "direct" && !main)
         direct_ = true;
-      else if (token == "nhwc" && !nhwc_ && !winograd_ && !direct_ && !wino_nhwc_)
+      else if (token == "nhwc" && !main)
         nhwc_ = true;
+      else if (token == "taps" && !main)
+        taps_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
         fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
-                                           "' is not winograd, winograd_nhwc, direct, nhwc, post_op or kernel (joined by "
-                                           "+, each once; the first four exclude each other)");
+                                           "' is not winograd, winograd_nhwc, direct, nhwc, taps, post_op or kernel "
+                                           "(joined by +, each once; the first five exclude each other)");
       b = e + 1;
     }
     if ((winograd_ || nhwc_) && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
@@ -751,6 +851,10 @@ class ConvKernel final : public Kernel {
                        act_impl_ == "post_op"))
       fail(ErrorCode::kInvalidModel, desc_ + ": the winograd_nhwc variant needs group 1, nhwc input and output and "
                                              "the activation outside oneDNN");
+    if (taps_ && (group_ != 1 || src_layout_ != ops::Layout::kNhwc || dst_layout_ != ops::Layout::kNhwc ||
+                  act_impl_ == "post_op"))
+      fail(ErrorCode::kInvalidModel, desc_ + ": the taps variant needs group 1, nhwc input and output and the "
+                                             "activation outside oneDNN");
     if (direct_ && (group_ != 1 || dst_layout_ == ops::Layout::kPlain || act_impl_ == "post_op"))
       fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs group 1, an nhwc or nChw16c output and "
                                              "the activation outside oneDNN");
@@ -808,6 +912,7 @@ class ConvKernel final : public Kernel {
     require_f32(desc_, w.dtype);
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
+    if (taps_) return empty_ ? void() : plan_taps(x.shape, w.shape, y.shape, ctx.num_threads);
     wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
     wino_fell_back_ = wino_nhwc_ && !empty_ && !wino_now_;
     if (wino_now_) return;
@@ -856,6 +961,7 @@ class ConvKernel final : public Kernel {
     }
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (direct_) return run_direct(ctx, x, w, b, z, y);
+    if (taps_) return run_taps(ctx, x, w, b, z, y);
     if (wino_now_) return run_winograd(ctx, x, w, b, z, y);
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
@@ -872,6 +978,10 @@ class ConvKernel final : public Kernel {
   }
 
   void pack_constants(const KernelContext& ctx) override {
+    if (taps_) {
+      if (!empty_ && w_constant_ && ctx.in(1).data) taps_weights(ctx, ctx.in(1));
+      return;
+    }
     if (direct_) {
       if (!empty_ && !direct_dots_ && w_constant_ && ctx.in(1).data) direct_weights(ctx, ctx.in(1));
       return;
@@ -927,6 +1037,7 @@ class ConvKernel final : public Kernel {
     // Asked before the first run too, when the activation's way is not chosen yet.
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
+    if (taps_) return residual_ || !act_.op.empty() ? "native.taps+fused" : "native.taps";
     if (wino_nhwc_ && !wino_fell_back_) return residual_ || !act_.op.empty() ? "native.winograd+fused" : "native.winograd";
     if (matmul_ != MatmulForm::kNone && dots_named_)
       return act_.op.empty() ? "native.conv_as_dots" : "native.conv_as_dots+fused";
@@ -1197,6 +1308,154 @@ class ConvKernel final : public Kernel {
                                                begin, end);
         },
         macs / 8);
+    if (epilogue_) epilogue_->run(y, threads);
+  }
+
+  /// The taps variant's plan for these shapes: its regions (plan_conv_taps)
+  /// and a oneDNN MatMul [rows, IC] x [IC, OC] for each distinct region size,
+  /// made for the run's thread count (oneDNN sizes a primitive by it).
+  void plan_taps(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
+    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
+      fail(ErrorCode::kInvalidArgument, desc_ + ": the taps variant needs 2-D X, W and Y of matching channels, got " +
+                                            shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
+    TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
+    if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
+      taps_w_ = nullptr;  // W of another shape: packed again
+    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    std::vector<int64_t> sizes;
+    for (const TapRegion& r : p.taps) sizes.push_back(r.pixels());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
+                sizes.size() == tap_products_.size();
+    for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
+    taps_plan_ = std::move(p);
+    if (same) return;
+    taps_threads_ = threads;
+    tap_products_.clear();
+    using dt = memory::data_type;
+    const int64_t IC = taps_plan_.IC, OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
+    for (int64_t rows : sizes) {
+      TapProduct t;
+      t.rows = rows;
+      const memory::desc a({rows, IC}, dt::f32, memory::dims{IC, 1}), b({IC, OC}, dt::f32, memory::dims{ldb, 1}),
+          c({rows, OC}, dt::f32, memory::dims{OC, 1});
+      try {
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), Scratchpad::attr(), cpu_engine());
+        t.mm = dnnl::matmul(pd);
+        t.scratch = std::make_unique<Scratchpad>();
+        t.scratch->set(pd.scratchpad_desc());
+        t.args = {{DNNL_ARG_SRC, unbound_memory(a)}, {DNNL_ARG_WEIGHTS, unbound_memory(b)},
+                  {DNNL_ARG_DST, unbound_memory(c)}};
+      } catch (const dnnl::error& e) {
+        rethrow_dnnl(desc_, "create the per-tap products for X " + shape_str(xs), e);
+      }
+      tap_products_.push_back(std::move(t));
+    }
+  }
+
+  /// W for the taps variant: [KH * KW][IC][ldb] floats, tap (kh, kw)'s
+  /// [IC, OC] matrix at (kh * KW + kw) * IC * ldb, rows padded to ldb =
+  /// winograd_simd::weights_row(OC) (a multiple of 1 KiB apart, the rows
+  /// share cache sets in the gemm's reads of B); through packed_weights.
+  const float* taps_weights(const KernelContext& ctx, const TensorView& w) {
+    if (taps_w_ && taps_w_from_ == w.data && w_constant_) return taps_w_;
+    const TapPlan& p = taps_plan_;
+    const int64_t taps = p.KH * p.KW, ldb = winograd_simd::weights_row(p.OC);
+    const size_t floats = static_cast<size_t>(taps * p.IC * ldb);
+    const std::string layout = "gec.taps/" + std::to_string(ldb) + "/" + shape_str(w.shape);
+    taps_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
+      std::fill(out, out + floats, 0.f);
+      const float* ws = w.as<const float>();
+      for (int64_t oc = 0; oc < p.OC; ++oc)
+        for (int64_t ic = 0; ic < p.IC; ++ic)
+          for (int64_t t = 0; t < taps; ++t) out[(t * p.IC + ic) * ldb + oc] = ws[(oc * p.IC + ic) * taps + t];
+    });
+    taps_w_from_ = w.data;
+    return taps_w_;
+  }
+
+  /// The taps variant (nhwc X and Y): Y = B (+ Z); then for each image and
+  /// each tap that reaches inside X, the X pixels its region reads (taken
+  /// in place where they are whole rows of X, else gathered into the run's
+  /// scratch memory) times the tap's [IC, OC] matrix (one oneDNN MatMul)
+  /// added into the region of Y; then the activation, in place. Only the
+  /// products of X's own pixels are computed: none of the zero padding.
+  /// The sums run tap by tap: results differ from the direct convolution's
+  /// by float32 rounding.
+  void run_taps(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
+                const TensorView* z, TensorView& y) {
+    const TapPlan& p = taps_plan_;
+    const int threads = ctx.num_threads;
+    const float* wt = taps_weights(ctx, w);
+    const int64_t N = x.shape[0], IC = p.IC, OC = p.OC, ldb = winograd_simd::weights_row(OC);
+    const int64_t pixels = N * p.OH * p.OW;
+    const float* xs = x.as<const float>();
+    const float* bs = b ? b->as<const float>() : nullptr;
+    const float* zs = z ? z->as<const float>() : nullptr;
+    float* ys = y.as<float>();
+    // Z may be Y itself: each element is read before it is written.
+    parallel_ranges(
+        pixels, threads,
+        [&](int64_t q0, int64_t q1) {
+          for (int64_t q = q0; q < q1; ++q) {
+            float* row = ys + q * OC;
+            for (int64_t c = 0; c < OC; ++c) row[c] = (bs ? bs[c] : 0.f) + (zs ? zs[q * OC + c] : 0.f);
+          }
+        },
+        pixels * OC);
+    for (int64_t n = 0; n < N; ++n) {
+      const float* xn = xs + n * p.H * p.W * IC;
+      float* yn = ys + n * p.OH * p.OW * OC;
+      for (const TapRegion& r : p.taps) {
+        const int64_t P = r.pixels(), cols = r.w1 - r.w0;
+        TapProduct* t = nullptr;
+        for (TapProduct& c : tap_products_)
+          if (c.rows == P) t = &c;
+        if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
+        const int64_t ih0 = r.h0 * p.sh - p.ph + r.kh * p.dh, iw0 = r.w0 * p.sw - p.pw + r.kw * p.dw;
+        // Whole rows of X in order: the region's pixels as they lie.
+        const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
+        const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
+        auto* base = static_cast<uint8_t*>(
+            t->scratch->bind_with(t->args, ctx.scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
+        const float* a = xn + (ih0 * p.W + iw0) * IC;
+        if (!in_place) {
+          float* g = reinterpret_cast<float*>(base);
+          parallel_ranges(
+              r.h1 - r.h0, threads,
+              [&](int64_t h0, int64_t h1) {
+                for (int64_t h = h0; h < h1; ++h) {
+                  const float* src = xn + ((ih0 + h * p.sh) * p.W + iw0) * IC;
+                  float* dst = g + h * cols * IC;
+                  if (p.sw == 1)
+                    std::memcpy(dst, src, static_cast<size_t>(cols * IC) * sizeof(float));
+                  else
+                    for (int64_t j = 0; j < cols; ++j)
+                      std::memcpy(dst + j * IC, src + j * p.sw * IC, static_cast<size_t>(IC) * sizeof(float));
+                }
+              },
+              P * IC);
+          a = g;
+        }
+        float* c = reinterpret_cast<float*>(base + a_bytes);
+        bind(t->args[DNNL_ARG_SRC], a);
+        bind(t->args[DNNL_ARG_WEIGHTS], wt + (r.kh * p.KW + r.kw) * IC * ldb);
+        bind(t->args[DNNL_ARG_DST], c);
+        t->mm.execute(cpu_stream(), t->args);
+        cpu_stream().wait();
+        parallel_ranges(
+            r.h1 - r.h0, threads,
+            [&](int64_t h0, int64_t h1) {
+              for (int64_t h = h0; h < h1; ++h) {
+                float* dst = yn + ((r.h0 + h) * p.OW + r.w0) * OC;
+                const float* src = c + h * cols * OC;
+                for (int64_t k = 0; k < cols * OC; ++k) dst[k] += src[k];
+              }
+            },
+            P * OC);
+      }
+    }
     if (epilogue_) epilogue_->run(y, threads);
   }
 
@@ -1739,6 +1998,18 @@ class ConvKernel final : public Kernel {
   bool b_constant_ = false;                       //   B is a constant of the model
   DirectPad direct_pad_;                          //   X copied with a zero border (planes 0: not)
   bool direct_dots_ = false;                      //   one pixel an image, 1x1: run_direct_dots
+  bool taps_ = false;                             // the taps variant: per-tap products (run_taps)
+  TapPlan taps_plan_;                             //   for these shapes
+  struct TapProduct {                             //   a MatMul per distinct region size
+    int64_t rows = 0;
+    dnnl::matmul mm;
+    std::unique_ptr<Scratchpad> scratch;
+    std::unordered_map<int, memory> args;
+  };
+  std::vector<TapProduct> tap_products_;
+  int taps_threads_ = 0;                          //   the thread count they were made for
+  const float* taps_w_ = nullptr;                 //   W per tap (taps_weights)
+  const void* taps_w_from_ = nullptr;
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model
   MatmulForm matmul_ = MatmulForm::kNone;         // a plain conv run as one MatMul (build_matmul)
