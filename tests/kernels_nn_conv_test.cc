@@ -1296,8 +1296,8 @@ TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
 // residual and activation: DeepLab's atrous 3x3 (dilation 12 over 14x14),
 // strides and asymmetric pads with gathered regions, a dense window (whole
 // rows of X read in place), output pixels that no tap reaches (Y = B +
-// Z there), batch 2, an activation left to the epilogue, on 1 and 2
-// threads. Tolerance 1e-5 of the largest |y|.
+// Z there), batch 2, an activation left to the epilogue, regions in several
+// chunks, on 1 and 2 threads. Tolerance 1e-5 of the largest |y|.
 TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
   using L = ops::Layout;
   const std::vector<DirectCase> cases = {
@@ -1306,6 +1306,9 @@ TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
       {{1, 8, 5, 5}, 16, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc},
       {{1, 8, 4, 4}, 8, 3, 3, {1, 1}, {6, 6, 6, 6}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Sigmoid"},
       {{2, 32, 7, 6}, 24, 3, 2, {1, 1}, {3, 2, 3, 2}, {3, 4}, L::kNhwc, L::kNhwc, true, false, "Clip", -0.5f, 1.f},
+      // Rows of 70000 pixels, 2.2 MB each gathered with their products:
+      // regions in chunks of 3 rows within the 8 MiB block (3 + 3 + 2, 3 + 3 + 1).
+      {{1, 4, 8, 70000}, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc},
   };
   for (const DirectCase& k : cases) {
     with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,

@@ -699,6 +699,10 @@ constexpr int64_t kWinograd2x2MinTiles = 16;
 /// this many bytes of the run's scratch memory, so a large map (a detector
 /// at 640x640) does not need its whole transform at once.
 constexpr size_t kWinogradNhwcBlockBytes = 8u << 20;
+/// The taps variant's gathered X pixels and products of one MatMul stay
+/// within this many bytes of the run's scratch memory: a tap's region goes
+/// in chunks of whole rows (at least one row).
+constexpr size_t kTapsBlockBytes = 8u << 20;
 
 /// Output tiles per image of a [N, K, OH, OW] Y in tiles of m x m.
 int64_t winograd_tiles(const Shape& ys, int64_t m) { return ((ys[2] + m - 1) / m) * ((ys[3] + m - 1) / m); }
@@ -1323,7 +1327,11 @@ class ConvKernel final : public Kernel {
       taps_w_ = nullptr;  // W of another shape: packed again
     if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
     std::vector<int64_t> sizes;
-    for (const TapRegion& r : p.taps) sizes.push_back(r.pixels());
+    for (const TapRegion& r : p.taps) {
+      const int64_t rows = r.h1 - r.h0, cols = r.w1 - r.w0, chunk = taps_chunk_rows(p, r);
+      sizes.push_back(chunk * cols);
+      if (rows % chunk) sizes.push_back(rows % chunk * cols);
+    }
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
@@ -1354,6 +1362,14 @@ class ConvKernel final : public Kernel {
     }
   }
 
+  /// Rows of region `r` one MatMul of the taps variant takes: its gathered
+  /// X pixels and products within kTapsBlockBytes, at least one row.
+  static int64_t taps_chunk_rows(const TapPlan& p, const TapRegion& r) {
+    const int64_t row_bytes = (r.w1 - r.w0) * (p.IC + p.OC) * static_cast<int64_t>(sizeof(float));
+    return std::clamp<int64_t>(static_cast<int64_t>(kTapsBlockBytes) / std::max<int64_t>(row_bytes, 1), 1,
+                               r.h1 - r.h0);
+  }
+
   /// W for the taps variant: [KH * KW][IC][ldb] floats, tap (kh, kw)'s
   /// [IC, OC] matrix at (kh * KW + kw) * IC * ldb, rows padded to ldb =
   /// winograd_simd::weights_row(OC) (a multiple of 1 KiB apart, the rows
@@ -1378,8 +1394,8 @@ class ConvKernel final : public Kernel {
   /// The taps variant (nhwc X and Y): Y = B (+ Z); then for each image and
   /// each tap that reaches inside X, the X pixels its region reads (taken
   /// in place where they are whole rows of X, else gathered into the run's
-  /// scratch memory) times the tap's [IC, OC] matrix (one oneDNN MatMul)
-  /// added into the region of Y; then the activation, in place. Only the
+  /// scratch memory) times the tap's [IC, OC] matrix (one oneDNN MatMul per
+  /// chunk of taps_chunk_rows rows) added into the region of Y; then the activation, in place. Only the
   /// products of X's own pixels are computed: none of the zero padding.
   /// The sums run tap by tap: results differ from the direct convolution's
   /// by float32 rounding.
@@ -1407,53 +1423,58 @@ class ConvKernel final : public Kernel {
     for (int64_t n = 0; n < N; ++n) {
       const float* xn = xs + n * p.H * p.W * IC;
       float* yn = ys + n * p.OH * p.OW * OC;
-      for (const TapRegion& r : p.taps) {
-        const int64_t P = r.pixels(), cols = r.w1 - r.w0;
-        TapProduct* t = nullptr;
-        for (TapProduct& c : tap_products_)
-          if (c.rows == P) t = &c;
-        if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
-        const int64_t ih0 = r.h0 * p.sh - p.ph + r.kh * p.dh, iw0 = r.w0 * p.sw - p.pw + r.kw * p.dw;
-        // Whole rows of X in order: the region's pixels as they lie.
-        const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
-        const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
-        auto* base = static_cast<uint8_t*>(
-            t->scratch->bind_with(t->args, ctx.scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
-        const float* a = xn + (ih0 * p.W + iw0) * IC;
-        if (!in_place) {
-          float* g = reinterpret_cast<float*>(base);
+      for (const TapRegion& whole : p.taps) {
+        for (int64_t hs = whole.h0, chunk = taps_chunk_rows(p, whole); hs < whole.h1; hs += chunk) {
+          TapRegion r = whole;  // rows [hs, hs + chunk) of it
+          r.h0 = hs;
+          r.h1 = std::min(whole.h1, hs + chunk);
+          const int64_t P = r.pixels(), cols = r.w1 - r.w0;
+          TapProduct* t = nullptr;
+          for (TapProduct& c : tap_products_)
+            if (c.rows == P) t = &c;
+          if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
+          const int64_t ih0 = r.h0 * p.sh - p.ph + r.kh * p.dh, iw0 = r.w0 * p.sw - p.pw + r.kw * p.dw;
+          // Whole rows of X in order: the region's pixels as they lie.
+          const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
+          const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
+          auto* base = static_cast<uint8_t*>(
+              t->scratch->bind_with(t->args, ctx.scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
+          const float* a = xn + (ih0 * p.W + iw0) * IC;
+          if (!in_place) {
+            float* g = reinterpret_cast<float*>(base);
+            parallel_ranges(
+                r.h1 - r.h0, threads,
+                [&](int64_t h0, int64_t h1) {
+                  for (int64_t h = h0; h < h1; ++h) {
+                    const float* src = xn + ((ih0 + h * p.sh) * p.W + iw0) * IC;
+                    float* dst = g + h * cols * IC;
+                    if (p.sw == 1)
+                      std::memcpy(dst, src, static_cast<size_t>(cols * IC) * sizeof(float));
+                    else
+                      for (int64_t j = 0; j < cols; ++j)
+                        std::memcpy(dst + j * IC, src + j * p.sw * IC, static_cast<size_t>(IC) * sizeof(float));
+                  }
+                },
+                P * IC);
+            a = g;
+          }
+          float* c = reinterpret_cast<float*>(base + a_bytes);
+          bind(t->args[DNNL_ARG_SRC], a);
+          bind(t->args[DNNL_ARG_WEIGHTS], wt + (r.kh * p.KW + r.kw) * IC * ldb);
+          bind(t->args[DNNL_ARG_DST], c);
+          t->mm.execute(cpu_stream(), t->args);
+          cpu_stream().wait();
           parallel_ranges(
               r.h1 - r.h0, threads,
               [&](int64_t h0, int64_t h1) {
                 for (int64_t h = h0; h < h1; ++h) {
-                  const float* src = xn + ((ih0 + h * p.sh) * p.W + iw0) * IC;
-                  float* dst = g + h * cols * IC;
-                  if (p.sw == 1)
-                    std::memcpy(dst, src, static_cast<size_t>(cols * IC) * sizeof(float));
-                  else
-                    for (int64_t j = 0; j < cols; ++j)
-                      std::memcpy(dst + j * IC, src + j * p.sw * IC, static_cast<size_t>(IC) * sizeof(float));
+                  float* dst = yn + ((r.h0 + h) * p.OW + r.w0) * OC;
+                  const float* src = c + h * cols * OC;
+                  for (int64_t k = 0; k < cols * OC; ++k) dst[k] += src[k];
                 }
               },
-              P * IC);
-          a = g;
+              P * OC);
         }
-        float* c = reinterpret_cast<float*>(base + a_bytes);
-        bind(t->args[DNNL_ARG_SRC], a);
-        bind(t->args[DNNL_ARG_WEIGHTS], wt + (r.kh * p.KW + r.kw) * IC * ldb);
-        bind(t->args[DNNL_ARG_DST], c);
-        t->mm.execute(cpu_stream(), t->args);
-        cpu_stream().wait();
-        parallel_ranges(
-            r.h1 - r.h0, threads,
-            [&](int64_t h0, int64_t h1) {
-              for (int64_t h = h0; h < h1; ++h) {
-                float* dst = yn + ((r.h0 + h) * p.OW + r.w0) * OC;
-                const float* src = c + h * cols * OC;
-                for (int64_t k = 0; k < cols * OC; ++k) dst[k] += src[k];
-              }
-            },
-            P * OC);
       }
     }
     if (epilogue_) epilogue_->run(y, threads);
@@ -1477,7 +1498,8 @@ class ConvKernel final : public Kernel {
     simd::PiecewiseOp op = simd::PiecewiseOp::kClip;  // Relu: Clip to [0, inf), NaN kept
     float lo = 0.f, hi = std::numeric_limits<float>::infinity();
     if (g.act != direct_conv_simd::Activation::kNone && g.act != direct_conv_simd::Activation::kRelu) {
-      op = static_cast<simd::PiecewiseOp>(static_cast<int>(g.act) - static_cast<int>(direct_conv_simd::Activation::kClip));
+      const int kClip = static_cast<int>(direct_conv_simd::Activation::kClip);
+      op = static_cast<simd::PiecewiseOp>(static_cast<int>(g.act) - kClip);  // the inverse of piecewise()
       lo = g.act_alpha, hi = g.act_beta;
     }
     const int nt = threads > 1 && N * OC * IC >= (1 << 16) ? threads : 1;
