@@ -331,12 +331,15 @@ TapPlan plan_conv_taps(const ops::WindowAttrs& raw, const Shape& xs, const Shape
 }
 
 /// At most this share of a convolution's (tap, output pixel) pairs inside
-/// X, the "taps" variant may run it (taps_shape_pays).
+/// X, and at most this many taps reaching inside (a MatMul each, up to two
+/// primitives: large windows over small maps stay on oneDNN), the "taps"
+/// variant may run it (taps_shape_pays).
 constexpr double kTapsMaxInside = 0.5;
+constexpr size_t kTapsMaxTaps = 49;
 
 /// Whether the shapes of a Conv / FusedConv suit the "taps" variant: 2-D,
-/// group 1, a constant W, static non-empty shapes, and at most
-/// kTapsMaxInside of its (tap, pixel) pairs inside X: atrous convolutions
+/// group 1, a constant W, static non-empty shapes, at most kTapsMaxTaps
+/// taps and kTapsMaxInside of its (tap, pixel) pairs inside X: atrous convolutions
 /// whose dilation is large against the map (DeepLabV3's 3x3 ones of
 /// dilation 12 over 14x14: 0.18 of them), where oneDNN 2.6 has only its
 /// gemm convolution (every tap of every pixel as columns) or ref:any.
@@ -350,7 +353,8 @@ bool taps_shape_pays(const ir::Node& n) {
       shape_numel(ys) <= 0 || ws[1] != xs[1] || ws[0] != ys[1])
     return false;
   try {
-    return plan_conv_taps(ops::read_window_attrs(n), xs, ws, ys, n.describe()).inside <= kTapsMaxInside;
+    const TapPlan p = plan_conv_taps(ops::read_window_attrs(n), xs, ws, ys, n.describe());
+    return p.inside <= kTapsMaxInside && p.taps.size() <= kTapsMaxTaps;
   } catch (const Error&) {
     return false;
   }
