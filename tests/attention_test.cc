@@ -140,17 +140,18 @@ TEST(AttentionRule, PlainSoftmaxRank3) {
           1);
 }
 
-// The register tiles' every path (attention_simd.cc): S = 70 (row groups
-// of 4 and single rows), T = 313 (4-, 2- and 1-vector column tiles and a
-// tail short of a vector on AVX-512: 256 + 32 + 16 + 9; on AVX2 4 x 2
+// The register tiles' every path (attention_simd.cc): S = 71 (blocks of
+// 32, 32 and 7 rows: row groups of 4, then 2 and 1 on AVX-512; of 6, then
+// 2 and 1 on AVX2), T = 313 (4-, 2- and 1-vector column tiles and a
+// tail short of a vector on AVX-512: 256 + 32 + 16 + 9; on AVX2 6 x 2
 // tiles, 1-vector ones and a tail: 304 + 8 + 1), Dv = 121 (the same along
 // Dv: 64 + 32 + 16 + 9, and 112 + 8 + 1; the tail accumulated over five key
 // chunks of V, 67 keys each, then 45), D = 64 as in BERT and ViT heads.
 TEST(AttentionRule, WideHeadsMatchUnfused) {
-  compare(attention_graph("[2,70,64]", "[2,64,313]", "[2,313,121]", "[2,70,313]", "[2,70,121]",
+  compare(attention_graph("[2,71,64]", "[2,64,313]", "[2,313,121]", "[2,71,313]", "[2,71,121]",
                           "  const %c: float32[] = [0.125]\n",
-                          "  %sc = Mul(%s, %c) : float32[2,70,313]\n"
-                          "  %p = Softmax(%sc) {axis = -1} : float32[2,70,313]\n"),
+                          "  %sc = Mul(%s, %c) : float32[2,71,313]\n"
+                          "  %p = Softmax(%sc) {axis = -1} : float32[2,71,313]\n"),
           1);
 }
 
@@ -183,10 +184,52 @@ TEST(AttentionRule, NaNScoresPropagate) {
   float phase = 0.f;
   for (const ir::Value* v : g->inputs()) feeds[v->name()] = wave(v, phase += 0.8f);
   feeds["q"].as<float>()[2 * 4 + 1] = std::numeric_limits<float>::quiet_NaN();  // row 2
+  // Row 3: scores of +inf (and -inf): exp(inf - inf) is NaN in the unfused Softmax.
+  feeds["q"].as<float>()[3 * 4 + 1] = std::numeric_limits<float>::infinity();
+  const std::vector<float> unfused = values<float>(run_graph(*g, feeds)[0]);
   attention_only()->run(*g);
   const std::vector<float> y = values<float>(run_graph(*g, feeds)[0]);
   for (int r = 0; r < 5; ++r)
-    for (int e = 0; e < 3; ++e) EXPECT_EQ(std::isnan(y[r * 3 + e]), r == 2) << r << "," << e;
+    for (int e = 0; e < 3; ++e) {
+      EXPECT_EQ(std::isnan(y[r * 3 + e]), r == 2 || r == 3) << r << "," << e;
+      EXPECT_EQ(std::isnan(unfused[r * 3 + e]), r == 2 || r == 3) << r << "," << e;
+    }
+}
+
+// The fused softmax's exponential (attention_simd.cc ExpNonPositive, a
+// polynomial for x <= 0 that gives 0 below -87) against double precision:
+// one query row whose scores run evenly over [-90, 0] across 512 keys
+// (q = 1, K^T the scores, V the identity: the output row is the
+// probabilities). Each within 1e-6 relative where it is a normal float
+// (float32 rounding of the polynomial, the sum and the division), within
+// 2e-38 absolute where the exponential underflows.
+TEST(AttentionRule, SoftmaxOverWideScoresMatchesDoublePrecision) {
+  const int T = 512;
+  auto g = ir::parse_graph(attention_graph("[1,1]", "[1,512]", "[512,512]", "[1,512]", "[1,512]", "",
+                                           "  %p = Softmax(%s) {axis = -1} : float32[1,512]\n"));
+  std::map<std::string, Tensor> feeds;
+  feeds["q"] = gec::testing::make<float>({1, 1}, {1.f});
+  std::vector<float> scores(T), eye(static_cast<size_t>(T) * T, 0.f);
+  for (int t = 0; t < T; ++t) {
+    scores[t] = -90.f * static_cast<float>(t) / (T - 1);
+    eye[static_cast<size_t>(t) * T + t] = 1.f;
+  }
+  feeds["kt"] = gec::testing::make<float>({1, T}, scores);
+  feeds["v"] = gec::testing::make<float>({T, T}, eye);
+  attention_only()->run(*g);
+  size_t n = 0;
+  for (const auto& node : g->nodes()) n += node->op_type == "ScaledDotProductAttention";
+  ASSERT_EQ(n, 1u);
+  const std::vector<float> p = values<float>(run_graph(*g, feeds)[0]);
+  double sum = 0;
+  for (int t = 0; t < T; ++t) sum += std::exp(static_cast<double>(scores[t]));
+  for (int t = 0; t < T; ++t) {
+    const double want = std::exp(static_cast<double>(scores[t])) / sum;
+    if (want >= std::numeric_limits<float>::min())
+      EXPECT_NEAR(p[t], want, 1e-6 * want) << "score " << scores[t];
+    else
+      EXPECT_NEAR(p[t], want, 2e-38) << "score " << scores[t];
+  }
 }
 
 // ---- guards ------------------------------------------------------------------------

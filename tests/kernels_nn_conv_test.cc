@@ -1147,15 +1147,19 @@ TEST(NnConv, DirectIsChosenForSmallConvolutions) {
   squeeze.xs = {1, 64, 40, 40};
   EXPECT_EQ(choice(squeeze), "direct");  // two blocks, 1600 pixels
   // Pads and strides far beyond X: the zero border would be most of what
-  // the loops read (plan_direct_conv refuses it), so they never take it
-  // (oneDNN keeps it, or the taps variant, which reads X's one pixel only).
+  // the loops read (plan_direct_conv refuses it), so oneDNN keeps it, or
+  // where its nhwc kernel is gemm-based the taps variant, which reads X's
+  // one pixel only.
   DirectCase padded = small;
   padded.xs = {1, 16, 1, 1};
   padded.m = 16;
   padded.kh = padded.kw = 1;
   padded.strides = {1000, 1000};
   padded.pads = {1000, 1000, 1000, 1000};
-  EXPECT_NE(choice(padded), "direct");
+  ir::Graph pg;
+  const bool taps =
+      kernels::implementation_for_layout(*direct_case_node(pg, padded), L::kNhwc, L::kNhwc) == "native.taps";
+  EXPECT_EQ(choice(padded), taps ? "taps" : "");
 }
 
 // The direct variant forced (a crafted .gom) onto a convolution whose zero
@@ -1335,7 +1339,7 @@ TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
 // project's AVX2 and AVX-512 machines with oneDNN 2.6: gemm), that stays.
 TEST(NnConv, TapsVariantIsChosenWhereOnlyAGemmWouldRun) {
   using L = ops::Layout;
-  const DirectCase atrous{{1, 64, 14, 14}, 32, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc};
+  const DirectCase atrous{{1, 96, 14, 14}, 64, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc};
   const DirectCase dense{{1, 64, 14, 14}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
   {
     ir::Graph g;
@@ -1362,7 +1366,7 @@ TEST(NnConv, TapsVariantIsChosenWhereOnlyAGemmWouldRun) {
     ir::Graph g;
     ir::Node* n = direct_case_node(g, atrous);
     n->attrs.push_back(ir::Attribute::Int("group", 2));
-    n->set_input(1, g.add_constant("w2", Tensor(DType::kFloat32, {32, 32, 3, 3})));
+    n->set_input(1, g.add_constant("w2", Tensor(DType::kFloat32, {64, 48, 3, 3})));
     EXPECT_NE(kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc), "native.taps");
   }
   {
@@ -1370,6 +1374,15 @@ TEST(NnConv, TapsVariantIsChosenWhereOnlyAGemmWouldRun) {
     ir::Node* n = direct_case_node(g, atrous);
     n->set_input(1, g.add_value("w_fed", n->input(1)->type));
     EXPECT_NE(kernels::implementation_for_layout(*n, L::kNhwc, L::kNhwc), "native.taps");
+  }
+  {
+    // Small enough for the direct loops (nothing made at load): they win.
+    DirectCase small = atrous;
+    small.xs = {1, 16, 14, 14};
+    small.m = 16;
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, small);
+    EXPECT_EQ(kernels::choose_variant(*n, direct_config(*n, L::kNhwc, L::kNhwc, "")), "direct");
   }
   // The variant where it cannot run is refused, naming the node.
   ir::Graph g;

@@ -349,6 +349,65 @@ TEST(PackedWeights, DirectConvolutionWeightsAreStoredAndReadInPlace) {
   EXPECT_EQ(s->packed_weights().packed, 0);
 }
 
+// x [1,64,14,14] -> 1x1 Conv -> Relu -> DeepLab's atrous 3x3 Conv
+// (dilation 12, pads 12: 0.18 of its tap-pixel pairs inside x) -> Relu ->
+// 1x1 Conv -> y. Without AVX-512 the group is nhwc, where oneDNN has only
+// its gemm kernel for the atrous one: the compiler plans it with the taps
+// variant (native.taps, weights stored per tap as gec.taps/ and read in
+// place) and the report counts it (with AVX-512 the group keeps nChw16c,
+// which has no taps variant: then no such step, and the rest holds);
+// --disable-pass taps_conv plans no such step (oneDNN's kernel, plain
+// between reorders). Both give the same outputs within float32 rounding
+// of sums over 576 products.
+TEST(PackedWeights, TapsConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,64,14,14");
+  ob::add_output(g, "y", ob::kFloat, "1,32,14,14");
+  ob::add_float_init(g, "w0", {64, 64, 1, 1}, pattern(64 * 64, 7, 31, 1.f / 16));
+  ob::add_float_init(g, "w1", {64, 64, 3, 3}, pattern(64 * 64 * 9, 11, 37, 1.f / 16));
+  ob::add_float_init(g, "w2", {32, 64, 1, 1}, pattern(32 * 64, 5, 23, 1.f / 16));
+  ob::add_node(g, "Conv", {"x", "w0"}, {"c0"});
+  ob::add_node(g, "Relu", {"c0"}, {"r0"});
+  auto* atrous = ob::add_node(g, "Conv", {"r0", "w1"}, {"c1"});
+  ob::attr_ints(atrous, "pads", {12, 12, 12, 12});
+  ob::attr_ints(atrous, "dilations", {12, 12});
+  ob::add_node(g, "Relu", {"c1"}, {"r1"});
+  ob::add_node(g, "Conv", {"r1", "w2"}, {"y"});
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions off;
+  off.disabled_passes = {"taps_conv"};
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  int taps_steps = 0, taps_copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "taps") {
+      ++taps_steps;
+      EXPECT_EQ(st.kernel, "native.taps+fused");
+    }
+  for (const auto& p : lm.packed_weights) taps_copies += p.layout.rfind("gec.taps/", 0) == 0;
+  if (!testing::cpu_has_avx512()) EXPECT_EQ(taps_steps, 1);
+  EXPECT_EQ(taps_copies, taps_steps);
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["taps"].get<int>(), taps_steps);
+  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
+  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps) {
+    EXPECT_NE(st.variant, "taps") << st.kernel;
+    EXPECT_EQ(st.kernel.find("native.taps"), std::string::npos) << st.kernel;
+  }
+  EXPECT_EQ(nlohmann::json::parse(onednn.report_json)["kernel_variants"]["taps"].get<int>(), 0);
+
+  const Tensor x = testing::make<float>({1, 64, 14, 14}, pattern(64 * 14 * 14, 13, 29, 1.f / 8));
+  auto s = Session::load_from_bytes(cm.gom);
+  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+  EXPECT_EQ(s->packed_weights().packed, 0);
+  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(onednn.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.f);
+  testing::expect_close(got, want, 0.f, 2e-5f * largest);
+}
+
 // x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w, fed as a graph input) -> Relu
 // -> Conv(w0) -> y, 3x3 convolutions with pads 1: the middle convolution
 // runs between values the layout pass holds in nChw16c, so oneDNN asks for

@@ -189,8 +189,9 @@ void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
       mx = x[i] > mx ? x[i] : mx;
     }
     if (nan) mx = std::numeric_limits<float>::quiet_NaN();
-    // A NaN score, or every key masked (-inf - -inf): NaN, as the unfused Softmax.
-    if (mx != mx || mx == -std::numeric_limits<float>::infinity()) {
+    // A NaN score, a score of +inf (inf - inf), or every key masked (-inf -
+    // -inf): NaN, as the unfused Softmax.
+    if (!(std::fabs(mx) < std::numeric_limits<float>::infinity())) {
       std::fill(x, x + T, std::numeric_limits<float>::quiet_NaN());
       continue;
     }

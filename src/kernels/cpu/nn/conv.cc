@@ -331,9 +331,9 @@ TapPlan plan_conv_taps(const ops::WindowAttrs& raw, const Shape& xs, const Shape
 }
 
 /// At most this share of a convolution's (tap, output pixel) pairs inside
-/// X, and at most this many taps reaching inside (a MatMul each, up to two
-/// primitives: large windows over small maps stay on oneDNN), the "taps"
-/// variant may run it (taps_shape_pays).
+/// X, and at most this many taps reaching inside (each tap its MatMuls and
+/// up to two primitives of its own: large windows over small maps stay on
+/// oneDNN), the "taps" variant may run it (taps_shape_pays).
 constexpr double kTapsMaxInside = 0.5;
 constexpr size_t kTapsMaxTaps = 49;
 
@@ -772,18 +772,19 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// Before both, "winograd_nhwc" where winograd_nhwc_pays (our own Winograd
 /// convolution over nhwc X and Y, on CPUs where oneDNN has no Winograd
 /// kernel for any layout of it: it has one for nChw16c on AVX-512 only).
-/// First of all "taps" where the layout query says native.taps (nhwc X
-/// and Y; conv_layout_query, taps_shape_pays).
+/// Then, unless direct_pays (below), "taps" where the layout query says
+/// native.taps (nhwc X and Y; conv_layout_query, taps_shape_pays).
 /// Otherwise "direct" where direct_pays (a small convolution on our own
 /// loops; Winograd wins where both apply), "nhwc" where nhwc_pays (a
 /// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
 /// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
-  if (config.input_layout(0) == ops::Layout::kNhwc && config.output_layout(0) == ops::Layout::kNhwc &&
+  if (winograd_nhwc_pays(n, config)) return "winograd_nhwc";
+  const bool direct = direct_pays(n, config);
+  if (!direct && config.input_layout(0) == ops::Layout::kNhwc && config.output_layout(0) == ops::Layout::kNhwc &&
       conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc) == "native.taps")
     return "taps";
-  if (winograd_nhwc_pays(n, config)) return "winograd_nhwc";
-  const std::string d = direct_pays(n, config) ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
+  const std::string d = direct ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c || !s)
     return d;
@@ -1085,6 +1086,16 @@ class ConvKernel final : public Kernel {
       epilogue_ = std::make_unique<ActivationEpilogue>(act_);
   }
 
+  /// W [OC, IC, KH, KW] (ONNX's, `taps` = KH * KW) as [taps][IC][ld]
+  /// floats: tap t's [IC, OC] matrix at t * IC * ld, rows ld >= OC floats
+  /// apart, zero past OC. The direct loops' and the taps variant's layout.
+  static void pack_by_tap(const float* w, int64_t OC, int64_t IC, int64_t taps, int64_t ld, float* out) {
+    std::fill(out, out + taps * IC * ld, 0.f);
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t ic = 0; ic < IC; ++ic)
+        for (int64_t t = 0; t < taps; ++t) out[(t * IC + ic) * ld + oc] = w[(oc * IC + ic) * taps + t];
+  }
+
   /// W's packed copy for the direct loops: [KH][KW][IC][OCp] floats, zero
   /// past OC (direct_conv_simd.h), through packed_weights.
   const float* direct_weights(const KernelContext& ctx, const TensorView& w) {
@@ -1093,13 +1104,8 @@ class ConvKernel final : public Kernel {
     const int64_t taps = g.KH * g.KW;
     const size_t floats = static_cast<size_t>(taps * g.IC * g.OCp);
     const std::string layout = "gec.direct/" + std::to_string(direct_conv_simd::kOcGroup) + "/" + shape_str(w.shape);
-    direct_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
-      std::fill(out, out + floats, 0.f);
-      const float* ws = w.as<const float>();
-      for (int64_t oc = 0; oc < g.OC; ++oc)
-        for (int64_t ic = 0; ic < g.IC; ++ic)
-          for (int64_t t = 0; t < taps; ++t) out[(t * g.IC + ic) * g.OCp + oc] = ws[(oc * g.IC + ic) * taps + t];
-    });
+    direct_w_ = packed_weights(ctx, w, layout, floats,
+                               [&](float* out) { pack_by_tap(w.as<const float>(), g.OC, g.IC, taps, g.OCp, out); });
     direct_w_from_ = w.data;
     return direct_w_;
   }
@@ -1324,7 +1330,7 @@ class ConvKernel final : public Kernel {
   /// made for the run's thread count (oneDNN sizes a primitive by it).
   void plan_taps(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
     if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
-      fail(ErrorCode::kInvalidArgument, desc_ + ": the taps variant needs 2-D X, W and Y of matching channels, got " +
+      fail(ErrorCode::kInvalidModel, desc_ + ": the taps variant needs 2-D X, W and Y of matching channels, got " +
                                             shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
     TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
     if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
@@ -1384,13 +1390,8 @@ class ConvKernel final : public Kernel {
     const int64_t taps = p.KH * p.KW, ldb = winograd_simd::weights_row(p.OC);
     const size_t floats = static_cast<size_t>(taps * p.IC * ldb);
     const std::string layout = "gec.taps/" + std::to_string(ldb) + "/" + shape_str(w.shape);
-    taps_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
-      std::fill(out, out + floats, 0.f);
-      const float* ws = w.as<const float>();
-      for (int64_t oc = 0; oc < p.OC; ++oc)
-        for (int64_t ic = 0; ic < p.IC; ++ic)
-          for (int64_t t = 0; t < taps; ++t) out[(t * p.IC + ic) * ldb + oc] = ws[(oc * p.IC + ic) * taps + t];
-    });
+    taps_w_ = packed_weights(ctx, w, layout, floats,
+                             [&](float* out) { pack_by_tap(w.as<const float>(), p.OC, p.IC, taps, ldb, out); });
     taps_w_from_ = w.data;
     return taps_w_;
   }
@@ -1414,6 +1415,12 @@ class ConvKernel final : public Kernel {
     const float* bs = b ? b->as<const float>() : nullptr;
     const float* zs = z ? z->as<const float>() : nullptr;
     float* ys = y.as<float>();
+    // Outside a session one buffer of the kernel's own serves every product.
+    ScratchBuffer* run_scratch = ctx.scratch;
+    if (!run_scratch) {
+      if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
+      run_scratch = own_scratch_.get();
+    }
     // Z may be Y itself: each element is read before it is written.
     parallel_ranges(
         pixels, threads,
@@ -1442,7 +1449,7 @@ class ConvKernel final : public Kernel {
           const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
           const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
           auto* base = static_cast<uint8_t*>(
-              t->scratch->bind_with(t->args, ctx.scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
+              t->scratch->bind_with(t->args, run_scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
           const float* a = xn + (ih0 * p.W + iw0) * IC;
           if (!in_place) {
             float* g = reinterpret_cast<float*>(base);
