@@ -12,6 +12,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "kernels/cpu/common/exp_poly-inl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -141,31 +142,15 @@ void ScoresBlock(const float* q, int64_t ldq, const float* kt, int64_t ldk, floa
   if (t < T) ProductTailColumns(q, ldq, kt, ldk, s, lds, rows, D, t, T - t, scale, false);
 }
 
-/// e^x for x <= 0, the softmax's max-shifted scores (-inf, a masked key,
-/// gives 0): x = n ln 2 + r with n = round(x / ln 2) and |r| <= ln 2 / 2
-/// (ln 2 in two parts, Cody and Waite), e^r by its Taylor polynomial of
-/// degree 6 (truncation below 1.2e-7 relative there), times 2^n put into
-/// the exponent bits. Below -87 (e^x under 1.7e-38, near float's smallest
-/// normal) it gives 0. About a third of the instructions of Highway's
-/// Exp, which covers the whole float range: the softmax of a Whisper-like
-/// encoder's 1500 x 1500 scores took a quarter of its attention's time.
+/// e^x for x <= 0 (not NaN), the softmax's max-shifted scores (-inf, a
+/// masked key, gives 0): exp_poly-inl.h's polynomial; below -87 (e^x under
+/// 1.7e-38, near float's smallest normal) 0. The softmax of a Whisper-like
+/// encoder's 1500 x 1500 scores took a quarter of its attention's time on
+/// Highway's Exp.
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ExpNonPositive(D d, V x) {
-  const hn::RebindToSigned<D> di;
-  const V lowest = hn::Set(d, -87.f);
-  const V xc = hn::Max(x, lowest);
-  const V n = hn::Round(hn::Mul(xc, hn::Set(d, 1.44269504088896341f)));
-  V r = hn::MulAdd(n, hn::Set(d, -0.693145751953125f), xc);
-  r = hn::MulAdd(n, hn::Set(d, -1.42860682030941723e-6f), r);
-  V p = hn::Set(d, 1.f / 720);
-  p = hn::MulAdd(p, r, hn::Set(d, 1.f / 120));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.f / 24));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.f / 6));
-  p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.f));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.f));
-  const auto two_n = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127))));
-  return hn::IfThenZeroElse(hn::Lt(x, lowest), hn::Mul(p, two_n));
+  const V lowest = hn::Set(d, -exp_poly::HWY_NAMESPACE::kExpPolyLimit);
+  return hn::IfThenZeroElse(hn::Lt(x, lowest), exp_poly::HWY_NAMESPACE::ExpPoly(d, hn::Max(x, lowest)));
 }
 
 void SoftmaxRows(float* s, int64_t lds, int64_t rows, int64_t T) {
