@@ -473,7 +473,7 @@ TEST(FusedConvKernel, ActivationKernelKeepsNaN) {
   EXPECT_EQ(v[1], 0.f);
   EXPECT_EQ(v[2], 2.f);
   gec::testing::expect_error([&] { run_fused({x, w}, attrs, "fastest"); }, ErrorCode::kInvalidModel,
-                        "kernel variant 'fastest' is not winograd, winograd_nhwc, direct, nhwc, taps, post_op or kernel");
+                        "kernel variant 'fastest' is not winograd, winograd_nhwc, direct, nhwc, taps, im2col_nhwc, post_op or kernel");
 }
 
 // Grouped (depthwise) conv, no bias, stride 2: the residual adds to the

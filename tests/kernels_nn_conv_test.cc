@@ -1331,6 +1331,70 @@ TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
   }
 }
 
+// The im2col_nhwc variant (conv.cc run_im2col_nhwc: each output pixel's
+// window gathered as a row of columns, one oneDNN MatMul a chunk of output
+// rows) against a double-precision loop of ONNX Conv-11 plus FusedConv's
+// residual and activation: ResNet's stride-2 3x3, a 5x5 window with
+// stride (2, 1), dilation 2 and asymmetric pads, no bias, batch 2, an
+// activation left to the epilogue, and rows of 4551 output pixels whose
+// columns (2.6 MB a row) go three rows a chunk (3 + 3 + 2), on 1 and 2
+// threads. Tolerance 1e-5 of the largest |y|.
+TEST(NnConv, Im2colNhwcVariantMatchesAReferenceLoop) {
+  using L = ops::Layout;
+  const std::vector<DirectCase> cases = {
+      {{1, 32, 14, 14}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      {{2, 16, 11, 9}, 8, 5, 5, {2, 1}, {3, 1, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc, false, false, "Sigmoid"},
+      {{1, 16, 8, 9102}, 8, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "HardSwish"},
+  };
+  for (const DirectCase& k : cases) {
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "im2col_nhwc");
+      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
+                k.act.empty() && !k.residual ? "native.im2col_nhwc" : "native.im2col_nhwc+fused");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
+                     std::to_string(k.kw) + " " + k.act + " threads " + std::to_string(threads));
+        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
+        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
+      }
+    });
+  }
+}
+
+// The variant choice gives "im2col_nhwc" to a strided nhwc convolution of
+// 16 or more input channels and a window larger than 1x1 exactly where
+// oneDNN's nhwc kernel for it is a JIT one that is not brgemm (jit:avx2:
+// CPUs without AVX-512); never at stride 1, to a 1x1 window, to ResNet's
+// 3-channel stem, in plain layouts, or where the direct loops take it.
+TEST(NnConv, Im2colNhwcIsChosenForStridedConvolutionsWithoutBrgemm) {
+  using L = ops::Layout;
+  const auto choice = [](const DirectCase& k) {
+    ir::Graph g;
+    ir::Node* n = direct_case_node(g, k);
+    return kernels::choose_variant(*n, direct_config(*n, k.in, k.out, ""));
+  };
+  const DirectCase strided{{1, 128, 56, 56}, 128, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  ir::Graph g;
+  const std::string impl = kernels::implementation_for_layout(*direct_case_node(g, strided), L::kNhwc, L::kNhwc);
+  EXPECT_EQ(choice(strided) == "im2col_nhwc", impl.rfind("jit", 0) == 0) << impl;
+  if (!testing::cpu_has_avx512()) EXPECT_EQ(choice(strided), "im2col_nhwc") << impl;
+  DirectCase unit = strided;
+  unit.strides = {1, 1};
+  EXPECT_NE(choice(unit), "im2col_nhwc");
+  DirectCase pointwise = strided;
+  pointwise.kh = pointwise.kw = 1;
+  pointwise.pads = {0, 0, 0, 0};
+  EXPECT_NE(choice(pointwise), "im2col_nhwc");
+  DirectCase stem{{1, 3, 224, 224}, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, L::kNhwc, L::kNhwc};
+  EXPECT_NE(choice(stem), "im2col_nhwc");
+  DirectCase plain = strided;
+  plain.in = plain.out = L::kPlain;
+  EXPECT_NE(choice(plain), "im2col_nhwc");
+  DirectCase small{{1, 16, 8, 8}, 16, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  EXPECT_EQ(choice(small), "direct");
+}
+
 // The layout query reports native.taps for an nhwc convolution most of
 // whose (tap, pixel) pairs fall in the zero padding when oneDNN has only a
 // gemm-based or reference kernel for it there, and the variant choice then

@@ -147,7 +147,7 @@ TEST(PackedWeights, WeightRowsAKibibyteApartArePaddedForGemmBasedProducts) {
 // (NnConv.WinogradIsChosenOnlyWhereItPays), whose transformed weights the
 // .gom stores ("onednn-wino/..." layouts) and a session reads in place,
 // packing nothing; the outputs match the direct kernels' compile
-// (--disable-pass winograd, direct_conv, nhwc_conv and taps_conv: no variant at all) and a -O0 compile (plain, no packing) within
+// (--disable-pass winograd, direct_conv, nhwc_conv, taps_conv and im2col_conv: no variant at all) and a -O0 compile (plain, no packing) within
 // float32 rounding of sums over 576 products. Without oneDNN's Winograd
 // kernels (no AVX-512) the steps are nhwc and get the winograd_nhwc variant
 // (our own kernel, "gec.winograd/..." layouts) instead, and the rest holds
@@ -167,7 +167,7 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   }
   const std::string bytes = m.SerializeAsString();
   CompileOptions direct_opts, o0;
-  direct_opts.disabled_passes = {"winograd", "direct_conv", "nhwc_conv", "taps_conv"};
+  direct_opts.disabled_passes = {"winograd", "direct_conv", "nhwc_conv", "taps_conv", "im2col_conv"};
   o0.opt_level = 0;
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
   const CompiledModel direct = compile_onnx_bytes(bytes.data(), bytes.size(), direct_opts);

@@ -748,6 +748,37 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   return !is_brgemm_implementation(conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc));
 }
 
+/// At least this many input channels for the "im2col_nhwc" variant (a GEMM over
+/// KH x KW x IC columns: ResNet's 3-channel stem keeps oneDNN's kernel).
+constexpr int64_t kIm2colNhwcMinChannels = 16;
+
+/// Whether an nhwc -> nhwc Conv / FusedConv takes the "im2col_nhwc" variant: 2-D,
+/// group 1, a constant W, static non-empty shapes, a window larger than
+/// 1x1 with a stride above 1, at least kIm2colNhwcMinChannels input channels,
+/// and oneDNN's nhwc convolution for it a JIT one that is not brgemm (CPUs
+/// without AVX-512: jit:avx2). Measured standalone here (AVX2, 2 threads,
+/// oneDNN's jit:avx2 against the columns gathered plus oneDNN's gemm
+/// MatMul): ResNet-50's stride-2 3x3 convolutions 128 -> 128 at 56x56
+/// 2.28-2.34 -> 1.51-1.52 ms, 256 at 28x28 1.50-1.57 -> 1.38-1.39, 512 at
+/// 14x14 2.48-2.50 -> 1.41-1.42; a Conformer's subsampling 144 -> 144 over
+/// 199x39 7.4-8.7 -> 5.2-5.3 ms.
+bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
+  if (config.input_layout(0) != ops::Layout::kNhwc || config.output_layout(0) != ops::Layout::kNhwc) return false;
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  if (!s || shape_numel(s->xs) <= 0 || shape_numel(s->ws) <= 0 || shape_numel(s->ys) <= 0 ||
+      s->ws[1] < kIm2colNhwcMinChannels || s->ws[1] != s->xs[1] || (s->ws[2] == 1 && s->ws[3] == 1))
+    return false;
+  try {
+    std::vector<int64_t> wk(s->ws.begin() + 2, s->ws.end());
+    const ops::WindowAttrs a = ops::resolve_window_attrs(ops::read_window_attrs(n), 2, &wk, n.describe());
+    if (a.strides[0] == 1 && a.strides[1] == 1) return false;
+  } catch (const Error&) {
+    return false;
+  }
+  const std::string impl = onednn_conv_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc);
+  return impl.rfind("jit", 0) == 0;
+}
+
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
 /// VariantChoice): "winograd" for a 3x3, stride-1, undilated, ungrouped 2-D
 /// convolution planned nChw16c -> nChw16c with at least
@@ -773,7 +804,8 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// convolution over nhwc X and Y, on CPUs where oneDNN has no Winograd
 /// kernel for any layout of it: it has one for nChw16c on AVX-512 only).
 /// Then, unless direct_pays (below), "taps" where the layout query says
-/// native.taps (nhwc X and Y; conv_layout_query, taps_shape_pays).
+/// native.taps (nhwc X and Y; conv_layout_query, taps_shape_pays), and
+/// "im2col_nhwc" where im2col_nhwc_pays.
 /// Otherwise "direct" where direct_pays (a small convolution on our own
 /// loops; Winograd wins where both apply), "nhwc" where nhwc_pays (a
 /// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
@@ -784,6 +816,7 @@ std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
   if (!direct && config.input_layout(0) == ops::Layout::kNhwc && config.output_layout(0) == ops::Layout::kNhwc &&
       conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc) == "native.taps")
     return "taps";
+  if (!direct && im2col_nhwc_pays(n, config)) return "im2col_nhwc";
   const std::string d = direct ? "direct" : nhwc_pays(n, config) ? "nhwc" : "";
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
   if (config.input_layout(0) != ops::Layout::kNChw16c || config.output_layout(0) != ops::Layout::kNChw16c || !s)
@@ -832,7 +865,7 @@ class ConvKernel final : public Kernel {
       size_t e = config.variant.find('+', b);
       if (e == std::string::npos) e = config.variant.size();
       const std::string token = config.variant.substr(b, e - b);
-      const bool main = winograd_ || wino_nhwc_ || direct_ || nhwc_ || taps_;
+      const bool main = winograd_ || wino_nhwc_ || direct_ || nhwc_ || taps_ || im2col_nhwc_;
       if (token == "winograd" && !main)
         winograd_ = true;
       else if (token == "winograd_nhwc" && !main)
@@ -843,12 +876,14 @@ class ConvKernel final : public Kernel {
         nhwc_ = true;
       else if (token == "taps" && !main)
         taps_ = true;
+      else if (token == "im2col_nhwc" && !main)
+        im2col_nhwc_ = true;
       else if ((token == "post_op" || token == "kernel") && act_impl_ == "auto")
         act_impl_ = token;
       else
         fail(ErrorCode::kInvalidModel, desc_ + ": kernel variant '" + config.variant +
-                                           "' is not winograd, winograd_nhwc, direct, nhwc, taps, post_op or kernel "
-                                           "(joined by +, each once; the first five exclude each other)");
+                                           "' is not winograd, winograd_nhwc, direct, nhwc, taps, im2col_nhwc, post_op or "
+                                           "kernel (joined by +, each once; the first six exclude each other)");
       b = e + 1;
     }
     if ((winograd_ || nhwc_) && (src_layout_ != ops::Layout::kNChw16c || dst_layout_ != ops::Layout::kNChw16c))
@@ -860,10 +895,11 @@ class ConvKernel final : public Kernel {
                        act_impl_ == "post_op"))
       fail(ErrorCode::kInvalidModel, desc_ + ": the winograd_nhwc variant needs group 1, nhwc input and output and "
                                              "the activation outside oneDNN");
-    if (taps_ && (group_ != 1 || src_layout_ != ops::Layout::kNhwc || dst_layout_ != ops::Layout::kNhwc ||
-                  act_impl_ == "post_op"))
-      fail(ErrorCode::kInvalidModel, desc_ + ": the taps variant needs group 1, nhwc input and output and the "
-                                             "activation outside oneDNN");
+    if ((taps_ || im2col_nhwc_) && (group_ != 1 || src_layout_ != ops::Layout::kNhwc ||
+                               dst_layout_ != ops::Layout::kNhwc || act_impl_ == "post_op"))
+      fail(ErrorCode::kInvalidModel, desc_ + ": the " + (taps_ ? "taps" : "im2col_nhwc") +
+                                         " variant needs group 1, nhwc input and output and the activation outside "
+                                         "oneDNN");
     if (direct_ && (group_ != 1 || dst_layout_ == ops::Layout::kPlain || act_impl_ == "post_op"))
       fail(ErrorCode::kInvalidModel, desc_ + ": the direct variant needs group 1, an nhwc or nChw16c output and "
                                              "the activation outside oneDNN");
@@ -922,6 +958,7 @@ class ConvKernel final : public Kernel {
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
     if (taps_) return empty_ ? void() : plan_taps(x.shape, w.shape, y.shape, ctx.num_threads);
+    if (im2col_nhwc_) return empty_ ? void() : plan_im2col_nhwc(x.shape, w.shape, y.shape, ctx.num_threads);
     wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
     wino_fell_back_ = wino_nhwc_ && !empty_ && !wino_now_;
     if (wino_now_) return;
@@ -971,6 +1008,7 @@ class ConvKernel final : public Kernel {
     // The sum post-op adds what Y holds; Y may already be Z's buffer.
     if (direct_) return run_direct(ctx, x, w, b, z, y);
     if (taps_) return run_taps(ctx, x, w, b, z, y);
+    if (im2col_nhwc_) return run_im2col_nhwc(ctx, x, w, b, z, y);
     if (wino_now_) return run_winograd(ctx, x, w, b, z, y);
     if (native_dw_) return run_depthwise(x, w, b, y, ctx.num_threads);
     if (matmul_ != MatmulForm::kNone && !conv_at_run_) return run_matmul(x, w, b, y, ctx);
@@ -987,7 +1025,7 @@ class ConvKernel final : public Kernel {
   }
 
   void pack_constants(const KernelContext& ctx) override {
-    if (taps_) {
+    if (taps_ || im2col_nhwc_) {
       if (!empty_ && w_constant_ && ctx.in(1).data) taps_weights(ctx, ctx.in(1));
       return;
     }
@@ -1047,6 +1085,7 @@ class ConvKernel final : public Kernel {
     if (native_dw_) return act_.op.empty() ? "native.depthwise" : "native.depthwise+fused";
     if (direct_) return residual_ || !act_.op.empty() ? "native.direct+fused" : "native.direct";
     if (taps_) return residual_ || !act_.op.empty() ? "native.taps+fused" : "native.taps";
+    if (im2col_nhwc_) return residual_ || !act_.op.empty() ? "native.im2col_nhwc+fused" : "native.im2col_nhwc";
     if (wino_nhwc_ && !wino_fell_back_) return residual_ || !act_.op.empty() ? "native.winograd+fused" : "native.winograd";
     if (matmul_ != MatmulForm::kNone && dots_named_)
       return act_.op.empty() ? "native.conv_as_dots" : "native.conv_as_dots+fused";
@@ -1486,6 +1525,123 @@ class ConvKernel final : public Kernel {
               },
               P * OC);
         }
+      }
+    }
+    if (epilogue_) epilogue_->run(y, threads);
+  }
+
+  /// The im2col_nhwc variant's plan: the geometry (plan_conv_taps: the window
+  /// resolved; its regions unused) and a oneDNN MatMul [rows * OW, KH * KW *
+  /// IC] x [KH * KW * IC, OC] (+ B, + Y's Z as a sum post-op) for chunks of
+  /// im2col_nhwc_rows_ output rows and for the last, shorter one, made for the
+  /// run's thread count. tap_products_ hold them (rows = pixels a chunk).
+  void plan_im2col_nhwc(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
+    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
+      fail(ErrorCode::kInvalidModel, desc_ + ": the im2col_nhwc variant needs 2-D X, W and Y of matching channels, got " +
+                                         shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
+    TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
+    if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
+      taps_w_ = nullptr;  // W of another shape: packed again
+    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    const int64_t K = p.KH * p.KW * p.IC;
+    const int64_t row_bytes = p.OW * K * static_cast<int64_t>(sizeof(float));
+    const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kTapsBlockBytes) / std::max<int64_t>(row_bytes, 1),
+                                             1, p.OH);
+    std::vector<int64_t> sizes{rows * p.OW};
+    if (p.OH % rows) sizes.insert(sizes.begin(), p.OH % rows * p.OW);
+    bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
+                p.KH == taps_plan_.KH && p.KW == taps_plan_.KW && sizes.size() == tap_products_.size();
+    for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
+    taps_plan_ = std::move(p);
+    im2col_nhwc_rows_ = rows;
+    if (same) return;
+    taps_threads_ = threads;
+    tap_products_.clear();
+    using dt = memory::data_type;
+    const int64_t OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
+    dnnl::post_ops po;
+    if (residual_) po.append_sum(1.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    for (int64_t m : sizes) {
+      TapProduct t;
+      t.rows = m;
+      const memory::desc a({m, K}, dt::f32, memory::dims{K, 1}), b({K, OC}, dt::f32, memory::dims{ldb, 1}),
+          bias({1, OC}, dt::f32, memory::dims{OC, 1}), c({m, OC}, dt::f32, memory::dims{OC, 1});
+      try {
+        const dnnl::matmul::primitive_desc pd(has_bias_ ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c),
+                                              Scratchpad::attr(attr), cpu_engine());
+        t.mm = dnnl::matmul(pd);
+        t.scratch = std::make_unique<Scratchpad>();
+        t.scratch->set(pd.scratchpad_desc());
+        t.args = {{DNNL_ARG_SRC, unbound_memory(a)}, {DNNL_ARG_WEIGHTS, unbound_memory(b)},
+                  {DNNL_ARG_DST, unbound_memory(c)}};
+        if (has_bias_) t.args[DNNL_ARG_BIAS] = unbound_memory(bias);
+      } catch (const dnnl::error& e) {
+        rethrow_dnnl(desc_, "create the im2col_nhwc product for X " + shape_str(xs), e);
+      }
+      tap_products_.push_back(std::move(t));
+    }
+  }
+
+  /// The im2col_nhwc variant (nhwc X and Y): Z copied into Y where it is not Y's
+  /// buffer already; then per image and chunk of im2col_nhwc_rows_ output rows,
+  /// the columns (each output pixel's KH x KW x IC inputs, zeros where the
+  /// window lies in the padding) gathered into the run's scratch memory and
+  /// one oneDNN MatMul with W (taps_weights: [KH * KW * IC, OC] rows), B and
+  /// Z's sum writing the chunk of Y in place; then the activation, in place.
+  /// The sums run in the GEMM's order: results differ from the direct
+  /// convolution's by float32 rounding.
+  void run_im2col_nhwc(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
+                  const TensorView* z, TensorView& y) {
+    const TapPlan& p = taps_plan_;
+    const int threads = ctx.num_threads;
+    const float* wt = taps_weights(ctx, w);
+    const int64_t N = x.shape[0], IC = p.IC, OC = p.OC, K = p.KH * p.KW * IC;
+    const float* xs = x.as<const float>();
+    float* ys = y.as<float>();
+    if (z && z->data != y.data) copy_floats(ys, z->as<const float>(), y.numel(), threads);
+    ScratchBuffer* run_scratch = ctx.scratch;
+    if (!run_scratch) {
+      if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
+      run_scratch = own_scratch_.get();
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const float* xn = xs + n * p.H * p.W * IC;
+      for (int64_t oh0 = 0; oh0 < p.OH; oh0 += im2col_nhwc_rows_) {
+        const int64_t oh1 = std::min(p.OH, oh0 + im2col_nhwc_rows_), P = (oh1 - oh0) * p.OW;
+        TapProduct* t = nullptr;
+        for (TapProduct& c : tap_products_)
+          if (c.rows == P) t = &c;
+        if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
+        auto* cols = static_cast<float*>(
+            t->scratch->bind_with(t->args, run_scratch, static_cast<size_t>(P * K) * sizeof(float)));
+        parallel_ranges(
+            P, threads,
+            [&](int64_t q0, int64_t q1) {
+              for (int64_t q = q0; q < q1; ++q) {
+                const int64_t oh = oh0 + q / p.OW, ow = q % p.OW;
+                float* row = cols + q * K;
+                for (int64_t kh = 0; kh < p.KH; ++kh) {
+                  const int64_t ih = oh * p.sh - p.ph + kh * p.dh;
+                  for (int64_t kw = 0; kw < p.KW; ++kw) {
+                    const int64_t iw = ow * p.sw - p.pw + kw * p.dw;
+                    float* dst = row + (kh * p.KW + kw) * IC;
+                    if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W)
+                      std::fill(dst, dst + IC, 0.f);
+                    else
+                      std::memcpy(dst, xn + (ih * p.W + iw) * IC, static_cast<size_t>(IC) * sizeof(float));
+                  }
+                }
+              }
+            },
+            P * K);
+        bind(t->args[DNNL_ARG_SRC], cols);
+        bind(t->args[DNNL_ARG_WEIGHTS], wt);
+        bind(t->args[DNNL_ARG_DST], ys + (n * p.OH + oh0) * p.OW * OC);
+        if (b) bind(t->args[DNNL_ARG_BIAS], b->data);
+        t->mm.execute(cpu_stream(), t->args);
+        cpu_stream().wait();
       }
     }
     if (epilogue_) epilogue_->run(y, threads);
@@ -2041,7 +2197,9 @@ class ConvKernel final : public Kernel {
   };
   std::vector<TapProduct> tap_products_;
   int taps_threads_ = 0;                          //   the thread count they were made for
-  const float* taps_w_ = nullptr;                 //   W per tap (taps_weights)
+  const float* taps_w_ = nullptr;                 //   W per tap (taps_weights; im2col_nhwc too)
+  bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one MatMul (run_im2col_nhwc)
+  int64_t im2col_nhwc_rows_ = 0;                  //   output rows a MatMul takes (a chunk)
   const void* taps_w_from_ = nullptr;
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model
