@@ -69,6 +69,28 @@ TEST(NnMaxPool, IndicesOutputOnSmallInput) {
   }
 }
 
+// A 2-D float MaxPool in plain NCHW (native.pool, one float a pixel) gives
+// the bits of the scalar loop that serves MaxPool with Indices
+// (NativeMaxPoolKernel, an independent implementation): two images of five
+// channels, ceil_mode windows with pads and dilations, on 1 and 2 threads.
+TEST(NnMaxPool, PlainLayoutMatchesTheScalarLoop) {
+  const Shape xs{2, 5, 11, 13};
+  std::vector<float> v(static_cast<size_t>(shape_numel(xs)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * 0.37f) * 3.f;
+  const Tensor x = make<float>(xs, v);
+  for (const std::vector<ir::Attribute>& at :
+       {std::vector<ir::Attribute>{ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1}),
+                                   ai("ceil_mode", 1)},
+        std::vector<ir::Attribute>{ais("kernel_shape", {2, 3}), ais("strides", {1, 2}), ais("pads", {0, 2, 1, 0}),
+                                   ais("dilations", {2, 1})}})
+    for (int threads : {1, 2}) {
+      const std::vector<Tensor> fast = run_op("MaxPool", {x}, at, 1, "", {}, threads);
+      const std::vector<Tensor> scalar = run_op("MaxPool", {x}, at, 2, "", {}, threads);
+      ASSERT_EQ(fast[0].shape(), scalar[0].shape());
+      EXPECT_EQ(values<float>(fast[0]), values<float>(scalar[0])) << "threads " << threads;
+    }
+}
+
 TEST(NnAveragePool, CountIncludePad) {
   auto x = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   std::vector<ir::Attribute> at = {ais("kernel_shape", {2, 2}), ais("pads", {1, 1, 1, 1}), ais("strides", {2, 2})};
@@ -252,7 +274,7 @@ TEST(NnPixelPool, ThreadsSplitRowsWithoutChangingABit) {
 
 // A pool at the edge of two layout groups reads one layout and writes the
 // other (schedule/layout_assignment.cc's stage edges): every pair of
-// nChw16c and nhwc gives plain's pooling (oneDNN's) in the output's bytes,
+// nChw16c and nhwc gives plain's pooling in the output's bytes,
 // on 1 to 4 threads (4 start a thread's rows inside a 16-channel plane,
 // checked below), for max and average windows that cross the edges
 // (ceil_mode, pads). An nChw16c side
@@ -332,8 +354,8 @@ TEST(NnPixelPool, ChangesLayoutBetweenNChw16cAndNhwc) {
 }
 
 // A window wholly in the padding (a dilation stepping over a 2x2 input)
-// has no max to give: both pooling kernels (oneDNN's on plain, native.pool
-// on nChw16c) refuse it, naming the node, rather than writing -inf (which
+// has no max to give: the pooling kernel (native.pool, plain or nChw16c)
+// refuses it, naming the node, rather than writing -inf (which
 // would turn an nChw16c block's zero padding into -inf for the next
 // convolution). An AveragePool counting the pads gives 0 there and runs.
 TEST(NnPixelPool, WindowsInThePaddingAreRefusedInEveryLayout) {
@@ -474,7 +496,7 @@ TEST(NnPixelPool, EveryTargetMatchesAReferenceLoop) {
   };
   for_each_hwy_target([&] {
     for (const PixelPoolCase& c : cases)
-      for (int64_t P : {3, 16, 20, 27, 40})
+      for (int64_t P : {1, 3, 16, 20, 27, 40})  // 1: a plain NCHW plane
         for (int kind = 0; kind < 3; ++kind) {
           SCOPED_TRACE("P " + std::to_string(P) + " window " + std::to_string(c.kh) + "x" + std::to_string(c.kw) +
                        " on " + std::to_string(c.H) + "x" + std::to_string(c.W) +

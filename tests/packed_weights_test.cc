@@ -349,6 +349,73 @@ TEST(PackedWeights, DirectConvolutionWeightsAreStoredAndReadInPlace) {
   EXPECT_EQ(s->packed_weights().packed, 0);
 }
 
+// r = Relu(Conv1x1(x)), x [1,64,56,56]; a = Relu(Conv3x3/2(r, w) +
+// Conv1x1/2(r, s)); y = Conv1x1(a): the 3x3 convolution fuses the Add as
+// its residual (FusedConv), between nhwc values. Without AVX-512
+// it takes the im2col_nhwc variant (native.im2col_nhwc+fused: columns and
+// one oneDNN MatMul, Z as a sum post-op), its weights stored as the taps
+// layout and read in place; the report counts it; --disable-pass
+// im2col_conv plans no such step. Both give the same outputs within float32
+// rounding of sums over 576 products, on one run context and two at once.
+TEST(PackedWeights, Im2colConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, "1,64,56,56");
+  ob::add_output(g, "y", ob::kFloat, "1,64,28,28");
+  ob::add_float_init(g, "w", {64, 64, 3, 3}, pattern(64 * 64 * 9, 7, 31, 1.f / 16));
+  ob::add_float_init(g, "b", {64}, pattern(64, 3, 7, 1.f / 4));
+  ob::add_float_init(g, "s", {64, 64, 1, 1}, pattern(64 * 64, 11, 37, 1.f / 16));
+  ob::add_float_init(g, "w0", {64, 64, 1, 1}, pattern(64 * 64, 5, 23, 1.f / 16));
+  ob::add_float_init(g, "w2", {64, 64, 1, 1}, pattern(64 * 64, 3, 19, 1.f / 16));
+  ob::add_node(g, "Conv", {"x", "w0"}, {"t"});
+  ob::add_node(g, "Relu", {"t"}, {"r"});
+  auto* conv = ob::add_node(g, "Conv", {"r", "w", "b"}, {"c"});
+  ob::attr_ints(conv, "pads", {1, 1, 1, 1});
+  ob::attr_ints(conv, "strides", {2, 2});
+  ob::attr_ints(ob::add_node(g, "Conv", {"r", "s"}, {"k"}), "strides", {2, 2});
+  ob::add_node(g, "Add", {"c", "k"}, {"d"});
+  ob::add_node(g, "Relu", {"d"}, {"a"});
+  ob::add_node(g, "Conv", {"a", "w2"}, {"y"});
+  const std::string bytes = m.SerializeAsString();
+  CompileOptions off;
+  off.disabled_passes = {"im2col_conv"};
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  int steps = 0, copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == "im2col_nhwc") {
+      ++steps;
+      EXPECT_EQ(st.kernel, "native.im2col_nhwc+fused");
+    }
+  for (const auto& p : lm.packed_weights) copies += p.layout.rfind("gec.taps/", 0) == 0;
+  if (!testing::cpu_has_avx512()) EXPECT_EQ(steps, 1);
+  EXPECT_EQ(copies, steps);
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["im2col_nhwc"].get<int>(), steps);
+  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
+  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps)
+    EXPECT_NE(st.variant, "im2col_nhwc") << st.kernel;
+  EXPECT_EQ(nlohmann::json::parse(onednn.report_json)["kernel_variants"]["im2col_nhwc"].get<int>(), 0);
+
+  const Tensor x = testing::make<float>({1, 64, 56, 56}, pattern(64 * 56 * 56, 13, 29, 1.f / 8));
+  SessionOptions two;
+  two.max_concurrent_requests = 2;
+  auto s = Session::load_from_bytes(cm.gom, two);
+  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+  EXPECT_EQ(s->packed_weights().packed, 0);
+  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(onednn.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.f);
+  testing::expect_close(got, want, 0.f, 2e-5f * largest);
+  std::vector<float> a2, b2;
+  std::thread t([&] { a2 = testing::values<float>(s->run({x.view()})[0]); });
+  b2 = testing::values<float>(s->run({x.view()})[0]);
+  t.join();
+  EXPECT_EQ(a2, got);
+  EXPECT_EQ(b2, got);
+}
+
 // x [1,64,14,14] -> 1x1 Conv -> Relu -> DeepLab's atrous 3x3 Conv
 // (dilation 12, pads 12: 0.18 of its tap-pixel pairs inside x) -> Relu ->
 // 1x1 Conv -> y. Without AVX-512 the group is nhwc, where oneDNN has only

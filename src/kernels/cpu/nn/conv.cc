@@ -755,8 +755,8 @@ constexpr int64_t kIm2colNhwcMinChannels = 16;
 /// Whether an nhwc -> nhwc Conv / FusedConv takes the "im2col_nhwc" variant: 2-D,
 /// group 1, a constant W, static non-empty shapes, a window larger than
 /// 1x1 with a stride above 1, at least kIm2colNhwcMinChannels input channels,
-/// and oneDNN's nhwc convolution for it a JIT one that is not brgemm (CPUs
-/// without AVX-512: jit:avx2). Measured standalone here (AVX2, 2 threads,
+/// and oneDNN's nhwc convolution for it jit:avx2 (CPUs without AVX-512;
+/// elsewhere its brgemm kernel). Measured standalone here (AVX2, 2 threads,
 /// oneDNN's jit:avx2 against the columns gathered plus oneDNN's gemm
 /// MatMul): ResNet-50's stride-2 3x3 convolutions 128 -> 128 at 56x56
 /// 2.28-2.34 -> 1.51-1.52 ms, 256 at 28x28 1.50-1.57 -> 1.38-1.39, 512 at
@@ -775,8 +775,9 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   } catch (const Error&) {
     return false;
   }
+  // jit:avx2 only: where it was measured (on AVX-512 oneDNN's nhwc kernel is brgemm).
   const std::string impl = onednn_conv_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc);
-  return impl.rfind("jit", 0) == 0;
+  return impl.rfind("jit:avx2", 0) == 0;
 }
 
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
@@ -1389,26 +1390,59 @@ class ConvKernel final : public Kernel {
     taps_plan_ = std::move(p);
     if (same) return;
     taps_threads_ = threads;
+    make_products(sizes, taps_plan_.IC, /*with_bias=*/false, /*sum=*/false, xs);
+  }
+
+  /// tap_products_ anew: a oneDNN MatMul [rows, K] x [K, OC] (B's rows
+  /// winograd_simd::weights_row(OC) floats apart; + B [1, OC] `with_bias`;
+  /// + what Y holds, a sum post-op, with `sum`) for each of `sizes` rows,
+  /// made for the calling thread's OpenMP count. Errors: oneDNN's, naming
+  /// the node and X `xs`.
+  void make_products(const std::vector<int64_t>& sizes, int64_t K, bool with_bias, bool sum, const Shape& xs) {
     tap_products_.clear();
     using dt = memory::data_type;
-    const int64_t IC = taps_plan_.IC, OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
+    const int64_t OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
+    dnnl::post_ops po;
+    if (sum) po.append_sum(1.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
     for (int64_t rows : sizes) {
       TapProduct t;
       t.rows = rows;
-      const memory::desc a({rows, IC}, dt::f32, memory::dims{IC, 1}), b({IC, OC}, dt::f32, memory::dims{ldb, 1}),
-          c({rows, OC}, dt::f32, memory::dims{OC, 1});
+      const memory::desc a({rows, K}, dt::f32, memory::dims{K, 1}), b({K, OC}, dt::f32, memory::dims{ldb, 1}),
+          bias({1, OC}, dt::f32, memory::dims{OC, 1}), c({rows, OC}, dt::f32, memory::dims{OC, 1});
       try {
-        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), Scratchpad::attr(), cpu_engine());
+        const dnnl::matmul::primitive_desc pd(
+            with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c), Scratchpad::attr(attr),
+            cpu_engine());
         t.mm = dnnl::matmul(pd);
         t.scratch = std::make_unique<Scratchpad>();
         t.scratch->set(pd.scratchpad_desc());
         t.args = {{DNNL_ARG_SRC, unbound_memory(a)}, {DNNL_ARG_WEIGHTS, unbound_memory(b)},
                   {DNNL_ARG_DST, unbound_memory(c)}};
+        if (with_bias) t.args[DNNL_ARG_BIAS] = unbound_memory(bias);
       } catch (const dnnl::error& e) {
-        rethrow_dnnl(desc_, "create the per-tap products for X " + shape_str(xs), e);
+        rethrow_dnnl(desc_, "create the products of the " + std::string(taps_ ? "taps" : "im2col_nhwc") +
+                                " variant for X " + shape_str(xs), e);
       }
       tap_products_.push_back(std::move(t));
     }
+  }
+
+  /// The planned product for `rows` rows (make_products).
+  auto& product_for(int64_t rows) {
+    for (auto& c : tap_products_)
+      if (c.rows == rows) return c;
+    fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(rows) + " rows");
+    return tap_products_.front();  // not reached: fail throws
+  }
+
+  /// The run's scratch memory, or outside a session one buffer of the
+  /// kernel's own.
+  ScratchBuffer* run_scratch(const KernelContext& ctx) {
+    if (ctx.scratch) return ctx.scratch;
+    if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
+    return own_scratch_.get();
   }
 
   /// Rows of region `r` one MatMul of the taps variant takes: its gathered
@@ -1454,12 +1488,7 @@ class ConvKernel final : public Kernel {
     const float* bs = b ? b->as<const float>() : nullptr;
     const float* zs = z ? z->as<const float>() : nullptr;
     float* ys = y.as<float>();
-    // Outside a session one buffer of the kernel's own serves every product.
-    ScratchBuffer* run_scratch = ctx.scratch;
-    if (!run_scratch) {
-      if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
-      run_scratch = own_scratch_.get();
-    }
+    ScratchBuffer* scratch = run_scratch(ctx);
     // Z may be Y itself: each element is read before it is written.
     parallel_ranges(
         pixels, threads,
@@ -1479,16 +1508,13 @@ class ConvKernel final : public Kernel {
           r.h0 = hs;
           r.h1 = std::min(whole.h1, hs + chunk);
           const int64_t P = r.pixels(), cols = r.w1 - r.w0;
-          TapProduct* t = nullptr;
-          for (TapProduct& c : tap_products_)
-            if (c.rows == P) t = &c;
-          if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
+          TapProduct* t = &product_for(P);
           const int64_t ih0 = r.h0 * p.sh - p.ph + r.kh * p.dh, iw0 = r.w0 * p.sw - p.pw + r.kw * p.dw;
           // Whole rows of X in order: the region's pixels as they lie.
           const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
           const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
           auto* base = static_cast<uint8_t*>(
-              t->scratch->bind_with(t->args, run_scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
+              t->scratch->bind_with(t->args, scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
           const float* a = xn + (ih0 * p.W + iw0) * IC;
           if (!in_place) {
             float* g = reinterpret_cast<float*>(base);
@@ -1531,10 +1557,11 @@ class ConvKernel final : public Kernel {
   }
 
   /// The im2col_nhwc variant's plan: the geometry (plan_conv_taps: the window
-  /// resolved; its regions unused) and a oneDNN MatMul [rows * OW, KH * KW *
+  /// resolved; its regions unused) and a oneDNN MatMul [pixels, KH * KW *
   /// IC] x [KH * KW * IC, OC] (+ B, + Y's Z as a sum post-op) for chunks of
-  /// im2col_nhwc_rows_ output rows and for the last, shorter one, made for the
-  /// run's thread count. tap_products_ hold them (rows = pixels a chunk).
+  /// im2col_nhwc_chunk_ output pixels (their columns within kTapsBlockBytes,
+  /// at least one pixel) and for the last, shorter one, made for the run's
+  /// thread count (make_products).
   void plan_im2col_nhwc(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
     if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
       fail(ErrorCode::kInvalidModel, desc_ + ": the im2col_nhwc variant needs 2-D X, W and Y of matching channels, got " +
@@ -1543,49 +1570,26 @@ class ConvKernel final : public Kernel {
     if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
       taps_w_ = nullptr;  // W of another shape: packed again
     if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
-    const int64_t K = p.KH * p.KW * p.IC;
-    const int64_t row_bytes = p.OW * K * static_cast<int64_t>(sizeof(float));
-    const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kTapsBlockBytes) / std::max<int64_t>(row_bytes, 1),
-                                             1, p.OH);
-    std::vector<int64_t> sizes{rows * p.OW};
-    if (p.OH % rows) sizes.insert(sizes.begin(), p.OH % rows * p.OW);
+    // Chunks of output pixels (consecutive in (n, oh, ow) order: rows of Y
+    // in nhwc) whose columns fit kTapsBlockBytes, at least one pixel.
+    const int64_t K = p.KH * p.KW * p.IC, pixels = xs[0] * p.OH * p.OW;
+    const int64_t chunk = std::clamp<int64_t>(
+        static_cast<int64_t>(kTapsBlockBytes) / (K * static_cast<int64_t>(sizeof(float))), 1, pixels);
+    std::vector<int64_t> sizes{chunk};
+    if (pixels % chunk) sizes.insert(sizes.begin(), pixels % chunk);
     bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
                 p.KH == taps_plan_.KH && p.KW == taps_plan_.KW && sizes.size() == tap_products_.size();
     for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
     taps_plan_ = std::move(p);
-    im2col_nhwc_rows_ = rows;
+    im2col_nhwc_chunk_ = chunk;
     if (same) return;
     taps_threads_ = threads;
-    tap_products_.clear();
-    using dt = memory::data_type;
-    const int64_t OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
-    dnnl::post_ops po;
-    if (residual_) po.append_sum(1.f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(po);
-    for (int64_t m : sizes) {
-      TapProduct t;
-      t.rows = m;
-      const memory::desc a({m, K}, dt::f32, memory::dims{K, 1}), b({K, OC}, dt::f32, memory::dims{ldb, 1}),
-          bias({1, OC}, dt::f32, memory::dims{OC, 1}), c({m, OC}, dt::f32, memory::dims{OC, 1});
-      try {
-        const dnnl::matmul::primitive_desc pd(has_bias_ ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c),
-                                              Scratchpad::attr(attr), cpu_engine());
-        t.mm = dnnl::matmul(pd);
-        t.scratch = std::make_unique<Scratchpad>();
-        t.scratch->set(pd.scratchpad_desc());
-        t.args = {{DNNL_ARG_SRC, unbound_memory(a)}, {DNNL_ARG_WEIGHTS, unbound_memory(b)},
-                  {DNNL_ARG_DST, unbound_memory(c)}};
-        if (has_bias_) t.args[DNNL_ARG_BIAS] = unbound_memory(bias);
-      } catch (const dnnl::error& e) {
-        rethrow_dnnl(desc_, "create the im2col_nhwc product for X " + shape_str(xs), e);
-      }
-      tap_products_.push_back(std::move(t));
-    }
+    make_products(sizes, K, has_bias_, residual_, xs);
   }
 
   /// The im2col_nhwc variant (nhwc X and Y): Z copied into Y where it is not Y's
-  /// buffer already; then per image and chunk of im2col_nhwc_rows_ output rows,
+  /// buffer already; then per chunk of im2col_nhwc_chunk_ output pixels (in
+  /// (n, oh, ow) order, across rows and images),
   /// the columns (each output pixel's KH x KW x IC inputs, zeros where the
   /// window lies in the padding) gathered into the run's scratch memory and
   /// one oneDNN MatMul with W (taps_weights: [KH * KW * IC, OC] rows), B and
@@ -1601,48 +1605,39 @@ class ConvKernel final : public Kernel {
     const float* xs = x.as<const float>();
     float* ys = y.as<float>();
     if (z && z->data != y.data) copy_floats(ys, z->as<const float>(), y.numel(), threads);
-    ScratchBuffer* run_scratch = ctx.scratch;
-    if (!run_scratch) {
-      if (!own_scratch_) own_scratch_ = std::make_unique<ScratchBuffer>();
-      run_scratch = own_scratch_.get();
-    }
-    for (int64_t n = 0; n < N; ++n) {
-      const float* xn = xs + n * p.H * p.W * IC;
-      for (int64_t oh0 = 0; oh0 < p.OH; oh0 += im2col_nhwc_rows_) {
-        const int64_t oh1 = std::min(p.OH, oh0 + im2col_nhwc_rows_), P = (oh1 - oh0) * p.OW;
-        TapProduct* t = nullptr;
-        for (TapProduct& c : tap_products_)
-          if (c.rows == P) t = &c;
-        if (!t) fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(P) + " pixels");
-        auto* cols = static_cast<float*>(
-            t->scratch->bind_with(t->args, run_scratch, static_cast<size_t>(P * K) * sizeof(float)));
-        parallel_ranges(
-            P, threads,
-            [&](int64_t q0, int64_t q1) {
-              for (int64_t q = q0; q < q1; ++q) {
-                const int64_t oh = oh0 + q / p.OW, ow = q % p.OW;
-                float* row = cols + q * K;
-                for (int64_t kh = 0; kh < p.KH; ++kh) {
-                  const int64_t ih = oh * p.sh - p.ph + kh * p.dh;
-                  for (int64_t kw = 0; kw < p.KW; ++kw) {
-                    const int64_t iw = ow * p.sw - p.pw + kw * p.dw;
-                    float* dst = row + (kh * p.KW + kw) * IC;
-                    if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W)
-                      std::fill(dst, dst + IC, 0.f);
-                    else
-                      std::memcpy(dst, xn + (ih * p.W + iw) * IC, static_cast<size_t>(IC) * sizeof(float));
-                  }
+    ScratchBuffer* scratch = run_scratch(ctx);
+    const int64_t plane = p.OH * p.OW, pixels = N * plane;
+    for (int64_t q0 = 0; q0 < pixels; q0 += im2col_nhwc_chunk_) {
+      const int64_t P = std::min(im2col_nhwc_chunk_, pixels - q0);
+      TapProduct& t = product_for(P);
+      auto* cols = static_cast<float*>(t.scratch->bind_with(t.args, scratch, static_cast<size_t>(P * K) * sizeof(float)));
+      parallel_ranges(
+          P, threads,
+          [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t q = q0 + r, n = q / plane, oh = q % plane / p.OW, ow = q % p.OW;
+              const float* xn = xs + n * p.H * p.W * IC;
+              float* row = cols + r * K;
+              for (int64_t kh = 0; kh < p.KH; ++kh) {
+                const int64_t ih = oh * p.sh - p.ph + kh * p.dh;
+                for (int64_t kw = 0; kw < p.KW; ++kw) {
+                  const int64_t iw = ow * p.sw - p.pw + kw * p.dw;
+                  float* dst = row + (kh * p.KW + kw) * IC;
+                  if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W)
+                    std::fill(dst, dst + IC, 0.f);
+                  else
+                    std::memcpy(dst, xn + (ih * p.W + iw) * IC, static_cast<size_t>(IC) * sizeof(float));
                 }
               }
-            },
-            P * K);
-        bind(t->args[DNNL_ARG_SRC], cols);
-        bind(t->args[DNNL_ARG_WEIGHTS], wt);
-        bind(t->args[DNNL_ARG_DST], ys + (n * p.OH + oh0) * p.OW * OC);
-        if (b) bind(t->args[DNNL_ARG_BIAS], b->data);
-        t->mm.execute(cpu_stream(), t->args);
-        cpu_stream().wait();
-      }
+            }
+          },
+          P * K);
+      bind(t.args[DNNL_ARG_SRC], cols);
+      bind(t.args[DNNL_ARG_WEIGHTS], wt);
+      bind(t.args[DNNL_ARG_DST], ys + q0 * OC);
+      if (b) bind(t.args[DNNL_ARG_BIAS], b->data);
+      t.mm.execute(cpu_stream(), t.args);
+      cpu_stream().wait();
     }
     if (epilogue_) epilogue_->run(y, threads);
   }
@@ -2199,7 +2194,7 @@ class ConvKernel final : public Kernel {
   int taps_threads_ = 0;                          //   the thread count they were made for
   const float* taps_w_ = nullptr;                 //   W per tap (taps_weights; im2col_nhwc too)
   bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one MatMul (run_im2col_nhwc)
-  int64_t im2col_nhwc_rows_ = 0;                  //   output rows a MatMul takes (a chunk)
+  int64_t im2col_nhwc_chunk_ = 0;                 //   output pixels a MatMul takes (a chunk)
   const void* taps_w_from_ = nullptr;
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model

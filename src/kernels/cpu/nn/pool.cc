@@ -1,8 +1,8 @@
-// MaxPool (ONNX MaxPool-12) and AveragePool (AveragePool-11) on CPU:
-// oneDNN pooling_v2_forward on the plain NC[D]HW layout in and out
-// (PoolKernel); a 2-D pool whose input the execution plan's layouts
-// (KernelConfig, ops/layout.h) make nChw16c or nhwc runs a native
-// pixel-vector loop in that layout instead (PixelPoolKernel, pool_simd.h).
+// MaxPool (ONNX MaxPool-12) and AveragePool (AveragePool-11) on CPU: a
+// 2-D pool runs a native pixel-vector loop (PixelPoolKernel, pool_simd.h)
+// in the layouts the execution plan gives it (KernelConfig, ops/layout.h:
+// nChw16c, nhwc, or plain NCHW as one float a pixel); 1-D and 3-D ones
+// oneDNN's pooling_v2_forward on plain NC[D]HW (PoolKernel).
 // GlobalMaxPool and GlobalAveragePool (-1) run a native reduction in all
 // three layouts (GlobalPoolKernel; the [N,C,1,1] output has the same bytes
 // in every layout).
@@ -243,7 +243,9 @@ class PixelPoolKernel final : public Kernel {
       if (v >= kMaxWindow)
         fail(ErrorCode::kInvalidModel, desc_ + ": a kernel, stride, dilation or pad of " + std::to_string(v) +
                                            " (below 2^31 in layout " + ops::layout_name(layout_) + ")");
-    const double pixel = layout_ == ops::Layout::kNChw16c ? ops::kBlockedChannels : static_cast<double>(x.shape[1]);
+    const double pixel = layout_ == ops::Layout::kNChw16c ? ops::kBlockedChannels
+                         : layout_ == ops::Layout::kPlain ? 1.0
+                                                          : static_cast<double>(x.shape[1]);
     const double stride_floats = pixel * static_cast<double>(x.shape[3]) *
                                  static_cast<double>(std::max({a.dilations[0], a.dilations[1], a.strides[1]}));
     if (stride_floats >= 0x1p62)

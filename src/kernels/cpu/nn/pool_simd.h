@@ -1,6 +1,6 @@
 // The vector loops of pooling (pool_simd.cc): 2-D MaxPool / AveragePool on
 // pixel vectors, used by pool.cc's "native.pool" kernel for inputs in the
-// nChw16c or nhwc layout, and the sums of GlobalAveragePool
+// nChw16c or nhwc layout (or plain NCHW, one float a pixel), and the sums of GlobalAveragePool
 // ("native.global_pool") in every layout.
 #pragma once
 
