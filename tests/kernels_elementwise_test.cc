@@ -130,8 +130,9 @@ TEST(ElementwiseUnary, SigmoidAndSwishWithinAFewUlpOfDoublePrecision) {
       const double xd = x[i], s = 1.0 / (1.0 + std::exp(-xd));
       if (xd >= -87) {
         EXPECT_LE(ulps(sig[i], s), 2.5) << "Sigmoid(" << x[i] << ") = " << sig[i] << ", want " << s;
-        if (std::fabs(xd * s) >= std::numeric_limits<float>::min())
+        if (std::fabs(xd * s) >= std::numeric_limits<float>::min()) {
           EXPECT_LE(ulps(sw[i], xd * s), 3.0) << "Swish(" << x[i] << ") = " << sw[i] << ", want " << xd * s;
+        }
       } else {
         EXPECT_LE(std::fabs(sig[i] - s), 1.7e-38) << x[i];
       }

@@ -1378,7 +1378,9 @@ TEST(NnConv, Im2colNhwcIsChosenForStridedConvolutionsWithoutBrgemm) {
   ir::Graph g;
   const std::string impl = kernels::implementation_for_layout(*direct_case_node(g, strided), L::kNhwc, L::kNhwc);
   EXPECT_EQ(choice(strided) == "im2col_nhwc", impl.rfind("jit", 0) == 0) << impl;
-  if (!testing::cpu_has_avx512()) EXPECT_EQ(choice(strided), "im2col_nhwc") << impl;
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(choice(strided), "im2col_nhwc") << impl;
+  }
   DirectCase unit = strided;
   unit.strides = {1, 1};
   EXPECT_NE(choice(unit), "im2col_nhwc");

@@ -389,7 +389,9 @@ TEST(PackedWeights, Im2colConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
       EXPECT_EQ(st.kernel, "native.im2col_nhwc+fused");
     }
   for (const auto& p : lm.packed_weights) copies += p.layout.rfind("gec.taps/", 0) == 0;
-  if (!testing::cpu_has_avx512()) EXPECT_EQ(steps, 1);
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(steps, 1);
+  }
   EXPECT_EQ(copies, steps);
   EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["im2col_nhwc"].get<int>(), steps);
   const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
@@ -454,7 +456,9 @@ TEST(PackedWeights, TapsConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
       EXPECT_EQ(st.kernel, "native.taps+fused");
     }
   for (const auto& p : lm.packed_weights) taps_copies += p.layout.rfind("gec.taps/", 0) == 0;
-  if (!testing::cpu_has_avx512()) EXPECT_EQ(taps_steps, 1);
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(taps_steps, 1);
+  }
   EXPECT_EQ(taps_copies, taps_steps);
   EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["taps"].get<int>(), taps_steps);
   const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);

@@ -704,7 +704,9 @@ TEST(StepThreadTuning, ControlFlowStepsAreNotTuned) {
   for (int r = 0; r < 60 && ex.tuning_step_threads(); ++r) {
     ex.run();
     for (const NodeProfile& p : ex.profile()) {
-      if (p.name == "branch") EXPECT_EQ(p.threads, 2) << "run " << r;
+      if (p.name == "branch") {
+        EXPECT_EQ(p.threads, 2) << "run " << r;
+      }
       if (p.name == "a") sigmoid_alone = sigmoid_alone || p.threads == 1;
     }
   }
