@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <omp.h>
 
 #include <functional>
@@ -1360,6 +1361,46 @@ TEST(NnConv, Im2colNhwcVariantMatchesAReferenceLoop) {
       }
     });
   }
+}
+
+// One taps / im2col_nhwc kernel object run again at another thread count
+// (a session's step tuning does this: its MatMuls are made anew for the
+// count, oneDNN sizing a primitive by it) and again at the first, with a
+// run's scratch buffer, and with Z's buffer as Y's (the residual in place):
+// each run matches the double-precision reference within 1e-5 of the
+// largest |y|.
+TEST(NnConv, TapsAndIm2colNhwcKernelsRunAgainAtOtherThreadCounts) {
+  using L = ops::Layout;
+  const std::vector<std::pair<std::string, DirectCase>> cases = {
+      {"taps", {{2, 24, 14, 14}, 40, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
+      {"im2col_nhwc", {{2, 32, 14, 14}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
+  };
+  for (const auto& [variant, k] : cases)
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      auto kernel = kernels::create_kernel(n, direct_config(n, k.in, k.out, variant));
+      kernels::ScratchBuffer scratch;
+      for (int threads : {1, 2, 1}) {
+        for (bool in_place : {false, true}) {
+          SCOPED_TRACE(variant + " threads " + std::to_string(threads) + (in_place ? " Z in Y" : ""));
+          // Y starts as Z's bytes when Z is Y's buffer.
+          Tensor y(DType::kFloat32, n.output(0)->type.static_shape());
+          if (in_place) std::memcpy(y.data(), views[3]->data, y.bytes());
+          TensorView yv = y.view();
+          kernels::KernelContext ctx;
+          ctx.inputs = views;
+          if (in_place) ctx.inputs[3] = &yv;
+          ctx.outputs = {&yv};
+          ctx.num_threads = threads;
+          ctx.scratch = &scratch;
+          omp_set_num_threads(threads);
+          kernel->reshape(ctx);
+          kernel->run(ctx);
+          expect_close(values<float>(y), expected, 0.f, 1e-5f * largest);
+        }
+      }
+      omp_set_num_threads(2);
+    });
 }
 
 // The variant choice gives "im2col_nhwc" to a strided nhwc convolution of
