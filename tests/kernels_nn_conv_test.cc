@@ -1375,7 +1375,11 @@ TEST(NnConv, TapsAndIm2colNhwcKernelsRunAgainAtOtherThreadCounts) {
       {"taps", {{2, 24, 14, 14}, 40, 3, 3, {1, 1}, {12, 12, 12, 12}, {12, 12}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
       {"im2col_nhwc", {{2, 32, 14, 14}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
   };
-  for (const auto& [variant, k] : cases)
+  for (const auto& c : cases) {
+    // Named, not structured bindings: clang 14 (the sanitizer build) does
+    // not let a lambda capture those.
+    const std::string& variant = c.first;
+    const DirectCase& k = c.second;
     with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
                             const std::vector<float>& expected, float largest) {
       auto kernel = kernels::create_kernel(n, direct_config(n, k.in, k.out, variant));
@@ -1401,6 +1405,7 @@ TEST(NnConv, TapsAndIm2colNhwcKernelsRunAgainAtOtherThreadCounts) {
       }
       omp_set_num_threads(2);
     });
+  }
 }
 
 // The variant choice gives "im2col_nhwc" to a strided nhwc convolution of
