@@ -1023,6 +1023,35 @@ void with_direct_case(const DirectCase& k,
   check(*n, views, expected, largest);
 }
 
+/// Each case of `cases` through kernel variant `variant` (layouts of the
+/// case, kernel `impl` or `impl`+fused) on 1 and 2 threads against
+/// with_direct_case's double-precision reference, within `tolerance` of
+/// the largest |y|; with `no_onednn_convolution`, also that no oneDNN
+/// convolution ran (oneDNN's verbose log).
+void expect_variant_matches_reference(const std::vector<DirectCase>& cases, const std::string& variant,
+                                      const std::string& impl, float tolerance,
+                                      bool no_onednn_convolution = false) {
+  for (const DirectCase& k : cases) {
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      const kernels::KernelConfig config = direct_config(n, k.in, k.out, variant);
+      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(), k.act.empty() && !k.residual ? impl : impl + "+fused");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
+                     std::to_string(k.kw) + " " + ops::layout_name(k.in) + " -> " + ops::layout_name(k.out) + " " +
+                     k.act + " threads " + std::to_string(threads));
+        std::vector<Tensor> got;
+        const std::vector<std::string> impls =
+            convolution_impls([&] { got = kernels::evaluate_node(n, views, threads, nullptr, config); });
+        if (no_onednn_convolution) {
+          EXPECT_TRUE(impls.empty()) << impls[0];
+        }
+        expect_close(values<float>(got[0]), expected, 0.f, tolerance * largest);
+      }
+    });
+  }
+}
+
 // The direct variant (our own loops, conv.cc) against a double-precision
 // loop of ONNX Conv-11 plus FusedConv's residual and activation: every
 // layout pair it takes, output channels that fill no whole vector (24, 40
@@ -1055,21 +1084,7 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
       {{1, 960, 1, 1}, 240, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c, true, false, "Relu"},
       {{2, 240, 1, 1}, 963, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kPlain, L::kNhwc, false, true, "Sigmoid"},
   };
-  for (const DirectCase& k : cases) {
-    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
-                            const std::vector<float>& expected, float largest) {
-      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "direct");
-      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
-                k.act.empty() && !k.residual ? "native.direct" : "native.direct+fused");
-      for (int threads : {1, 2}) {
-        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
-                     std::to_string(k.kw) + " " + ops::layout_name(k.in) + " -> " + ops::layout_name(k.out) + " " +
-                     k.act + " threads " + std::to_string(threads));
-        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
-        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
-      }
-    });
-  }
+  expect_variant_matches_reference(cases, "direct", "native.direct", 1e-5f);
 }
 
 // The compile-time choice takes the direct variant for a small 2-D,
@@ -1228,24 +1243,8 @@ TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
       {{1, 128, 7, 7}, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
       {{2, 100, 8, 7}, 97, 3, 3, {1, 1}, {1, 0, 1, 2}, {1, 1}, L::kNhwc, L::kNhwc, false, false, "Clip", -0.5f, 1.f},
   };
-  for (const DirectCase& k : cases) {
-    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
-                            const std::vector<float>& expected, float largest) {
-      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "winograd_nhwc");
-      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
-                k.act.empty() && !k.residual ? "native.winograd" : "native.winograd+fused");
-      for (int threads : {1, 2}) {
-        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + k.act + " threads " +
-                     std::to_string(threads));
-        std::vector<Tensor> got;
-        // Our transforms and one oneDNN MatMul: no oneDNN convolution runs.
-        const std::vector<std::string> impls =
-            convolution_impls([&] { got = kernels::evaluate_node(n, views, threads, nullptr, config); });
-        EXPECT_TRUE(impls.empty()) << impls[0];
-        expect_close(values<float>(got[0]), expected, 0.f, 3e-5f * largest);
-      }
-    });
-  }
+  // Our transforms and one oneDNN MatMul: no oneDNN convolution runs.
+  expect_variant_matches_reference(cases, "winograd_nhwc", "native.winograd", 3e-5f, /*no_onednn_convolution=*/true);
 }
 
 // The compile-time choice takes winograd_nhwc for a 3x3, stride-1,
@@ -1315,21 +1314,7 @@ TEST(NnConv, TapsVariantMatchesAReferenceLoop) {
       // regions in chunks of 3 rows within the 8 MiB block (3 + 3 + 2, 3 + 3 + 1).
       {{1, 4, 8, 70000}, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc},
   };
-  for (const DirectCase& k : cases) {
-    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
-                            const std::vector<float>& expected, float largest) {
-      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "taps");
-      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
-                k.act.empty() && !k.residual ? "native.taps" : "native.taps+fused");
-      for (int threads : {1, 2}) {
-        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
-                     std::to_string(k.kw) + " dilation " + std::to_string(k.dilations[0]) + " " + k.act +
-                     " threads " + std::to_string(threads));
-        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
-        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
-      }
-    });
-  }
+  expect_variant_matches_reference(cases, "taps", "native.taps", 1e-5f);
 }
 
 // The im2col_nhwc variant (conv.cc run_im2col_nhwc: each output pixel's
@@ -1347,20 +1332,7 @@ TEST(NnConv, Im2colNhwcVariantMatchesAReferenceLoop) {
       {{2, 16, 11, 9}, 8, 5, 5, {2, 1}, {3, 1, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc, false, false, "Sigmoid"},
       {{1, 16, 8, 9102}, 8, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "HardSwish"},
   };
-  for (const DirectCase& k : cases) {
-    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
-                            const std::vector<float>& expected, float largest) {
-      const kernels::KernelConfig config = direct_config(n, k.in, k.out, "im2col_nhwc");
-      EXPECT_EQ(kernels::create_kernel(n, config)->impl_name(),
-                k.act.empty() && !k.residual ? "native.im2col_nhwc" : "native.im2col_nhwc+fused");
-      for (int threads : {1, 2}) {
-        SCOPED_TRACE(shape_str(k.xs) + " -> " + std::to_string(k.m) + " " + std::to_string(k.kh) + "x" +
-                     std::to_string(k.kw) + " " + k.act + " threads " + std::to_string(threads));
-        const std::vector<Tensor> got = kernels::evaluate_node(n, views, threads, nullptr, config);
-        expect_close(values<float>(got[0]), expected, 0.f, 1e-5f * largest);
-      }
-    });
-  }
+  expect_variant_matches_reference(cases, "im2col_nhwc", "native.im2col_nhwc", 1e-5f);
 }
 
 // One taps / im2col_nhwc kernel object run again at another thread count

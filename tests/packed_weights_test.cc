@@ -349,6 +349,59 @@ TEST(PackedWeights, DirectConvolutionWeightsAreStoredAndReadInPlace) {
   EXPECT_EQ(s->packed_weights().packed, 0);
 }
 
+/// Model `bytes` compiled as is and with compile stage `stage` off: the
+/// steps of kernel variant `variant` run kernel `kernel`, one each without
+/// AVX-512 (`steps_without_avx512`), each with one stored copy whose layout
+/// starts with `layout`, counted in the report; with the stage off no step
+/// has the variant or the kernel and the report counts 0. Returns both
+/// compiles (as is, off).
+std::pair<CompiledModel, CompiledModel> expect_stage_variant(const std::string& bytes, const std::string& stage,
+                                                             const std::string& variant, const std::string& kernel,
+                                                             const std::string& layout, int steps_without_avx512) {
+  CompileOptions off;
+  off.disabled_passes = {stage};
+  CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  CompiledModel without = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
+  int steps = 0, copies = 0;
+  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+    if (st.variant == variant) {
+      ++steps;
+      EXPECT_EQ(st.kernel, kernel);
+    }
+  for (const auto& p : lm.packed_weights) copies += p.layout.rfind(layout, 0) == 0;
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(steps, steps_without_avx512);
+  }
+  EXPECT_EQ(copies, steps);
+  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"][variant].get<int>(), steps);
+  const model::LoadedModel without_lm = model::read_gom_bytes(without.gom);
+  for (const schedule::Step& st : without_lm.execution_plan.graphs[0].steps) {
+    EXPECT_NE(st.variant, variant) << st.kernel;
+    EXPECT_NE(st.kernel, kernel);
+  }
+  EXPECT_EQ(nlohmann::json::parse(without.report_json)["kernel_variants"][variant].get<int>(), 0);
+  return {std::move(cm), std::move(without)};
+}
+
+/// Runs `x` through a Session of `cm` (options `o`): no weight packed at
+/// load, outputs within 2e-5 of the largest |y| of `reference`'s. Returns
+/// the session and its output.
+std::pair<std::unique_ptr<Session>, std::vector<float>> expect_outputs_of(const CompiledModel& cm,
+                                                                          const CompiledModel& reference,
+                                                                          const Tensor& x, SessionOptions o = {}) {
+  auto s = Session::load_from_bytes(cm.gom, o);
+  std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
+  EXPECT_EQ(s->packed_weights().packed, 0);
+  const std::vector<float> want =
+      testing::values<float>(Session::load_from_bytes(reference.gom)->run({x.view()})[0]);
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
+  EXPECT_GT(largest, 0.f);
+  testing::expect_close(got, want, 0.f, 2e-5f * largest);
+  return {std::move(s), std::move(got)};
+}
+
 // r = Relu(Conv1x1(x)), x [1,64,56,56]; a = Relu(Conv3x3/2(r, w) +
 // Conv1x1/2(r, s)); y = Conv1x1(a): the 3x3 convolution fuses the Add as
 // its residual (FusedConv), between nhwc values. Without AVX-512
@@ -377,39 +430,16 @@ TEST(PackedWeights, Im2colConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
   ob::add_node(g, "Relu", {"d"}, {"a"});
   ob::add_node(g, "Conv", {"a", "w2"}, {"y"});
   const std::string bytes = m.SerializeAsString();
-  CompileOptions off;
-  off.disabled_passes = {"im2col_conv"};
-  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
-  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
-  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
-  int steps = 0, copies = 0;
-  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
-    if (st.variant == "im2col_nhwc") {
-      ++steps;
-      EXPECT_EQ(st.kernel, "native.im2col_nhwc+fused");
-    }
-  for (const auto& p : lm.packed_weights) copies += p.layout.rfind("gec.taps/", 0) == 0;
-  if (!testing::cpu_has_avx512()) {
-    EXPECT_EQ(steps, 1);
-  }
-  EXPECT_EQ(copies, steps);
-  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["im2col_nhwc"].get<int>(), steps);
-  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
-  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps)
-    EXPECT_NE(st.variant, "im2col_nhwc") << st.kernel;
-  EXPECT_EQ(nlohmann::json::parse(onednn.report_json)["kernel_variants"]["im2col_nhwc"].get<int>(), 0);
-
+  const std::pair<CompiledModel, CompiledModel> compiles =
+      expect_stage_variant(bytes, "im2col_conv", "im2col_nhwc", "native.im2col_nhwc+fused", "gec.taps/", 1);
   const Tensor x = testing::make<float>({1, 64, 56, 56}, pattern(64 * 56 * 56, 13, 29, 1.f / 8));
   SessionOptions two;
   two.max_concurrent_requests = 2;
-  auto s = Session::load_from_bytes(cm.gom, two);
-  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
-  EXPECT_EQ(s->packed_weights().packed, 0);
-  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(onednn.gom)->run({x.view()})[0]);
-  float largest = 0;
-  for (float v : want) largest = std::max(largest, std::fabs(v));
-  ASSERT_GT(largest, 0.f);
-  testing::expect_close(got, want, 0.f, 2e-5f * largest);
+  // Not structured bindings: the thread's lambda below captures these
+  // (clang 14, the sanitizer build, refuses captured bindings).
+  const auto run = expect_outputs_of(compiles.first, compiles.second, x, two);
+  Session* s = run.first.get();
+  const std::vector<float>& got = run.second;
   std::vector<float> a2, b2;
   std::thread t([&] { a2 = testing::values<float>(s->run({x.view()})[0]); });
   b2 = testing::values<float>(s->run({x.view()})[0]);
@@ -444,39 +474,10 @@ TEST(PackedWeights, TapsConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
   ob::add_node(g, "Relu", {"c1"}, {"r1"});
   ob::add_node(g, "Conv", {"r1", "w2"}, {"y"});
   const std::string bytes = m.SerializeAsString();
-  CompileOptions off;
-  off.disabled_passes = {"taps_conv"};
-  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
-  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
-  const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
-  int taps_steps = 0, taps_copies = 0;
-  for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
-    if (st.variant == "taps") {
-      ++taps_steps;
-      EXPECT_EQ(st.kernel, "native.taps+fused");
-    }
-  for (const auto& p : lm.packed_weights) taps_copies += p.layout.rfind("gec.taps/", 0) == 0;
-  if (!testing::cpu_has_avx512()) {
-    EXPECT_EQ(taps_steps, 1);
-  }
-  EXPECT_EQ(taps_copies, taps_steps);
-  EXPECT_EQ(nlohmann::json::parse(cm.report_json)["kernel_variants"]["taps"].get<int>(), taps_steps);
-  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
-  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps) {
-    EXPECT_NE(st.variant, "taps") << st.kernel;
-    EXPECT_EQ(st.kernel.find("native.taps"), std::string::npos) << st.kernel;
-  }
-  EXPECT_EQ(nlohmann::json::parse(onednn.report_json)["kernel_variants"]["taps"].get<int>(), 0);
-
-  const Tensor x = testing::make<float>({1, 64, 14, 14}, pattern(64 * 14 * 14, 13, 29, 1.f / 8));
-  auto s = Session::load_from_bytes(cm.gom);
-  const std::vector<float> got = testing::values<float>(s->run({x.view()})[0]);
-  EXPECT_EQ(s->packed_weights().packed, 0);
-  const std::vector<float> want = testing::values<float>(Session::load_from_bytes(onednn.gom)->run({x.view()})[0]);
-  float largest = 0;
-  for (float v : want) largest = std::max(largest, std::fabs(v));
-  ASSERT_GT(largest, 0.f);
-  testing::expect_close(got, want, 0.f, 2e-5f * largest);
+  const std::pair<CompiledModel, CompiledModel> compiles =
+      expect_stage_variant(bytes, "taps_conv", "taps", "native.taps+fused", "gec.taps/", 1);
+  expect_outputs_of(compiles.first, compiles.second,
+                    testing::make<float>({1, 64, 14, 14}, pattern(64 * 14 * 14, 13, 29, 1.f / 8)));
 }
 
 // x [1,16,8,8] -> Conv(w0) -> Relu -> Conv(w, fed as a graph input) -> Relu

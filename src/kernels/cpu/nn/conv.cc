@@ -1369,13 +1369,7 @@ class ConvKernel final : public Kernel {
   /// and a oneDNN MatMul [rows, IC] x [IC, OC] for each distinct region size,
   /// made for the run's thread count (oneDNN sizes a primitive by it).
   void plan_taps(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
-    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
-      fail(ErrorCode::kInvalidModel, desc_ + ": the taps variant needs 2-D X, W and Y of matching channels, got " +
-                                            shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
-    TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
-    if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
-      taps_w_ = nullptr;  // W of another shape: packed again
-    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    TapPlan p = tap_geometry("taps", xs, ws, ys);
     std::vector<int64_t> sizes;
     for (const TapRegion& r : p.taps) {
       const int64_t rows = r.h1 - r.h0, cols = r.w1 - r.w0, chunk = taps_chunk_rows(p, r);
@@ -1384,13 +1378,39 @@ class ConvKernel final : public Kernel {
     }
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
+    const int64_t K = p.IC;
+    keep_or_make_products(std::move(p), sizes, K, /*with_bias=*/false, /*sum=*/false, threads, xs);
+  }
+
+  /// The taps and im2col_nhwc variants' geometry for these shapes
+  /// (plan_conv_taps), W's packed copy forgotten when its shape changed and
+  /// the activation's epilogue made. Errors: kInvalidModel naming
+  /// `variant` for shapes that are not a 2-D convolution of matching channels.
+  TapPlan tap_geometry(const char* variant, const Shape& xs, const Shape& ws, const Shape& ys) {
+    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
+      fail(ErrorCode::kInvalidModel, desc_ + ": the " + variant +
+                                         " variant needs 2-D X, W and Y of matching channels, got " + shape_str(xs) +
+                                         ", " + shape_str(ws) + ", " + shape_str(ys));
+    TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
+    if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
+      taps_w_ = nullptr;  // W of another shape: packed again
+    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    return p;
+  }
+
+  /// Keeps `p` as the plan, and tap_products_ when they were made for the
+  /// same row counts `sizes`, K, OC and thread count; else makes them anew
+  /// (make_products).
+  void keep_or_make_products(TapPlan p, const std::vector<int64_t>& sizes, int64_t K, bool with_bias, bool sum,
+                             int threads, const Shape& xs) {
+    bool same = threads == taps_threads_ && K == products_k_ && p.OC == taps_plan_.OC &&
                 sizes.size() == tap_products_.size();
     for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
     taps_plan_ = std::move(p);
     if (same) return;
     taps_threads_ = threads;
-    make_products(sizes, taps_plan_.IC, /*with_bias=*/false, /*sum=*/false, xs);
+    products_k_ = K;
+    make_products(sizes, K, with_bias, sum, xs);
   }
 
   /// tap_products_ anew: a oneDNN MatMul [rows, K] x [K, OC] (B's rows
@@ -1563,13 +1583,7 @@ class ConvKernel final : public Kernel {
   /// at least one pixel) and for the last, shorter one, made for the run's
   /// thread count (make_products).
   void plan_im2col_nhwc(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
-    if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[1] != xs[1] || ws[0] != ys[1] || xs[0] != ys[0])
-      fail(ErrorCode::kInvalidModel, desc_ + ": the im2col_nhwc variant needs 2-D X, W and Y of matching channels, got " +
-                                         shape_str(xs) + ", " + shape_str(ws) + ", " + shape_str(ys));
-    TapPlan p = plan_conv_taps(raw_, xs, ws, ys, desc_);
-    if (p.IC != taps_plan_.IC || p.OC != taps_plan_.OC || p.KH != taps_plan_.KH || p.KW != taps_plan_.KW)
-      taps_w_ = nullptr;  // W of another shape: packed again
-    if (!act_.op.empty() && !epilogue_) epilogue_ = std::make_unique<ActivationEpilogue>(act_);
+    TapPlan p = tap_geometry("im2col_nhwc", xs, ws, ys);
     // Chunks of output pixels (consecutive in (n, oh, ow) order: rows of Y
     // in nhwc) whose columns fit kTapsBlockBytes, at least one pixel.
     const int64_t K = p.KH * p.KW * p.IC, pixels = xs[0] * p.OH * p.OW;
@@ -1577,14 +1591,8 @@ class ConvKernel final : public Kernel {
         static_cast<int64_t>(kTapsBlockBytes) / (K * static_cast<int64_t>(sizeof(float))), 1, pixels);
     std::vector<int64_t> sizes{chunk};
     if (pixels % chunk) sizes.insert(sizes.begin(), pixels % chunk);
-    bool same = threads == taps_threads_ && p.IC == taps_plan_.IC && p.OC == taps_plan_.OC &&
-                p.KH == taps_plan_.KH && p.KW == taps_plan_.KW && sizes.size() == tap_products_.size();
-    for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
-    taps_plan_ = std::move(p);
     im2col_nhwc_chunk_ = chunk;
-    if (same) return;
-    taps_threads_ = threads;
-    make_products(sizes, K, has_bias_, residual_, xs);
+    keep_or_make_products(std::move(p), sizes, K, has_bias_, residual_, threads, xs);
   }
 
   /// The im2col_nhwc variant (nhwc X and Y): Z copied into Y where it is not Y's
@@ -2192,6 +2200,7 @@ class ConvKernel final : public Kernel {
   };
   std::vector<TapProduct> tap_products_;
   int taps_threads_ = 0;                          //   the thread count they were made for
+  int64_t products_k_ = 0;                        //   and their K (IC, or KH * KW * IC)
   const float* taps_w_ = nullptr;                 //   W per tap (taps_weights; im2col_nhwc too)
   bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one MatMul (run_im2col_nhwc)
   int64_t im2col_nhwc_chunk_ = 0;                 //   output pixels a MatMul takes (a chunk)
