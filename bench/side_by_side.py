@@ -49,7 +49,11 @@ columns then give both engines against the TensorFlow.js reference.
 Default models: every folder of ../shared/models.
 Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
-(about 50 MB); the table also shows ORT's RSS before session creation.
+(about 50 MB); the table also shows ORT's RSS before session creation,
+and gec's peak against ORT's minus that (ORT's session without Node.js;
+gec's figure keeps its whole process). gec reports VmHWM, its own address
+space's peak; Node.js's maxRSS is getrusage's, which Linux carries over
+exec from this script, smaller than Node.js itself.
 """
 import argparse
 import json
@@ -315,7 +319,7 @@ def table(a):
                     peaks.append(measure_peak(a.gec, a.threads))
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
-            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 13)
+            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 14)
             continue
         med = lambda xs, k: statistics.median(x[k] for x in xs)
         # Time to the first answer: ORT's session creation + first run, gec's .gom load + first run.
@@ -350,6 +354,7 @@ def table(a):
                      f"| {base_compile_ms:.0f} |")
         rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
                     f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
+                    f"| {g_rss / max(o_rss - o_base, 1e-3):.2f} "
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
                     f"| {cold(ort, 'session_create_ms'):.0f} / {cold(gec, 'load_ms'):.0f} "
                     f"| {cold(ort, 'session_create_ms') / cold(gec, 'load_ms'):.1f}x "
@@ -365,11 +370,11 @@ def table(a):
             f"{f', each timed run after a {a.interval_ms:g} ms wait' if a.interval_ms else ''}; medians of the rounds; "
             f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
-            "gec peak RSS MB | RSS gec/ORT | ORT session create ms | gec compile ms | gec .gom load ms | "
+            "gec peak RSS MB | RSS gec/ORT | RSS gec/(ORT - before) | ORT session create ms | gec compile ms | gec .gom load ms | "
             "create + first run ms ORT / gec | ORT/gec | " +
             ("gec max abs err vs TensorFlow.js | ORT max abs err vs TensorFlow.js |" if a.tf else "max abs err vs ORT |") +
             (" baseline median ms | gec/baseline | spread of gec rounds | baseline compile ms |" if a.baseline else "") +
-            "\n|" + "---|" * ((19 if a.baseline else 15) + (1 if a.tf else 0)))
+            "\n|" + "---|" * ((20 if a.baseline else 16) + (1 if a.tf else 0)))
     gm = lambda xs: math.exp(sum(math.log(r) for r in xs) / len(xs)) if xs else float("nan")
     geo = gm(ratios)
     table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \

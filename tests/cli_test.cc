@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "frontend/onnx/tensor_proto.h"
 #include "gec/compiler.h"
@@ -474,6 +476,45 @@ TEST_F(Cli, BenchShapeForDynamicDimsAndDuration) {
   j = nlohmann::json::parse(r.out);
   EXPECT_GE(j["timed_s"].get<double>(), 0.2);
   EXPECT_GT(j["iterations"].get<int>(), 1);
+}
+
+// peak_rss_bytes is gec's own address space: a caller with a large resident
+// set (a Python harness, a server) must not show through. getrusage's
+// ru_maxrss, kept across exec by Linux, reported the caller's.
+TEST_F(Cli, BenchPeakRssIsNotTheParentProcesss) {
+  ASSERT_EQ(gec("compile " + p("case/model.onnx") + " -o " + p("rss.gom")).status, 0);
+  constexpr size_t kParentBytes = size_t{384} << 20;
+  std::vector<char> big(kParentBytes);
+  for (size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>(i >> 12);  // resident, page by page
+  // fork + exec, as Python's subprocess does: the child's address space starts
+  // as a copy of this one (popen's vfork-style spawn would not show the fault).
+  const std::string gom = p("rss.gom");  // made before fork: the child only calls exec
+  const std::string cmd = std::string(GEC_BINARY) + " bench " + gom + " --warmup 0 --iterations 1 --threads 1 --json";
+  int fd[2];
+  ASSERT_EQ(pipe(fd), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    close(fd[1]);
+    execl(GEC_BINARY, GEC_BINARY, "bench", gom.c_str(), "--warmup", "0", "--iterations", "1", "--threads",
+          "1", "--json", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fd[1]);
+  Result r;
+  std::array<char, 4096> buf;
+  ssize_t n;
+  while ((n = read(fd[0], buf.data(), buf.size())) > 0) r.out.append(buf.data(), static_cast<size_t>(n));
+  close(fd[0]);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << cmd << "\n" << r.out;
+  const int64_t rss = nlohmann::json::parse(r.out)["peak_rss_bytes"].get<int64_t>();
+  EXPECT_GT(rss, 0);
+  EXPECT_LT(rss, static_cast<int64_t>(kParentBytes / 2)) << "a tiny model's bench reported " << rss << " bytes";
+  EXPECT_NE(big[4096], 7);  // keeps `big` alive (and resident) across the run
 }
 
 TEST_F(Cli, BenchJsonAndProfileTrace) {

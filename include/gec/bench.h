@@ -67,7 +67,8 @@ struct BenchResult {
   /// Session::packed_weights() after the runs: weight copies stored packed
   /// in the .gom, adopted from it, and packed in memory instead.
   int64_t weights_stored = 0, weights_adopted = 0, weights_packed = 0;
-  /// Peak resident set of the whole process so far (getrusage), bytes.
+  /// Peak resident set of the whole process so far, bytes (VmHWM of
+  /// /proc/self/status: this address space only, not a parent's before exec).
   int64_t peak_rss_bytes = 0;
   /// Intra-op threads the Session runs with (Session::num_threads()).
   int threads = 0;

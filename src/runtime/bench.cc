@@ -13,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "gec/threading.h"
@@ -23,7 +24,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+/// Peak resident set of this process's address space in bytes: VmHWM of
+/// /proc/self/status (Linux proc(5)). getrusage's ru_maxrss is no substitute:
+/// Linux carries it across execve, so a process started by a large parent
+/// (a Python benchmark script, a serving framework) reported the parent's
+/// resident set. getrusage is the fallback where /proc is not mounted.
 int64_t peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;  // "VmHWM:   19780 kB"
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
