@@ -1331,6 +1331,8 @@ TEST(NnConv, Im2colNhwcVariantMatchesAReferenceLoop) {
       {{1, 32, 14, 14}, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
       {{2, 16, 11, 9}, 8, 5, 5, {2, 1}, {3, 1, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc, false, false, "Sigmoid"},
       {{1, 16, 8, 9102}, 8, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "HardSwish"},
+      // Stride 1 over a small map (the variant's other case), a 1x3 window.
+      {{1, 40, 8, 8}, 24, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
   };
   expect_variant_matches_reference(cases, "im2col_nhwc", "native.im2col_nhwc", 1e-5f);
 }
@@ -1399,9 +1401,29 @@ TEST(NnConv, Im2colNhwcIsChosenForStridedConvolutionsWithoutBrgemm) {
   if (!testing::cpu_has_avx512()) {
     EXPECT_EQ(choice(strided), "im2col_nhwc") << impl;
   }
-  DirectCase unit = strided;
+  DirectCase unit = strided;  // stride 1 over 56x56: Winograd's, or oneDNN's kernel
   unit.strides = {1, 1};
   EXPECT_NE(choice(unit), "im2col_nhwc");
+  // Stride 1 over at most 64 output pixels with 192 or more output channels
+  // (Inception's 1x3 / 3x1 at 8x8); not with fewer channels, nor where the
+  // Winograd variant takes the window (3x3 over 7x7 at 96 channels and up).
+  DirectCase small_map{{1, 384, 8, 8}, 384, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  {
+    ir::Graph gs;
+    const std::string small_impl =
+        kernels::implementation_for_layout(*direct_case_node(gs, small_map), L::kNhwc, L::kNhwc);
+    EXPECT_EQ(choice(small_map) == "im2col_nhwc", small_impl.rfind("jit:avx2", 0) == 0) << small_impl;
+  }
+  DirectCase narrow = small_map;
+  narrow.m = 128;
+  EXPECT_NE(choice(narrow), "im2col_nhwc");
+  DirectCase wider_map = small_map;
+  wider_map.xs = {1, 384, 9, 8};  // 72 output pixels
+  EXPECT_NE(choice(wider_map), "im2col_nhwc");
+  DirectCase square{{1, 256, 7, 7}, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(choice(square), "winograd_nhwc");
+  }
   DirectCase pointwise = strided;
   pointwise.kh = pointwise.kw = 1;
   pointwise.pads = {0, 0, 0, 0};

@@ -325,8 +325,8 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // "nhwc" variant, nhwc_pays), and atrous convolutions mostly over their
   // zero padding as one product per tap that reaches inside X (the "taps"
   // variant, conv.cc's taps_shape_pays; the layout query names it
-  // native.taps, which keeps such a convolution nhwc), and strided nhwc
-  // convolutions as gathered columns and one GEMM where oneDNN's nhwc
+  // native.taps, which keeps such a convolution nhwc), and strided (or
+  // small-map) nhwc convolutions as gathered columns and one GEMM where oneDNN's nhwc
   // kernel is not brgemm (the "im2col_nhwc" variant, im2col_nhwc_pays).
   kernels::VariantChoice choose_variant;
   if (winograd_on || direct_on || nhwc_on || taps_on || im2col_on)

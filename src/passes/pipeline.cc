@@ -75,7 +75,7 @@ std::vector<std::string> all_pass_names() {
   r.push_back("direct_conv");         // small convolutions on the native direct loops (-O2 and up)
   r.push_back("nhwc_conv");           // strided nChw16c convolutions in oneDNN's nhwc kernel (-O2 and up)
   r.push_back("taps_conv");           // atrous convolutions as one product per tap inside X (-O2 and up)
-  r.push_back("im2col_conv");         // strided nhwc convolutions as columns and one GEMM (-O2 and up)
+  r.push_back("im2col_conv");         // strided (or small-map) nhwc convolutions as columns and one GEMM (-O2 and up)
   return r;
 }
 

@@ -60,7 +60,7 @@ void print_table(const nlohmann::json& r) {
                 r["kernel_variants"].value("nhwc", 0LL));
     std::printf("taps: %lld atrous convolutions one product per tap inside the input\n",
                 r["kernel_variants"].value("taps", 0LL));
-    std::printf("im2col_nhwc: %lld strided convolutions as gathered columns and one GEMM (nhwc)\n",
+    std::printf("im2col_nhwc: %lld strided or small-map convolutions as gathered columns and one GEMM (nhwc)\n",
                 r["kernel_variants"].value("im2col_nhwc", 0LL));
   }
   if (r.contains("streams")) {

@@ -752,16 +752,33 @@ bool winograd_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// KH x KW x IC columns: ResNet's 3-channel stem keeps oneDNN's kernel).
 constexpr int64_t kIm2colNhwcMinChannels = 16;
 
+/// A stride-1 convolution takes the "im2col_nhwc" variant only over an
+/// output map of at most this many pixels ...
+constexpr int64_t kIm2colStride1MaxPixels = 64;
+/// ... with at least this many output channels. oneDNN's jit:avx2 kernel
+/// blocks its registers along the output row, which such maps keep short.
+/// Measured here (one-convolution models, `gec profile`, the fastest of 6
+/// alternating runs, 2 threads): 384 -> 384 1x3 / 3x1 over 8x8 0.49 / 0.72
+/// -> 0.36 / 0.45 ms, 256 -> 256 3x3 over 6x6 0.38 -> 0.28, over 4x4 0.15 ->
+/// 0.12, 192 -> 192 5x5 over 7x7 0.88 -> 0.77; but 48 -> 128 5x5 over 7x7
+/// 0.15 -> 0.18, and over larger maps jit:avx2 kept up or won (160 -> 160
+/// 7x1 over 17x17 0.65 -> 0.69, 96 -> 96 5x5 over 14x14 0.51 -> 0.64,
+/// 64 -> 192 5x5 over 27x27 2.5 -> 3.0).
+constexpr int64_t kIm2colStride1MinOutChannels = 192;
+
 /// Whether an nhwc -> nhwc Conv / FusedConv takes the "im2col_nhwc" variant: 2-D,
 /// group 1, a constant W, static non-empty shapes, a window larger than
-/// 1x1 with a stride above 1, at least kIm2colNhwcMinChannels input channels,
-/// and oneDNN's nhwc convolution for it jit:avx2 (CPUs without AVX-512;
-/// elsewhere its brgemm kernel). Measured standalone here (AVX2, 2 threads,
-/// oneDNN's jit:avx2 against the columns gathered plus oneDNN's gemm
-/// MatMul): ResNet-50's stride-2 3x3 convolutions 128 -> 128 at 56x56
-/// 2.28-2.34 -> 1.51-1.52 ms, 256 at 28x28 1.50-1.57 -> 1.38-1.39, 512 at
-/// 14x14 2.48-2.50 -> 1.41-1.42; a Conformer's subsampling 144 -> 144 over
-/// 199x39 7.4-8.7 -> 5.2-5.3 ms.
+/// 1x1, at least kIm2colNhwcMinChannels input channels, a stride above 1 or
+/// a small output map with many channels (kIm2colStride1MaxPixels,
+/// kIm2colStride1MinOutChannels), and oneDNN's nhwc convolution for it
+/// jit:avx2 (CPUs without AVX-512; elsewhere its brgemm kernel). Measured
+/// standalone here (AVX2, 2 threads, oneDNN's jit:avx2 against the columns
+/// gathered plus oneDNN's gemm MatMul): ResNet-50's stride-2 3x3
+/// convolutions 128 -> 128 at 56x56 2.28-2.34 -> 1.51-1.52 ms, 256 at 28x28
+/// 1.50-1.57 -> 1.38-1.39, 512 at 14x14 2.48-2.50 -> 1.41-1.42; a
+/// Conformer's subsampling 144 -> 144 over 199x39 7.4-8.7 -> 5.2-5.3 ms.
+/// conv_variant_choice asks the Winograd variant first: where both apply
+/// (3x3 over 7x7 with 96 or more channels) its F(2x2, 3x3) was faster.
 bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   if (config.input_layout(0) != ops::Layout::kNhwc || config.output_layout(0) != ops::Layout::kNhwc) return false;
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
@@ -771,7 +788,9 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   try {
     std::vector<int64_t> wk(s->ws.begin() + 2, s->ws.end());
     const ops::WindowAttrs a = ops::resolve_window_attrs(ops::read_window_attrs(n), 2, &wk, n.describe());
-    if (a.strides[0] == 1 && a.strides[1] == 1) return false;
+    if (a.strides[0] == 1 && a.strides[1] == 1 &&
+        (s->ys[2] * s->ys[3] > kIm2colStride1MaxPixels || s->ws[0] < kIm2colStride1MinOutChannels))
+      return false;
   } catch (const Error&) {
     return false;
   }
