@@ -1023,11 +1023,38 @@ void with_direct_case(const DirectCase& k,
   check(*n, views, expected, largest);
 }
 
+/// FusedConv `n` (with a residual, views[3] its Z) run by one kernel of
+/// `config` with Z's buffer as Y's, as the memory planner places them
+/// (FusedConv's residual is in place, ops::IoPair::alone): Y starts as Z's
+/// bytes, and the result must match `expected` within `tolerance`.
+void expect_residual_in_place(ir::Node& n, const kernels::KernelConfig& config,
+                              const std::vector<const TensorView*>& views, const std::vector<float>& expected,
+                              float tolerance, int threads) {
+  auto kernel = kernels::create_kernel(n, config);
+  Tensor y(DType::kFloat32, n.output(0)->type.static_shape());
+  ASSERT_EQ(y.bytes(), static_cast<size_t>(views[3]->numel()) * sizeof(float));
+  std::memcpy(y.data(), views[3]->data, y.bytes());
+  TensorView yv = y.view();
+  kernels::ScratchBuffer scratch;
+  kernels::KernelContext ctx;
+  ctx.inputs = views;
+  ctx.inputs[3] = &yv;
+  ctx.outputs = {&yv};
+  ctx.num_threads = threads;
+  ctx.scratch = &scratch;
+  omp_set_num_threads(threads);
+  kernel->reshape(ctx);
+  kernel->run(ctx);
+  omp_set_num_threads(2);
+  expect_close(values<float>(y), expected, 0.f, tolerance);
+}
+
 /// Each case of `cases` through kernel variant `variant` (layouts of the
 /// case, kernel `impl` or `impl`+fused) on 1 and 2 threads against
 /// with_direct_case's double-precision reference, within `tolerance` of
-/// the largest |y|; with `no_onednn_convolution`, also that no oneDNN
-/// convolution ran (oneDNN's verbose log).
+/// the largest |y|, and with the residual in place where a case has one;
+/// with `no_onednn_convolution`, also that no oneDNN convolution ran
+/// (oneDNN's verbose log).
 void expect_variant_matches_reference(const std::vector<DirectCase>& cases, const std::string& variant,
                                       const std::string& impl, float tolerance,
                                       bool no_onednn_convolution = false) {
@@ -1047,6 +1074,40 @@ void expect_variant_matches_reference(const std::vector<DirectCase>& cases, cons
           EXPECT_TRUE(impls.empty()) << impls[0];
         }
         expect_close(values<float>(got[0]), expected, 0.f, tolerance * largest);
+        if (k.residual) {
+          SCOPED_TRACE("Z in Y");
+          expect_residual_in_place(n, config, views, expected, tolerance * largest, threads);
+        }
+      }
+    });
+  }
+}
+
+// oneDNN's own convolutions (no native variant, plain, nhwc and nChw16c;
+// gemm-based in plain NCHW, JIT elsewhere) and its nhwc kernel between
+// reorders (the "nhwc" variant) with the residual in place, as the memory
+// planner places FusedConv's Y over a dying Z: each against the
+// double-precision reference within 1e-5 of the largest |y|.
+TEST(NnConv, ResidualInPlaceOnOneDnnConvolutions) {
+  using L = ops::Layout;
+  const std::vector<std::pair<std::string, DirectCase>> cases = {
+      {"", {{1, 32, 13, 11}, 48, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kPlain, L::kPlain, true, true, "Relu"}},
+      {"", {{1, 32, 13, 11}, 48, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kPlain, L::kPlain, false, true, ""}},
+      {"", {{2, 32, 13, 11}, 48, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
+      {"", {{1, 64, 28, 28}, 256, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"}},
+      {"", {{1, 32, 13, 11}, 48, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, true, true, "Relu"}},
+      {"nhwc", {{1, 32, 13, 11}, 48, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, true, true, "Relu"}},
+  };
+  for (const auto& c : cases) {
+    const std::string& variant = c.first;  // named: clang 14 captures no structured bindings
+    const DirectCase& k = c.second;
+    with_direct_case(k, [&](ir::Node& n, const std::vector<const TensorView*>& views,
+                            const std::vector<float>& expected, float largest) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE("'" + variant + "' " + shape_str(k.xs) + " " + ops::layout_name(k.in) + " threads " +
+                     std::to_string(threads));
+        expect_residual_in_place(n, direct_config(n, k.in, k.out, variant), views, expected, 1e-5f * largest,
+                                 threads);
       }
     });
   }

@@ -25,8 +25,11 @@ TEST(OpTraits, InPlaceAndPassThroughOnlyOnElementwiseOps) {
   for (const auto& op : registered_ops()) {
     const OpTraits& t = find_schema(op.first, op.second)->traits;
     const bool elementwise = t.pattern == PatternKind::kElementwise || t.pattern == PatternKind::kBroadcast;
-    if (!t.may_inplace.empty()) {
-      EXPECT_TRUE(elementwise) << label(op) << " is in place but not elementwise";
+    // In place needs an elementwise op, or pairs whose input no other input
+    // may share (IoPair::alone: FusedConv's residual, summed element by element).
+    for (const IoPair& p : t.may_inplace) {
+      EXPECT_TRUE(elementwise || p.alone) << label(op) << " is in place over input " << p.input
+                                          << " but neither elementwise nor alone";
     }
     if (t.layout == LayoutRule::kUnaryPassThrough || t.layout == LayoutRule::kBinaryPassThrough) {
       EXPECT_TRUE(elementwise) << label(op) << " passes a blocked layout through but is not elementwise";
@@ -39,6 +42,14 @@ TEST(OpTraits, InPlaceAndPassThroughOnlyOnElementwiseOps) {
       EXPECT_TRUE(t.may_inplace.empty()) << label(op) << " is both a view and in place";
     }
   }
+}
+
+// FusedConv's residual Z, and only it, may take Y's storage, and only
+// where X, W and B do not share Z's (the convolution reads them throughout).
+TEST(OpTraits, FusedConvIsInPlaceOnlyOverItsResidual) {
+  const OpTraits& t = find_schema(kGecDomain, "FusedConv")->traits;
+  ASSERT_EQ(t.may_inplace.size(), 1u);
+  EXPECT_EQ(t.may_inplace[0], (IoPair{3, 0, true}));
 }
 
 // FusedConv reads the parameters of every activation that declares itself a

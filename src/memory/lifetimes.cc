@@ -101,4 +101,10 @@ std::vector<int> in_place_inputs(const ir::Node& n) {
   return r;
 }
 
+bool in_place_alone(const ir::Node& n, int input) {
+  for (const ops::IoPair& p : ops::traits_of(n).may_inplace)
+    if (p.output == 0 && p.input == input) return p.alone;
+  return false;
+}
+
 }  // namespace gec::memory

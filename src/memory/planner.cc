@@ -107,6 +107,13 @@ class Grouper {
           dtype_size(x->type.dtype) != dtype_size(o->type.dtype) || !spans_block(x))
         continue;
       const Block& b = blocks_[where_.at(x).first];
+      if (in_place_alone(n, i)) {  // no other input of n in x's block (x spans it)
+        bool shared = false;
+        for (size_t j = 0; j < n.inputs().size(); ++j)
+          shared = shared || (static_cast<int>(j) != i && in_arena(n.input(j)) &&
+                              where_.at(n.input(j)).first == where_.at(x).first);
+        if (shared) continue;
+      }
       // x is read here; no member of its block is used after (or, on
       // several streams, at the same time as) this step.
       bool dies_here = last_of(x) >= step;

@@ -82,5 +82,8 @@ bool is_alias_op(const ir::Node& n);
 /// Input indices that op `n` may write its output 0 over (the op's
 /// `may_inplace` trait); empty if none.
 std::vector<int> in_place_inputs(const ir::Node& n);
+/// Whether in place over input `input` of `n` also needs no other input of
+/// `n` to share its storage (ops::IoPair::alone).
+bool in_place_alone(const ir::Node& n, int input);
 
 }  // namespace gec::memory

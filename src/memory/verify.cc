@@ -63,8 +63,14 @@ bool in_place_ok(const Slot& p, const Slot& w) {
   if (p.off != w.off || p.bytes != w.bytes || p.v->type.static_shape() != w.v->type.static_shape() ||
       dtype_size(p.v->type.dtype) != dtype_size(w.v->type.dtype))
     return false;
-  for (int i : in_place_inputs(*w.producer))
-    if (w.producer->input(static_cast<size_t>(i)) == p.v) return true;
+  const ir::Node& n = *w.producer;
+  for (int i : in_place_inputs(n)) {
+    if (n.input(static_cast<size_t>(i)) != p.v) continue;
+    bool read_elsewhere = false;  // another input that is p (one sharing p's bytes is its own live slot)
+    for (size_t j = 0; j < n.inputs().size(); ++j)
+      read_elsewhere = read_elsewhere || (static_cast<int>(j) != i && n.input(j) == p.v);
+    if (!in_place_alone(n, i) || !read_elsewhere) return true;
+  }
   return false;
 }
 

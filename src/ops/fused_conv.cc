@@ -140,6 +140,7 @@ GEC_REGISTER_OP({.domain = kGecDomain,
                  .op_type = kFusedConvOp,
                  .infer = infer_fused_conv,
                  .traits = traits(PatternKind::kOutEwiseFusable)
+                               .in_place_alone({3})
                                .with_layout(LayoutRule::kConv)
                                .with_precision(PrecisionPolicy::kMayLower)});
 

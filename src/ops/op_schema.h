@@ -98,7 +98,11 @@ enum class PrecisionPolicy : uint8_t {
 struct IoPair {
   int input = 0;
   int output = 0;
-  bool operator==(const IoPair& o) const { return input == o.input && output == o.output; }
+  /// may_inplace only: the node reads its other inputs throughout while it
+  /// writes the output (a convolution's residual), so the output may take
+  /// this input's storage only when no other input shares it.
+  bool alone = false;
+  bool operator==(const IoPair& o) const { return input == o.input && output == o.output && alone == o.alone; }
 };
 
 struct OpTraits {
@@ -109,7 +113,8 @@ struct OpTraits {
   std::vector<IoPair> alias;
   /// Inputs the output may overwrite when the input dies at this node (ONNX
   /// Runtime's `MayInplace`): the kernel reads element i of the input before
-  /// it writes element i of the output, in one pass.
+  /// it writes element i of the output, in one pass (IoPair::alone: and no
+  /// other input of the node shares the storage).
   /// tests/memory_inplace_test.cc runs every op that declares one in place.
   std::vector<IoPair> may_inplace;
   LayoutRule layout = LayoutRule::kPlainOnly;
@@ -120,6 +125,13 @@ struct OpTraits {
   // Chainable setters for registrations: traits(kBroadcast).in_place({0, 1}).
   OpTraits& in_place(std::initializer_list<int> inputs) {
     for (int i : inputs) may_inplace.push_back({i, 0});
+    return *this;
+  }
+  /// In place over inputs that no other input of the node may share
+  /// (IoPair::alone): FusedConv's residual Z, read element by element into
+  /// the sum while X is read throughout.
+  OpTraits& in_place_alone(std::initializer_list<int> inputs) {
+    for (int i : inputs) may_inplace.push_back({i, 0, true});
     return *this;
   }
   OpTraits& aliases_input0() { alias.push_back({0, 0}); return *this; }
