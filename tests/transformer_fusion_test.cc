@@ -233,6 +233,32 @@ TEST(GeluKernel, MatchesGelu20FormulaAtEdgeSizes) {
   });
 }
 
+// Past |x| = 13.2 the exponential of the erf form's erfc drops below e^-87,
+// where the kernel takes erfc = 0: y is x above, and 0 (at most a float
+// subnormal off the exact value) below, on every SIMD target.
+TEST(GeluKernel, ErfFormTailsBeyondTheExponentialsRange) {
+  for_each_hwy_target([] {
+    std::vector<float> x;
+    for (float v = 9.f; v <= 40.f; v += 0.37f) {
+      x.push_back(v);
+      x.push_back(-v);
+    }
+    const int64_t n = static_cast<int64_t>(x.size());
+    auto out = run_op("Gelu", {make<float>({n}, x)}, {}, 1, "com.graphengine");
+    const auto y = values<float>(out[0]);
+    for (int64_t i = 0; i < n; ++i) {
+      const double ref = gelu_ref(x[i], false);
+      if (x[i] > 0) {
+        EXPECT_EQ(y[i], x[i]);
+      } else {
+        // The relative bound of MatchesGelu20FormulaAtEdgeSizes (x^2 growth), or a float subnormal.
+        const double rel = 1e-6 * std::max(1.0, double(x[i]) * x[i] / 8);
+        EXPECT_NEAR(y[i], ref, std::max(rel * std::fabs(ref), 1e-37)) << "x = " << x[i];
+      }
+    }
+  });
+}
+
 TEST(GeluKernel, NaNAndInfinities) {
   const float inf = std::numeric_limits<float>::infinity();
   auto out = run_op("Gelu", {make<float>({3}, {NAN, inf, -inf})}, {}, 1, "com.graphengine");
