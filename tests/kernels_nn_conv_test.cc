@@ -1144,6 +1144,11 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
        0.5f},
       {{1, 960, 1, 1}, 240, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c, true, false, "Relu"},
       {{2, 240, 1, 1}, 963, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kPlain, L::kNhwc, false, true, "Sigmoid"},
+      // At most 64 output pixels and 4+ channel vectors a thread: the
+      // threads split the output channels (200 fill no whole vector).
+      {{1, 24, 7, 7}, 200, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      {{1, 16, 6, 5}, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, true, true, "Clip", -0.5f,
+       1.f},
   };
   expect_variant_matches_reference(cases, "direct", "native.direct", 1e-5f);
 }

@@ -151,11 +151,17 @@ HWY_INLINE void PixelChunk(const Geometry& g, const float* x, const float* wp, c
   for (; q < q_end; ++q) Tile<1, V>(g, x, wp, bias, z, y, q, v0);
 }
 
-void DirectConvPixels(const Geometry& g, const float* x, const float* wp, const float* bias, const float* z, float* y,
-                      int64_t q_begin, int64_t q_end) {
+int64_t Vectors(const Geometry& g) {
   const hn::ScalableTag<float> d;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t vectors = (g.OC + L - 1) / L;
+  return (g.OC + L - 1) / L;
+}
+
+void DirectConvPixels(const Geometry& g, const float* x, const float* wp, const float* bias, const float* z, float* y,
+                      int64_t q_begin, int64_t q_end, int64_t v_begin, int64_t v_end) {
+  if (v_end < 0) v_end = Vectors(g);
+  const int64_t vectors = v_end - v_begin;
+  if (vectors <= 0) return;
   // Vectors per chunk: as even as kMaxV allows (6 -> 3 + 3, not 4 + 2).
   const int64_t chunks = (vectors + kMaxV - 1) / kMaxV;
   // Pixels in slices that keep a chunk's outputs and their inputs in cache
@@ -163,9 +169,9 @@ void DirectConvPixels(const Geometry& g, const float* x, const float* wp, const 
   constexpr int64_t kSlice = 96;
   for (int64_t s = q_begin; s < q_end; s += kSlice) {
     const int64_t e = std::min(q_end, s + kSlice);
-    int64_t v0 = 0;
+    int64_t v0 = v_begin;
     for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t nv = (vectors - v0) / (chunks - c);
+      const int64_t nv = (v_end - v0) / (chunks - c);
       switch (nv) {
         case 1: PixelChunk<1>(g, x, wp, bias, z, y, s, e, v0); break;
         case 2: PixelChunk<2>(g, x, wp, bias, z, y, s, e, v0); break;
@@ -189,11 +195,14 @@ HWY_AFTER_NAMESPACE();
 namespace gec::kernels::cpu::direct_conv_simd {
 
 HWY_EXPORT(DirectConvPixels);
+HWY_EXPORT(Vectors);
 
 void direct_conv_pixels(const Geometry& g, const float* x, const float* w_packed, const float* bias_padded,
-                        const float* z, float* y, int64_t q_begin, int64_t q_end) {
-  HWY_DYNAMIC_DISPATCH(DirectConvPixels)(g, x, w_packed, bias_padded, z, y, q_begin, q_end);
+                        const float* z, float* y, int64_t q_begin, int64_t q_end, int64_t v_begin, int64_t v_end) {
+  HWY_DYNAMIC_DISPATCH(DirectConvPixels)(g, x, w_packed, bias_padded, z, y, q_begin, q_end, v_begin, v_end);
 }
+
+int64_t direct_conv_vectors(const Geometry& g) { return HWY_DYNAMIC_DISPATCH(Vectors)(g); }
 
 }  // namespace gec::kernels::cpu::direct_conv_simd
 #endif  // HWY_ONCE

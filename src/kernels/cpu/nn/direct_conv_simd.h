@@ -47,12 +47,16 @@ struct Geometry {
 };
 
 /// Pixels [q_begin, q_end) of the N*OH*OW output pixels (in (n, oh, ow)
-/// order) of Y = act(conv(X, W) + B (+ Z when z is not null: Z in Y's
+/// order), output-channel vectors [v_begin, v_end) (units of the target's
+/// float vector, direct_conv_vectors; v_end = -1: all), of Y = act(conv(X, W) + B (+ Z when z is not null: Z in Y's
 /// layout, may be Y itself)). X holds every tap: a convolution with padding
 /// gets X copied with its zero border first (conv.cc). `w_packed`: W as
 /// [KH][KW][IC][OCp], zero past OC; `bias_padded`: OCp floats, zero past OC
 /// (and zero without B).
 void direct_conv_pixels(const Geometry& g, const float* x, const float* w_packed, const float* bias_padded,
-                        const float* z, float* y, int64_t q_begin, int64_t q_end);
+                        const float* z, float* y, int64_t q_begin, int64_t q_end, int64_t v_begin = 0,
+                        int64_t v_end = -1);
+/// Output-channel vectors of `g` on this CPU's SIMD target: ceil(OC / lanes).
+int64_t direct_conv_vectors(const Geometry& g);
 
 }  // namespace gec::kernels::cpu::direct_conv_simd
