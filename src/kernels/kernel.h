@@ -227,6 +227,12 @@ class Kernel {
   /// Implementation name (e.g. "onednn.conv"): what the execution plan
   /// records at compile time and `gec profile` shows.
   virtual std::string impl_name() const { return "native"; }
+  /// Whether reshape() (with pack_constants()) is worth running ahead of the
+  /// first run, on helper threads while the model loads
+  /// (Executor::prepare_ahead): it makes oneDNN primitives, or packs or
+  /// transforms weights. Default: a kernel whose implementation is oneDNN's
+  /// ("onednn." names); kernels whose own reshape packs say so themselves.
+  virtual bool costly_reshape() const { return impl_name().rfind("onednn.", 0) == 0; }
 };
 
 /// What, besides the node, selects and configures a kernel: the node's input

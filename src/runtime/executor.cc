@@ -437,15 +437,9 @@ void Executor::remember_input_shapes(Step& s) {
 size_t Executor::prepare_ahead(int threads, bool even_alone, int max_helpers) {
   std::vector<Step*> todo;
   for (Step& s : plans_.at(&main_).steps) {
-    // oneDNN's kernels (primitives made, weights packed), the direct
-    // convolution (weights packed), the Winograd one (weights transformed,
-    // MatMul made), the taps and im2col_nhwc ones (weights split by tap,
-    // MatMuls made); the other kernels' reshape is cheap.
-    const std::string impl = s.kernel->impl_name();
-    const bool packs = impl.rfind("onednn.", 0) == 0 || impl.rfind("native.direct", 0) == 0 ||
-                       impl.rfind("native.winograd", 0) == 0 || impl.rfind("native.taps", 0) == 0 ||
-                       impl.rfind("native.im2col_nhwc", 0) == 0;
-    if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || !packs)
+    // Kernels whose reshape makes primitives or packs weights
+    // (Kernel::costly_reshape); the other kernels' reshape is cheap.
+    if (s.reshaped || s.skip || s.needs_infer || s.decide_at_run || !s.kernel->costly_reshape())
       continue;
     bool known = true;
     for (int32_t id : s.in_ids)

@@ -1055,6 +1055,17 @@ class ConvKernel final : public Kernel {
     if (native_act_) epilogue_->run(y, ctx.num_threads);
   }
 
+  /// oneDNN's primitives, and the native variants' packed weights: the
+  /// direct loops' (packed W), Winograd's (weights transformed, MatMul
+  /// made), the taps and im2col_nhwc ones' (W split by tap, MatMuls made).
+  /// The native depthwise loop reads W as it is.
+  bool costly_reshape() const override {
+    const std::string impl = impl_name();
+    for (const char* prefix : {"onednn.", "native.direct", "native.winograd", "native.taps", "native.im2col_nhwc"})
+      if (impl.rfind(prefix, 0) == 0) return true;
+    return false;
+  }
+
   void pack_constants(const KernelContext& ctx) override {
     if (taps_ || im2col_nhwc_) {
       if (!empty_ && w_constant_ && ctx.in(1).data) taps_weights(ctx, ctx.in(1));
