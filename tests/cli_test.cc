@@ -698,6 +698,11 @@ TEST_F(Cli, TestCommandCountsAndExpectations) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown pass or rule 'no_such_pass'"), std::string::npos) << r.out;
+  // The names by kind, each once: passes, rules, stages.
+  for (const char* s : {"(passes: ", "; rules: ", "; stages: layout_propagation, "})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  const size_t first = r.out.find("im2col_conv");
+  EXPECT_EQ(r.out.find("im2col_conv", first + 1), std::string::npos) << "a name listed twice:\n" << r.out;
   // A wrong reference makes it fail, exit 1.
   frontend::write_tensor_proto_file(p("case/test_data_set_0/output_0.pb"),
                                     testing::make<float>({1, 4}, {9, 9, 9, 9}).view(), "y");

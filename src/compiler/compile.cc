@@ -59,13 +59,8 @@ void check_options(const CompileOptions& opts) {
     fail(ErrorCode::kInvalidArgument, "optimization level must be 0..3, got " + std::to_string(opts.opt_level));
   for (const auto& name : opts.disabled_passes) {
     auto all = passes::all_pass_names();
-    if (std::find(all.begin(), all.end(), name) == all.end()) {
-      std::string known;
-      for (auto& n : all) known += (known.empty() ? "" : ", ") + n;
-      fail(ErrorCode::kInvalidArgument,
-           "unknown pass or rule '" + name + "' (passes, then rules, then the stages layout_propagation, "
-           "pack_weights, winograd, direct_conv, nhwc_conv, taps_conv and im2col_conv: " + known + ")");
-    }
+    if (std::find(all.begin(), all.end(), name) == all.end())
+      fail(ErrorCode::kInvalidArgument, passes::unknown_pass_message(name));
   }
 }
 

@@ -56,10 +56,19 @@ class PassManager {
 /// analyses every plan needs), -O1 cleanup, -O2 + fusion, -O3 everything.
 PassManager make_pipeline(int opt_level);
 /// Every pass name any level uses, then every rewrite rule name (both valid
-/// for --disable-pass), "layout_propagation" (the schedule stage's
-/// layout assignment, schedule/schedule.h) and "pack_weights" (the
-/// compiler's packed weights in the .gom, compiler/compile.cc).
+/// for --disable-pass), then the compile stages --disable-pass also takes
+/// ("layout_propagation": the schedule stage's layout assignment,
+/// schedule/schedule.h; "pack_weights": the compiler's packed weights in
+/// the .gom, compiler/compile.cc; the convolution variants' stages).
 std::vector<std::string> all_pass_names();
+/// The same names by kind: passes, rewrite rules, compile stages.
+struct DisableNames {
+  std::vector<std::string> passes, rules, stages;
+};
+DisableNames disable_names();
+/// The error text for a --disable-pass name none of those is:
+/// "unknown pass or rule 'NAME' (passes: ...; rules: ...; stages: ...)".
+std::string unknown_pass_message(const std::string& name);
 
 /// Recomputes value types with ops/ infer functions (shape_inference.cc);
 /// returns how many types changed.

@@ -62,13 +62,15 @@ PassManager make_pipeline(int opt_level) {
   return pm;
 }
 
-std::vector<std::string> all_pass_names() {
+DisableNames disable_names() {
+  DisableNames d;
   std::set<std::string> names;
   for (int level = 0; level <= 3; ++level)
     for (const auto& n : make_pipeline(level).names()) names.insert(n);
-  std::vector<std::string> r(names.begin(), names.end());
-  for (const RewriteRule* rule : all_rules()) r.push_back(rule->name);
-  r.push_back("channel_shuffle_split");  // channel_shuffle_fusion's fold of the Slices after a shuffle (no table rule)
+  d.passes.assign(names.begin(), names.end());
+  for (const RewriteRule* rule : all_rules()) d.rules.push_back(rule->name);
+  d.rules.push_back("channel_shuffle_split");  // channel_shuffle_fusion's fold of the Slices after a shuffle (no table rule)
+  std::vector<std::string>& r = d.stages;
   r.push_back("layout_propagation");  // the schedule stage's layout assignment (-O2 and up)
   r.push_back("pack_weights");        // weights packed into the .gom at compile time (-O2 and up)
   r.push_back("winograd");            // Winograd convolutions where they pay (-O2 and up)
@@ -76,7 +78,26 @@ std::vector<std::string> all_pass_names() {
   r.push_back("nhwc_conv");           // strided nChw16c convolutions in oneDNN's nhwc kernel (-O2 and up)
   r.push_back("taps_conv");           // atrous convolutions as one product per tap inside X (-O2 and up)
   r.push_back("im2col_conv");         // strided (or small-map) nhwc convolutions as columns and one GEMM (-O2 and up)
+  return d;
+}
+
+std::vector<std::string> all_pass_names() {
+  DisableNames d = disable_names();
+  std::vector<std::string> r = std::move(d.passes);
+  r.insert(r.end(), d.rules.begin(), d.rules.end());
+  r.insert(r.end(), d.stages.begin(), d.stages.end());
   return r;
+}
+
+std::string unknown_pass_message(const std::string& name) {
+  const DisableNames d = disable_names();
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& n : v) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  return "unknown pass or rule '" + name + "' (passes: " + join(d.passes) + "; rules: " + join(d.rules) +
+         "; stages: " + join(d.stages) + ")";
 }
 
 }  // namespace gec::passes

@@ -103,9 +103,7 @@ Command add_test(CLI::App& root) {
             const std::vector<std::string> known = passes::all_pass_names();
             for (const std::string& name : a->disabled_passes) {
               if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-              std::string list;
-              for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-              fail(ErrorCode::kInvalidArgument, "--disable-pass: unknown pass or rule '" + name + "' (known: " + list + ")");
+              fail(ErrorCode::kInvalidArgument, "--disable-pass: " + passes::unknown_pass_message(name));
             }
             o.streams = a->streams;
             Expectations ex;
