@@ -514,7 +514,8 @@ TEST_F(Cli, BenchPeakRssIsNotTheParentProcesss) {
   const int64_t rss = nlohmann::json::parse(r.out)["peak_rss_bytes"].get<int64_t>();
   EXPECT_GT(rss, 0);
   EXPECT_LT(rss, static_cast<int64_t>(kParentBytes / 2)) << "a tiny model's bench reported " << rss << " bytes";
-  EXPECT_NE(big[4096], 7);  // keeps `big` alive (and resident) across the run
+  volatile char keep = big[4096];  // `big` stays allocated (and resident) across the run
+  (void)keep;
 }
 
 TEST_F(Cli, BenchJsonAndProfileTrace) {

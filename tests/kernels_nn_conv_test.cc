@@ -1145,8 +1145,10 @@ TEST(NnConv, DirectVariantMatchesAReferenceLoop) {
       {{1, 960, 1, 1}, 240, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNChw16c, L::kNChw16c, true, false, "Relu"},
       {{2, 240, 1, 1}, 963, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kPlain, L::kNhwc, false, true, "Sigmoid"},
       // At most 64 output pixels and 4+ channel vectors a thread: the
-      // threads split the output channels (200 fill no whole vector).
-      {{1, 24, 7, 7}, 200, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      // threads split the output channels (enough work for two threads:
+      // 49 x 204 x 48 / 8 multiply-adds; 204 fills no whole 8- or
+      // 16-float vector, so a range ends in a partial one).
+      {{1, 48, 7, 7}, 204, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
       {{1, 16, 6, 5}, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNChw16c, L::kNChw16c, true, true, "Clip", -0.5f,
        1.f},
   };
@@ -1451,9 +1453,11 @@ TEST(NnConv, TapsAndIm2colNhwcKernelsRunAgainAtOtherThreadCounts) {
 // The variant choice gives "im2col_nhwc" to a strided nhwc convolution of
 // 16 or more input channels and a window larger than 1x1 exactly where
 // oneDNN's nhwc kernel for it is a JIT one that is not brgemm (jit:avx2:
-// CPUs without AVX-512); never at stride 1, to a 1x1 window, to ResNet's
-// 3-channel stem, in plain layouts, or where the direct loops take it.
-TEST(NnConv, Im2colNhwcIsChosenForStridedConvolutionsWithoutBrgemm) {
+// CPUs without AVX-512); at stride 1 only over at most 64 output pixels
+// with 192 or more output channels and where Winograd does not take it;
+// never to a 1x1 window, to ResNet's 3-channel stem, in plain layouts, or
+// where the direct loops take it.
+TEST(NnConv, Im2colNhwcIsChosenForStridedOrSmallMapConvolutionsWithoutBrgemm) {
   using L = ops::Layout;
   const auto choice = [](const DirectCase& k) {
     ir::Graph g;

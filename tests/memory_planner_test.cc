@@ -5,6 +5,7 @@
 
 #include "memory/lifetimes.h"
 #include "memory/planner.h"
+#include "ops/fused_conv.h"
 #include "memory_test_util.h"
 #include "test_util.h"
 
@@ -312,6 +313,35 @@ TEST(MemoryVerifier, InPlaceOnlyForListedOps) {
   chain(h, 16, "Relu");
   testing::Planned Q(h);
   verify_plan(h, Q.ids, Q.plan);  // the same layout with Relu is right
+}
+
+// FusedConv's residual Z may take Y's bytes (ops::IoPair::alone), but not
+// when Z is also its X: the convolution reads all of X while it writes Y.
+TEST(MemoryVerifier, FusedConvOverItsResidualOnlyWhenXIsAnotherValue) {
+  const auto graph = [](ir::Graph& g, bool z_is_x) {
+    ir::Value* x0 = add_input(g, "x0", F, {1, 4, 3, 3});
+    ir::Value* x = add_op(g, "Relu", {x0}, "x", {1, 4, 3, 3});
+    ir::Value* z = z_is_x ? x : add_op(g, "Neg", {x0}, "z", {1, 4, 3, 3});
+    ir::Value* w = g.add_constant("w", Tensor(DType::kFloat32, {4, 4, 1, 1}));
+    ir::Value* b = g.add_constant("b", Tensor(DType::kFloat32, {4}));
+    ir::Value* y = add_op(g, ops::kFusedConvOp, {x, w, b, z}, "y", {1, 4, 3, 3});
+    y->producer()->domain = ops::kGecDomain;
+    g.outputs().push_back(add_op(g, "Softmax", {y}, "s", {1, 4, 3, 3}));
+    return std::make_pair(y, z);
+  };
+  {
+    ir::Graph g;
+    auto [y, z] = graph(g, false);
+    testing::Planned P(g);
+    ASSERT_EQ(P.at(y).offset, P.at(z).offset);  // the planner's choice
+    verify_plan(g, P.ids, P.plan);
+  }
+  ir::Graph g;
+  auto [y, z] = graph(g, true);
+  testing::Planned P(g);
+  ASSERT_NE(P.at(y).offset, P.at(z).offset);  // the planner keeps them apart
+  P.at(y).offset = P.at(z).offset;            // a plan that does not
+  EXPECT_THROW(verify_plan(g, P.ids, P.plan), Error);
 }
 
 TEST(MemoryVerifier, CatchesOutsideAndMisaligned) {

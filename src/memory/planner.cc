@@ -3,9 +3,11 @@
 // Steps: (1) classify every value's storage; (2) lifetimes over the node
 // order; (3) one walk over the nodes groups arena values into blocks that
 // share bytes: an alias op's output joins its input's block at the same
-// place; an allowed elementwise op's output joins the block of an input when
-// every value of that block is last read at this node (the op reads element i
-// before writing it); a Concat whose dims before the axis are all 1 takes its
+// place; an in-place op's output (the may_inplace trait: elementwise ops, and
+// FusedConv over its residual) joins the block of an input when every value
+// of that block is last read at this node (the op reads element i before
+// writing it) and, for an `alone` pair, no other input of the node lies in
+// that block; a Concat whose dims before the axis are all 1 takes its
 // inputs' blocks into its own at their slice offsets when each input is used
 // only by it (its producer then writes straight into the output and the
 // Concat node has nothing left to do); (4) blocks get offsets (offsets.cc);

@@ -2,8 +2,9 @@
 // offset in one 64-byte-aligned arena, reusing bytes between values whose
 // lifetimes do not overlap, and sharing bytes outright where the data allows:
 // aliases (Reshape & co. output = input bytes), elementwise ops writing over
-// an input that dies there, and Concat inputs produced straight into their
-// slices of the output.
+// an input that dies there (and FusedConv over its residual Z where no other
+// input shares Z's bytes: ops::IoPair::alone), and Concat inputs produced
+// straight into their slices of the output.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,9 @@ MemoryPlan plan_memory(const ir::Graph& g, const ir::ValueIndex& ids, const sche
 /// every arena value lies inside the arena at an offset aligned to its element
 /// size, and two values live at the same step share bytes only when the data
 /// makes it right: an alias op's output at its input's offset, an in-place
-/// elementwise output over an input read last at that node, or a Concat input
+/// output over an input read last at that node (the op's may_inplace trait;
+/// for an `alone` pair, that input not also read as another input of the
+/// node), or a Concat input
 /// exactly at its slice of an output marked in place. Throws
 /// gec::Error(kInternal) naming the two values.
 ///

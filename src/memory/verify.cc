@@ -7,7 +7,9 @@
 // offset (the kernel's copy is a no-op) and Concats marked in place (their
 // inputs must then sit exactly at their slices). A write at the very step
 // where p is read for the last time is allowed only for an op of the in-place
-// allow-list writing over p itself (same offset, size and shape). Values that
+// allow-list writing over p itself (same offset, size and shape; for an
+// `alone` pair, p not also read as another input of that op: a value sharing
+// p's bytes under another name is its own live slot and fails on its own). Values that
 // are not written need no check of their own: their bytes were written by
 // their source, which the pairs with the source already protect.
 //

@@ -33,7 +33,11 @@ int64_t peak_rss_bytes() {
   std::ifstream f("/proc/self/status");
   std::string line;
   while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;  // "VmHWM:   19780 kB"
+    if (line.rfind("VmHWM:", 0) == 0) {
+      const long long kb = std::atoll(line.c_str() + 6);  // "VmHWM:   19780 kB"
+      if (kb > 0) return static_cast<int64_t>(kb) * 1024;
+      break;
+    }
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;

@@ -1,7 +1,7 @@
 // e^x as a short polynomial for the kernels whose arguments are bounded
-// (the softmax's shifted scores, the sigmoid's): Highway vector code, a
-// Highway "-inl" header included once per SIMD target from inside a
-// foreach_target pass (attention_simd.cc, elementwise_simd.cc).
+// (the softmax's shifted scores, the sigmoid's, Gelu's erfc): Highway vector
+// code, a Highway "-inl" header included once per SIMD target from inside a
+// foreach_target pass (attention_simd.cc, elementwise_simd.cc, gelu_simd.cc).
 //
 // Cody and Waite's range reduction: x = n ln 2 + r with n = round(x / ln 2),
 // |r| <= ln 2 / 2, ln 2 split in two parts so n ln 2 is exact to float

@@ -587,11 +587,15 @@ constexpr int64_t kDirectFewPixels = 256;
 /// pixels over at most this many output pixels per run ...
 constexpr int64_t kDirectSplitChannelsMaxPixels = 64;
 /// ... when there are at least this many vectors of output channels per
-/// thread. Measured here (AVX2, 2 threads, MNASNet-0.5's 1x1 convolutions
-/// over 7x7, `gec profile`, the fastest of 3 alternating runs): 96 -> 576
-/// 0.138-0.141 -> 0.108-0.114 ms, 576 -> 96 0.103-0.108 -> 0.081-0.086,
-/// 288 -> 96 0.057 -> 0.048; over 14x14 with 40-48 output channels (5-6
-/// vectors) the split lost (0.057-0.068 -> 0.080-0.097).
+/// thread (so each thread still runs whole 2-4-vector register tiles; not
+/// measured lower). Measured here (AVX2, 2 threads): in MNASNet-0.5
+/// (`gec profile`, the fastest of 3 alternating runs, a noisy hour) its 1x1
+/// convolutions over 7x7, 96 -> 576 0.138-0.141 -> 0.108-0.114 ms, 576 ->
+/// 96 0.103-0.108 -> 0.081-0.086, 288 -> 96 0.057 -> 0.048; in
+/// one-convolution models (the fastest of 8 alternating runs) 96 -> 576
+/// 0.089 -> 0.073, 576 -> 96 0.048 -> 0.049 (unchanged). Over 14x14 (196
+/// pixels, above the limit) with 40-48 output channels the split lost
+/// (0.057-0.068 -> 0.080-0.097), hence the pixel limit.
 constexpr int64_t kDirectSplitChannelsMinVectors = 4;
 
 /// X, W and Y of a Conv / FusedConv in the form every compile-time variant
@@ -1354,7 +1358,9 @@ class ConvKernel final : public Kernel {
     return direct_b_.data();
   }
 
-  /// The direct variant: the output rows in parallel, then the activation in place.
+  /// The direct variant: the output pixels (or, over small maps, the output
+  /// channels: kDirectSplitChannelsMaxPixels) split over the threads, then
+  /// the activation in place.
   void run_direct(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
                   const TensorView* z, TensorView& y) {
     const int threads = ctx.num_threads;
