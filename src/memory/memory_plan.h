@@ -39,7 +39,7 @@ struct MemoryStats {
   int64_t dynamic_values = 0;     // values left to run-time allocation
   double reuse_rate = 0;          // 1 - arena / no_reuse
   int64_t aliases = 0;            // values sharing their input's bytes (Reshape, Flatten, ...)
-  int64_t in_place = 0;           // elementwise outputs written over a dying input
+  int64_t in_place = 0;           // outputs written over a dying input (may_inplace: elementwise ops, FusedConv over Z)
   int64_t concats_in_place = 0;   // Concat nodes whose inputs were produced into the output
   std::string strategy;           // offset strategy whose plan was kept
 };
