@@ -1027,26 +1027,36 @@ void with_direct_case(const DirectCase& k,
 /// `config` with Z's buffer as Y's, as the memory planner places them
 /// (FusedConv's residual is in place, ops::IoPair::alone): Y starts as Z's
 /// bytes, and the result must match `expected` within `tolerance`.
-void expect_residual_in_place(ir::Node& n, const kernels::KernelConfig& config,
-                              const std::vector<const TensorView*>& views, const std::vector<float>& expected,
-                              float tolerance, int threads) {
-  auto kernel = kernels::create_kernel(n, config);
+/// One reshape and run of `kernel` (made for node `n`) over `views` on
+/// `threads` threads with `scratch`; with `z_in_y`, Y's buffer is Z's
+/// (views[3]) and starts as Z's bytes, as the memory planner places
+/// FusedConv's residual. Returns Y.
+Tensor run_conv_kernel(kernels::Kernel& kernel, const ir::Node& n, const std::vector<const TensorView*>& views,
+                       bool z_in_y, int threads, kernels::ScratchBuffer& scratch) {
   Tensor y(DType::kFloat32, n.output(0)->type.static_shape());
-  ASSERT_EQ(y.bytes(), static_cast<size_t>(views[3]->numel()) * sizeof(float));
-  std::memcpy(y.data(), views[3]->data, y.bytes());
+  if (z_in_y) std::memcpy(y.data(), views[3]->data, y.bytes());
   TensorView yv = y.view();
-  kernels::ScratchBuffer scratch;
   kernels::KernelContext ctx;
   ctx.inputs = views;
-  ctx.inputs[3] = &yv;
+  if (z_in_y) ctx.inputs[3] = &yv;
   ctx.outputs = {&yv};
   ctx.num_threads = threads;
   ctx.scratch = &scratch;
   omp_set_num_threads(threads);
-  kernel->reshape(ctx);
-  kernel->run(ctx);
+  kernel.reshape(ctx);
+  kernel.run(ctx);
   omp_set_num_threads(2);
-  expect_close(values<float>(y), expected, 0.f, tolerance);
+  return y;
+}
+
+void expect_residual_in_place(ir::Node& n, const kernels::KernelConfig& config,
+                              const std::vector<const TensorView*>& views, const std::vector<float>& expected,
+                              float tolerance, int threads) {
+  ASSERT_EQ(static_cast<size_t>(shape_numel(n.output(0)->type.static_shape())) * sizeof(float),
+            static_cast<size_t>(views[3]->numel()) * sizeof(float));
+  auto kernel = kernels::create_kernel(n, config);
+  kernels::ScratchBuffer scratch;
+  expect_close(values<float>(run_conv_kernel(*kernel, n, views, true, threads, scratch)), expected, 0.f, tolerance);
 }
 
 /// Each case of `cases` through kernel variant `variant` (layouts of the
@@ -1429,23 +1439,10 @@ TEST(NnConv, TapsAndIm2colNhwcKernelsRunAgainAtOtherThreadCounts) {
       for (int threads : {1, 2, 1}) {
         for (bool in_place : {false, true}) {
           SCOPED_TRACE(variant + " threads " + std::to_string(threads) + (in_place ? " Z in Y" : ""));
-          // Y starts as Z's bytes when Z is Y's buffer.
-          Tensor y(DType::kFloat32, n.output(0)->type.static_shape());
-          if (in_place) std::memcpy(y.data(), views[3]->data, y.bytes());
-          TensorView yv = y.view();
-          kernels::KernelContext ctx;
-          ctx.inputs = views;
-          if (in_place) ctx.inputs[3] = &yv;
-          ctx.outputs = {&yv};
-          ctx.num_threads = threads;
-          ctx.scratch = &scratch;
-          omp_set_num_threads(threads);
-          kernel->reshape(ctx);
-          kernel->run(ctx);
-          expect_close(values<float>(y), expected, 0.f, 1e-5f * largest);
+          expect_close(values<float>(run_conv_kernel(*kernel, n, views, in_place, threads, scratch)), expected, 0.f,
+                       1e-5f * largest);
         }
       }
-      omp_set_num_threads(2);
     });
   }
 }

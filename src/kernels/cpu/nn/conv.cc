@@ -1407,21 +1407,17 @@ class ConvKernel final : public Kernel {
     // its share of W once, rather than the pixels, each reading all of W
     // for a few tiles (kDirectSplitChannelsMaxPixels).
     const int64_t vectors = direct_conv_simd::direct_conv_vectors(g);
-    if (threads > 1 && pixels <= kDirectSplitChannelsMaxPixels && vectors >= kDirectSplitChannelsMinVectors * threads) {
-      parallel_ranges(
-          vectors, threads,
-          [&](int64_t begin, int64_t end) {
+    const bool by_channels =
+        threads > 1 && pixels <= kDirectSplitChannelsMaxPixels && vectors >= kDirectSplitChannelsMinVectors * threads;
+    parallel_ranges(
+        by_channels ? vectors : pixels, threads,
+        [&](int64_t begin, int64_t end) {
+          if (by_channels)
             direct_conv_simd::direct_conv_pixels(g, xs, wp, bp, zp, y.as<float>(), 0, pixels, begin, end);
-          },
-          macs / 8);
-    } else {
-      parallel_ranges(
-          pixels, threads,
-          [&](int64_t begin, int64_t end) {
+          else
             direct_conv_simd::direct_conv_pixels(g, xs, wp, bp, zp, y.as<float>(), begin, end);
-          },
-          macs / 8);
-    }
+        },
+        macs / 8);
     if (epilogue_) epilogue_->run(y, threads);
   }
 
