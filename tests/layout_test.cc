@@ -17,6 +17,7 @@
 // JIT convolutions sum in another order than its gemm one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "memory_test_util.h"
@@ -94,6 +95,17 @@ ir::Node* slice(ir::Graph& g, ir::Value* x, int64_t axis, int64_t from, int64_t 
   Shape s = x->type.static_shape();
   s[static_cast<size_t>(axis)] = to - from;
   n->output(0)->type = f32(s);
+  return n;
+}
+
+/// Transpose by `perm` of `in` (4-D); output `name` + "_y".
+ir::Node* transpose(ir::Graph& g, ir::Value* in, const std::vector<int64_t>& perm, const std::string& name) {
+  ir::Node* n = g.add_node("Transpose", {in}, {name + "_y"}, name);
+  n->set_attr(ir::Attribute::Ints("perm", perm));
+  const Shape s = in->type.static_shape();
+  Shape o;
+  for (int64_t a : perm) o.push_back(s[static_cast<size_t>(a)]);
+  n->output(0)->type = f32(o);
   return n;
 }
 
@@ -1036,15 +1048,17 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
   };
   for (const Case& c : {Case{"Softmax", "reads plain data only"}, Case{"Relu", "output 0 must have input 0's layout"},
                         Case{"Add", "operand 1 must be read in the output's layout"},
-                        Case{"Slice", "input 0 must be read in the output's layout"}}) {
+                        Case{"Slice", "input 0 must be read in the output's layout"},
+                        Case{"Transpose", "a Transpose writes plain or nhwc"}}) {
     SCOPED_TRACE(c.op);
     ir::Graph g;
     ir::Value* x = input(g, "x", {1, 3, 6, 6});
     ir::Value* c1 = conv(g, x, 16, 3, "conv1");
     ir::Value* plain = conv(g, x, 16, 1, "conv_plain");  // a full-shape operand, written plain
     ir::Node* mid = c.op == "Add" ? g.add_node("Add", {c1, plain}, {"mid_y"}, "mid")
-                    : c.op == "Slice" ? slice(g, c1, 1, 0, 16, "mid")
-                                      : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
+                    : c.op == "Slice"     ? slice(g, c1, 1, 0, 16, "mid")
+                    : c.op == "Transpose" ? transpose(g, c1, {0, 1, 3, 2}, "mid")
+                                          : g.add_node(c.op, {c1}, {"mid_y"}, "mid");
     if (c.op == "Softmax") mid->set_attr(ir::Attribute::Int("axis", 1));
     mid->output(0)->type = c1->type;
     ir::Value* c2 = conv(g, mid->output(0), 16, 3, "conv2");
@@ -1056,8 +1070,9 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
     std::vector<Layout> mid_in(mid->inputs().size(), Layout::kNChw16c);
     if (c.op == "Add") mid_in[1] = Layout::kPlain;
     if (c.op == "Slice") mid_in = {Layout::kNChw16c, Layout::kPlain, Layout::kPlain, Layout::kPlain};
-    // The Relu writes plain (its reader conv2 reads plain: the edge agrees).
-    const Layout mid_out = c.op == "Relu" ? Layout::kPlain : Layout::kNChw16c;
+    // The Relu writes plain (its reader conv2 reads plain: the edge agrees);
+    // so does the Transpose until its plan is forged below.
+    const Layout mid_out = c.op == "Relu" || c.op == "Transpose" ? Layout::kPlain : Layout::kNChw16c;
     a.nodes[mid] = {mid_in, {mid_out}};
     a.nodes[node(g, "conv2")] = {{mid_out, Layout::kPlain, Layout::kPlain}, {Layout::kNChw16c}};
     a.nodes[gap] = {{Layout::kNChw16c}, {Layout::kPlain}};
@@ -1073,6 +1088,17 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
         const ir::Node* sn = table[static_cast<size_t>(st.node)];
         if (sn == mid) st.output_layouts = {Layout::kPlain};
         if (sn == node(g, "conv2")) st.input_layouts[0] = Layout::kPlain;
+      }
+    }
+    if (c.op == "Transpose") {
+      // Made with a plain output (its kernel refuses nChw16c when the plan
+      // is made); forged to write nChw16c, which conv2 then reads.
+      std::vector<const ir::Node*> table;
+      for (const auto& n : g.nodes()) table.push_back(n.get());
+      for (schedule::Step& st : plan.graphs[0].steps) {
+        const ir::Node* sn = table[static_cast<size_t>(st.node)];
+        if (sn == mid) st.output_layouts = {Layout::kNChw16c};
+        if (sn == node(g, "conv2")) st.input_layouts[0] = Layout::kNChw16c;
       }
     }
     auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(g, ids, mp, plan, 17, "{}"));
@@ -1581,6 +1607,98 @@ TEST(LayoutReorder, ChannelsLastPoolMatchesPlain) {
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {1, 40, 13, 14});
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {2, 3, 11, 9});
   expect_blocked_pool_matches_plain(ops::Layout::kNhwc, {1, 20, 9, 10});
+}
+
+// The Transpose kernel reading an nhwc or nChw16c input and writing a plain
+// or nhwc output (LayoutRule::kTranspose) gives, for every permutation of
+// 4 dims, the plain Transpose's elements (read back through a Reorder where
+// the output is nhwc).
+TEST(LayoutReorder, TransposeOfHeldLayoutsMatchesPlain) {
+  const Shape xs{2, 32, 3, 5};
+  std::vector<int64_t> perm{0, 1, 2, 3};
+  int cases = 0;
+  do {
+    for (ops::Layout in : {ops::Layout::kPlain, ops::Layout::kNhwc, ops::Layout::kNChw16c})
+      for (ops::Layout out : {ops::Layout::kPlain, ops::Layout::kNhwc}) {
+        if (in == ops::Layout::kPlain && out == ops::Layout::kPlain) continue;
+        SCOPED_TRACE(std::string(ops::layout_name(in)) + " -> " + ops::layout_name(out) + " perm " +
+                     shape_str(Shape(perm.begin(), perm.end())));
+        ir::Graph g;
+        ir::Value* x = input(g, "x", xs);
+        auto reorder = [&](ir::Value* v, ops::Layout from, ops::Layout to, const std::string& n) {
+          ir::Node* r = g.add_node(ops::kReorderOp, {v}, {n + "_y"}, n, ops::kGecDomain);
+          r->set_attr(ir::Attribute::String("from", ops::layout_name(from)));
+          r->set_attr(ir::Attribute::String("to", ops::layout_name(to)));
+          r->output(0)->type = v->type;
+          return r->output(0);
+        };
+        ir::Value* held = in == ops::Layout::kPlain ? x : reorder(x, ops::Layout::kPlain, in, "to");
+        ir::Node* t = transpose(g, held, perm, "held");
+        ir::Value* y = out == ops::Layout::kPlain ? t->output(0) : reorder(t->output(0), out, ops::Layout::kPlain, "back");
+        g.outputs() = {y, transpose(g, x, perm, "plain")->output(0)};
+        LayoutAssignment a;
+        a.nodes[t] = {{in}, {out}};
+        const auto got = run_graph(g, {{"x", wave(xs, 21)}}, &a);
+        ASSERT_EQ(got[0].shape(), got[1].shape());
+        for (int64_t i = 0; i < got[1].numel(); ++i)
+          ASSERT_EQ(got[0].as<float>()[i], got[1].as<float>()[i]) << "element " << i;
+        ++cases;
+      }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(cases, 24 * 5);
+  // nChw16c is no Transpose output layout.
+  ir::Graph g;
+  ir::Node* t = transpose(g, input(g, "x", xs), {0, 1, 2, 3}, "t");
+  kernels::KernelConfig config = kernels::KernelConfig::for_node(*t);
+  config.output_layouts = {ops::Layout::kNChw16c};
+  EXPECT_THROW(kernels::create_kernel(*t, config), Error);
+}
+
+// A ConvNeXt-style block in an nhwc group (24 channels): a depthwise conv,
+// a Transpose to channels last, a per-channel scale over the last dim, a
+// Transpose back and the residual Add, into a conv. The first Transpose
+// reads the conv's nhwc output (one contiguous copy), the second writes
+// nhwc for the Add and the next conv: no Reorder between the first conv
+// and the global pool.
+TEST(LayoutPropagation, TransposesToAndFromChannelsLastKeepTheGroupNhwc) {
+  ir::Graph g;
+  ir::Value* x = input(g, "x", {1, 3, 6, 6});
+  ir::Value* c1 = conv(g, x, 24, 3, "conv1");
+  ir::Value* w = g.add_constant("dw_W", wave({24, 1, 3, 3}, 4));
+  ir::Node* dw = g.add_node("Conv", {c1, w}, {"dw_y"}, "dw");
+  dw->set_attr(ir::Attribute::Ints("pads", {1, 1, 1, 1}));
+  dw->set_attr(ir::Attribute::Int("group", 24));
+  dw->output(0)->type = f32({1, 24, 6, 6});
+  ir::Node* to_last = transpose(g, dw->output(0), {0, 2, 3, 1}, "to_last");
+  ir::Node* scale = g.add_node("Mul", {to_last->output(0), g.add_constant("gamma", wave({24}, 6))}, {"scale_y"}, "scale");
+  scale->output(0)->type = to_last->output(0)->type;
+  ir::Node* back = transpose(g, scale->output(0), {0, 3, 1, 2}, "back");
+  ir::Value* sum = binary(g, "Add", back->output(0), c1, "add");
+  g.outputs().push_back(global_pool(g, "GlobalAveragePool", conv(g, sum, 24, 3, "conv2"), "gap")->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 2)}});
+  EXPECT_EQ(in_layouts(a, to_last), (std::vector<std::string>{L}));
+  EXPECT_EQ(out_layouts(a, to_last), (std::vector<std::string>{P}));
+  EXPECT_EQ(in_layouts(a, back), (std::vector<std::string>{P}));
+  EXPECT_EQ(out_layouts(a, back), (std::vector<std::string>{L}));
+  EXPECT_EQ(out_layouts(a, node(g, "add")), (std::vector<std::string>{L}));
+  EXPECT_TRUE(inner_reorders(g).empty());
+}
+
+// A Transpose back from channels last whose output only a plain consumer
+// reads (a Flatten) writes plain: prune rules its nhwc output out.
+TEST(LayoutPropagation, ATransposeIntoPlainConsumersWritesPlain) {
+  ir::Graph g;
+  ir::Value* c1 = conv(g, input(g, "x", {1, 3, 6, 6}), 24, 3, "conv1");
+  ir::Node* to_last = transpose(g, c1, {0, 2, 3, 1}, "to_last");
+  ir::Node* back = transpose(g, unary(g, "Relu", to_last->output(0), "relu"), {0, 3, 1, 2}, "back");
+  ir::Node* fl = g.add_node("Flatten", {back->output(0)}, {"flat"}, "flatten");
+  fl->output(0)->type = f32({1, 24 * 36});
+  g.outputs().push_back(fl->output(0));
+  const LayoutAssignment a = run_pass_and_compare(g, {{"x", wave({1, 3, 6, 6}, 3)}});
+  EXPECT_EQ(in_layouts(a, to_last), (std::vector<std::string>{L}));
+  EXPECT_FALSE(output_blocked(a, back));
+  EXPECT_NE(out_layouts(a, back), (std::vector<std::string>{L}));
+  EXPECT_TRUE(inner_reorders(g).empty());
 }
 
 }  // namespace

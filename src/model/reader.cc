@@ -688,6 +688,12 @@ class GraphBuilder {
         for (size_t i = 0; i < out.size(); ++i)
           if (!plain_or_free(n.output(i), out[i])) refuse("a global pool writes plain");
         return;
+      case ops::LayoutRule::kTranspose:
+        for (size_t i = 0; i < out.size(); ++i)
+          if (out[i] == ops::Layout::kNChw16c && !layout_free(n.output(i))) refuse("a Transpose writes plain or nhwc");
+        for (size_t i = 1; i < in.size(); ++i)
+          if (!plain_or_free(n.input(i), in[i])) refuse("inputs after the first are read plain");
+        return;
       case ops::LayoutRule::kChannelMove: {
         // Input 0 and every output in one layout; the other inputs in it or
         // plain (index tensors; ChannelShuffle's kernel checks that its data

@@ -83,6 +83,42 @@ inline int64_t held_axis(Layout l, int64_t axis) {
   return l == Layout::kNhwc ? kNhwcAxis[axis] : axis;
 }
 
+/// A Transpose by `perm` of a [N,C,H,W] `s` read in layout `in` (plain,
+/// nhwc or nChw16c) and written in `out` (plain or nhwc) as one copy of a
+/// permuted view of the held input: `view` receives the held input dims
+/// (held_dims; nChw16c's C as its blocks and lanes), the result is the
+/// permutation of `view` whose row-major order is the output's bytes. An
+/// nhwc output holds the plain output permuted by (0,2,3,1). `s` must be
+/// 4-D (and C % 16 == 0 for nChw16c: layout_fits_channels).
+inline std::vector<int64_t> held_transpose(Layout in, Layout out, const std::vector<int64_t>& s,
+                                           std::vector<int64_t> perm, std::vector<int64_t>* view) {
+  if (out == Layout::kNhwc) perm = {perm[0], perm[2], perm[3], perm[1]};
+  *view = held_dims(in, s);
+  std::vector<int64_t> held;
+  for (int64_t a : perm) {
+    if (in == Layout::kNChw16c && a == 1) {
+      held.push_back(1);
+      held.push_back(4);
+    } else {
+      held.push_back(in == Layout::kNChw16c ? a : held_axis(in, a));
+    }
+  }
+  return held;
+}
+
+/// Whether held_transpose's copy moves rows: the input's innermost held
+/// dim (stride 1) is the output's last or next-to-last dim, so the copy
+/// runs contiguous rows or tiled 2-D transposes rather than an element
+/// gather (kernels/cpu/common/strided_copy.h).
+inline bool held_transpose_moves_rows(Layout in, Layout out, const std::vector<int64_t>& s,
+                                      const std::vector<int64_t>& perm) {
+  std::vector<int64_t> view;
+  const std::vector<int64_t> held = held_transpose(in, out, s, perm, &view);
+  const int64_t inner = static_cast<int64_t>(view.size()) - 1;
+  const size_t n = held.size();
+  return held[n - 1] == inner || (n >= 2 && held[n - 2] == inner);
+}
+
 /// A [N,C,H,W] shape with H = W = 1: every layout here holds it with
 /// plain's bytes, so it is read in any without a Reorder.
 inline bool same_bytes_in_every_layout(const std::vector<int64_t>& s) { return s.size() == 4 && s[2] * s[3] == 1; }

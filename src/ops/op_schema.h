@@ -85,6 +85,7 @@ enum class LayoutRule : uint8_t {
   kResize,         ///< Resize of H and W only: input 0 blocked in, output 0 blocked out, where the target's layout query has a kernel
   kElementwiseGroup,  ///< as kBinaryPassThrough, to every output (FusedElementwise)
   kChannelMove,    ///< Slice, Split, ChannelShuffle: data inputs and outputs in one layout: plain, nhwc, or nChw16c where the target's layout query says the channel ranges are whole 16-channel blocks; index inputs plain
+  kTranspose,      ///< Transpose of a [N,C,H,W]: reads input 0 in the layout it arrives in (nChw16c or nhwc: its kernel permutes the held dims, ops::held_transpose), writes plain or nhwc
 };
 
 /// Where mixed precision may run an op in a lower precision (bf16).

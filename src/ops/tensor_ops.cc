@@ -565,7 +565,7 @@ GEC_REGISTER_OP({.domain = "", .op_type = "ScatterElements", .infer = infer_scat
 GEC_REGISTER_OP({.domain = "", .op_type = "ScatterND", .infer = infer_scatter_nd, .traits = traits(PatternKind::kOpaque)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Expand", .infer = infer_expand, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Tile", .infer = infer_tile, .traits = traits(PatternKind::kInjective)});
-GEC_REGISTER_OP({.domain = "", .op_type = "Transpose", .infer = infer_transpose, .traits = traits(PatternKind::kInjective)});
+GEC_REGISTER_OP({.domain = "", .op_type = "Transpose", .infer = infer_transpose, .traits = traits(PatternKind::kInjective).with_layout(LayoutRule::kTranspose)});
 GEC_REGISTER_OP({.domain = "", .op_type = "Pad", .infer = infer_pad, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "CenterCropPad", .infer = infer_center_crop_pad, .traits = traits(PatternKind::kInjective)});
 GEC_REGISTER_OP({.domain = "", .op_type = "DepthToSpace", .infer = infer_depth_to_space, .traits = traits(PatternKind::kInjective)});

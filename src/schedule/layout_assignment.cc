@@ -77,6 +77,14 @@
 //                     toward nhwc in the group's decision like odd-channel
 //                     values (ShuffleNet's split, shuffle and Concat: no
 //                     round trip to plain per block).
+//   Transpose         reads a 4-D input in the layout it arrives in (the
+//                     kernel permutes the held dims: nhwc's [N,H,W,C], or
+//                     nChw16c's with C as its two dims); writes a 4-D
+//                     output nhwc where its group is nhwc and its output
+//                     benefits, else plain. ConvNeXt's Transposes to and
+//                     from channels last around a depthwise conv in nhwc
+//                     are then contiguous copies, with no Reorder on
+//                     either side.
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
 //
@@ -84,7 +92,8 @@
 // layouts: a convolution is blocked unless ruled out, the others follow
 // their inputs as above. (2) A backward walk marks which blocked values
 // "benefit": some consumer reads them blocked and is a convolution, a global
-// pool, a ConvTranspose, or passes the layout on to a value that benefits. A Resize whose
+// pool, a ConvTranspose, a Transpose, or passes the layout on to a value that
+// benefits. A Resize whose
 // output does not benefit is ruled out (it runs plain). A convolution
 // whose output does not benefit and whose src would need a reorder to
 // blocked (or is a 1-3 channel first convolution) is ruled out: it would
@@ -364,6 +373,7 @@ class LayoutGroups {
           break;
         case Kind::kGlobalPool:
         case Kind::kConvTranspose:
+        case Kind::kTranspose:
         case Kind::kPlainOnly:
           break;
       }
@@ -731,6 +741,31 @@ class LayoutAssigner {
         l.in[0] = blocked(n->input(0)) && groups_->of(n->input(0)) == ops::Layout::kNhwc &&
                   fast_implementation(query_(*n, ops::Layout::kNhwc, ops::Layout::kPlain));
         return;
+      case Kind::kTranspose: {  // a permutation of the held dims
+        const ir::Value* x = n->input(0);
+        if (n->inputs().size() != 1 || !layout_shape(x) || !layout_shape(out)) return;
+        const Shape xs = x->type.static_shape();
+        std::vector<int64_t> perm = n->get_ints("perm");
+        if (perm.empty()) perm = {3, 2, 1, 0};
+        if (perm.size() != 4) return;
+        for (int64_t& a : perm) a = a < 0 ? a + 4 : a;
+        const ops::Layout in = blocked(x) ? groups_->of(x) : ops::Layout::kPlain;
+        // The output held nhwc where its group is (prune rules that out
+        // unless a consumer gains): a ConvNeXt-style Transpose back from
+        // channels last is then one contiguous copy. Either side non-plain
+        // only where the copy still moves rows (a gather of single
+        // elements can cost more than a Reorder and a tiled transpose).
+        const bool nhwc_out = !ruled_out && candidate(g, *groups_, out) && groups_->of(out) == ops::Layout::kNhwc;
+        for (const auto& [i, o] : {std::pair{in, nhwc_out ? ops::Layout::kNhwc : ops::Layout::kPlain},
+                                   std::pair{in, ops::Layout::kPlain},
+                                   std::pair{ops::Layout::kPlain, nhwc_out ? ops::Layout::kNhwc : ops::Layout::kPlain}})
+          if ((i != ops::Layout::kPlain || o != ops::Layout::kPlain) && ops::held_transpose_moves_rows(i, o, xs, perm)) {
+            l.in[0] = i != ops::Layout::kPlain;
+            l.out[0] = o != ops::Layout::kPlain;
+            return;
+          }
+        return;
+      }
       case Kind::kConcat: {
         int64_t axis = n->get_int("axis", 0);
         if (axis < 0) axis += 4;
@@ -797,13 +832,14 @@ class LayoutAssigner {
         if (blocked(v) && gains(v, benefit)) benefit.insert(v);
     for (ir::Node* n : nodes_) {
       const Kind k = kind_of(n);
-      if ((k != Kind::kConv && k != Kind::kResize && k != Kind::kConcat) || !layouts_.at(n).out[0] ||
+      if ((k != Kind::kConv && k != Kind::kResize && k != Kind::kConcat && k != Kind::kTranspose) ||
+          !layouts_.at(n).out[0] ||
           benefit.count(n->output(0)) ||
           (k == Kind::kConcat && groups_->of(n->output(0)) != ops::Layout::kNhwc))
         continue;
-      // A Resize or an nhwc Concat whose output no consumer gains from runs
-      // plain: the Resize's Reorder then moves its (smaller, upsampling)
-      // input, and the plain Concat may run in place.
+      // A Resize, a Transpose or an nhwc Concat whose output no consumer
+      // gains from writes plain: the Resize's Reorder then moves its
+      // (smaller, upsampling) input, and the plain Concat may run in place.
       if (k != Kind::kConv || (!src_arrives_blocked(n) && !depthwise(n) && !pays_for_its_reorders(n)))
         ruled_out.insert(n);
     }
@@ -854,7 +890,8 @@ class LayoutAssigner {
       const NodeLayout& l = layouts_.at(user);
       if (!l.in[static_cast<size_t>(idx)]) continue;
       const Kind k = kind_of(user);
-      if (k == Kind::kConv || k == Kind::kGlobalPool || k == Kind::kConvTranspose) return true;
+      if (k == Kind::kConv || k == Kind::kGlobalPool || k == Kind::kConvTranspose || k == Kind::kTranspose)
+        return true;
       for (size_t j = 0; j < l.out.size(); ++j)
         if (l.out[j] && benefit.count(user->output(j))) return true;
     }

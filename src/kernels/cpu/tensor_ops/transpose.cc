@@ -2,9 +2,12 @@
 // three are a permutation of (possibly reshaped) input dims, done by
 // strided_copy; it turns [0,2,1,3] (attention heads) into contiguous row
 // copies and [0,2,3,1] / [0,3,1,2] (NCHW<->NHWC) into tiled 2-D transposes.
+// A Transpose whose input arrives in nhwc or nChw16c (ops/layout.h) permutes
+// the held dims instead: [0,2,3,1] of an nhwc input is one contiguous copy.
 #include "kernels/cpu/common/dtype_dispatch.h"
 #include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
+#include "ops/layout.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -24,24 +27,47 @@ void permute(const TensorView& in, TensorView& out, const Shape& shape, const st
   });
 }
 
+/// Transpose; input 0 plain or a [N,C,H,W] held in nhwc or nChw16c, output
+/// plain or (4-D) nhwc (LayoutRule::kTranspose). An nhwc output [N,C,H,W]
+/// holds the plain transpose by perm o (0,2,3,1), so that permutation of
+/// the input is what gets copied.
 class TransposeKernel final : public Kernel {
  public:
-  explicit TransposeKernel(const ir::Node& n)
-      : what_(n.describe()), perm_(n.get_ints("perm")), has_perm_(n.has_attr("perm")) {}
+  TransposeKernel(const ir::Node& n, const KernelConfig& config)
+      : what_(n.describe()), perm_(n.get_ints("perm")), has_perm_(n.has_attr("perm")),
+        in_layout_(config.input_layout(0)), out_layout_(config.output_layout(0)) {
+    if (out_layout_ == ops::Layout::kNChw16c)
+      fail(ErrorCode::kUnsupported, what_ + ": Transpose writes plain or nhwc data, not nChw16c");
+  }
   void run(KernelContext& ctx) override {
     const Shape& s = ctx.in(0).shape;
     const int64_t r = static_cast<int64_t>(s.size());
     std::vector<int64_t> perm(s.size());
     for (int64_t i = 0; i < r; ++i)
       perm[i] = has_perm_ ? (perm_[i] < 0 ? perm_[i] + r : perm_[i]) : r - 1 - i;
-    permute(ctx.in(0), ctx.out(0), s, perm, ctx.num_threads, what_);
+    if (in_layout_ == ops::Layout::kPlain && out_layout_ == ops::Layout::kPlain)
+      return permute(ctx.in(0), ctx.out(0), s, perm, ctx.num_threads, what_);
+    if (r != 4)
+      fail(ErrorCode::kUnsupported, what_ + ": a Transpose in a non-plain layout needs a 4-D input, got " +
+                                        shape_str(s));
+    if (!ops::layout_fits_channels(in_layout_, s[1]))
+      fail(ErrorCode::kUnsupported, what_ + ": an nChw16c input needs C % 16 == 0, got C = " + std::to_string(s[1]));
+    Shape view;
+    const std::vector<int64_t> held = ops::held_transpose(in_layout_, out_layout_, s, perm, &view);
+    permute(ctx.in(0), ctx.out(0), view, held, ctx.num_threads, what_);
   }
-  std::string impl_name() const override { return "native.transpose"; }
+  std::string impl_name() const override {
+    std::string name = "native.transpose";
+    if (in_layout_ != ops::Layout::kPlain) name += std::string(".from_") + ops::layout_name(in_layout_);
+    if (out_layout_ != ops::Layout::kPlain) name += std::string(".to_") + ops::layout_name(out_layout_);
+    return name;
+  }
 
  private:
   std::string what_;
   std::vector<int64_t> perm_;
   bool has_perm_;
+  ops::Layout in_layout_, out_layout_;
 };
 
 /// DepthToSpace: DCR views [N,b,b,C',H,W] and permutes [0,3,4,1,5,2]; CRD
@@ -76,8 +102,8 @@ class SpaceDepthKernel final : public Kernel {
   bool to_space_, crd_;
 };
 
-GEC_REGISTER_KERNEL("", "Transpose", [](const ir::Node& n, const KernelConfig&) {
-  return std::make_unique<TransposeKernel>(n);
+GEC_REGISTER_KERNEL("", "Transpose", [](const ir::Node& n, const KernelConfig& config) {
+  return std::make_unique<TransposeKernel>(n, config);
 });
 GEC_REGISTER_KERNEL("", "DepthToSpace", [](const ir::Node& n, const KernelConfig&) {
   return std::make_unique<SpaceDepthKernel>(n, true);
