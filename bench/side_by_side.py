@@ -51,7 +51,10 @@ Needs node + npm (onnxruntime-node is installed with --ignore-scripts into
 build/ort-bench on first use). Peak RSS of ORT includes Node.js itself
 (about 50 MB); the table also shows ORT's RSS before session creation,
 and gec's peak against ORT's minus that (ORT's session without Node.js;
-gec's figure keeps its whole process). gec reports VmHWM, its own address
+gec's figure keeps its whole process), and both less what their process
+held before the model: gec's resident set before the load (the program and
+its libraries) against ORT's before the session (Node.js with
+onnxruntime-node loaded). gec reports VmHWM, its own address
 space's peak; Node.js's maxRSS is getrusage's, which Linux carries over
 exec from this script, smaller than Node.js itself.
 """
@@ -319,7 +322,7 @@ def table(a):
                     peaks.append(measure_peak(a.gec, a.threads))
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
-            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 14)
+            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 15)
             continue
         med = lambda xs, k: statistics.median(x[k] for x in xs)
         # Time to the first answer: ORT's session creation + first run, gec's .gom load + first run.
@@ -331,6 +334,12 @@ def table(a):
         # ORT's session alone: per round, its peak less its RSS before the session.
         o_session = max(x["peak_rss_mb"] - x["rss_before_session_mb"] for x in ort)
         g_rss = max(x["peak_rss_bytes"] for x in gec) / 1048576
+        # Both engines less their process before the model (gec: the program
+        # and its libraries; ORT: Node.js with onnxruntime-node loaded), per
+        # round; n/a from a gec without rss_before_load_bytes.
+        g_model = max((x["peak_rss_bytes"] - x.get("rss_before_load_bytes", 0)) / 1048576 for x in gec)
+        both_less = (f"{g_model / o_session:.2f}" if o_session > 0 and all(x.get("rss_before_load_bytes") for x in gec)
+                     else "n/a")
         ratio = g_med / o_med
         ratios.append(ratio)
         if a.peak:
@@ -356,7 +365,7 @@ def table(a):
                      f"| {base_compile_ms:.0f} |")
         rows.append(f"| {name} | {fmt(o_med, 3)} | {fmt(g_med, 3)} | **{ratio:.2f}** | {fmt(o_p90, 3)} | {fmt(g_p90, 3)} "
                     f"| {o_rss:.1f} ({o_base:.0f} before) | {g_rss:.1f} | {g_rss / o_rss:.2f} "
-                    f"| {(f'{g_rss / o_session:.2f}' if o_session > 0 else 'n/a')} "
+                    f"| {(f'{g_rss / o_session:.2f}' if o_session > 0 else 'n/a')} | {both_less} "
                     f"| {med(ort, 'session_create_ms'):.0f} | {compile_ms:.0f} | {med(gec, 'load_ms'):.1f} "
                     f"| {cold(ort, 'session_create_ms'):.0f} / {cold(gec, 'load_ms'):.0f} "
                     f"| {cold(ort, 'session_create_ms') / cold(gec, 'load_ms'):.1f}x "
@@ -372,11 +381,11 @@ def table(a):
             f"{f', each timed run after a {a.interval_ms:g} ms wait' if a.interval_ms else ''}; medians of the rounds; "
             f"{shapes_note}\n\n"
             "| model | ORT median ms | gec median ms | gec/ORT | ORT p90 ms | gec p90 ms | ORT peak RSS MB | "
-            "gec peak RSS MB | RSS gec/ORT | RSS gec/(ORT - before) | ORT session create ms | gec compile ms | gec .gom load ms | "
+            "gec peak RSS MB | RSS gec/ORT | RSS gec/(ORT - before) | RSS (gec - before) / (ORT - before) | ORT session create ms | gec compile ms | gec .gom load ms | "
             "create + first run ms ORT / gec | ORT/gec | " +
             ("gec max abs err vs TensorFlow.js | ORT max abs err vs TensorFlow.js |" if a.tf else "max abs err vs ORT |") +
             (" baseline median ms | gec/baseline | spread of gec rounds | baseline compile ms |" if a.baseline else "") +
-            "\n|" + "---|" * ((20 if a.baseline else 16) + (1 if a.tf else 0)))
+            "\n|" + "---|" * ((21 if a.baseline else 17) + (1 if a.tf else 0)))
     gm = lambda xs: math.exp(sum(math.log(r) for r in xs) / len(xs)) if xs else float("nan")
     geo = gm(ratios)
     table = head + "\n" + "\n".join(rows) + f"\n\nGeometric mean of the latency ratios gec/ORT: **{geo:.2f}** " \

@@ -511,9 +511,15 @@ TEST_F(Cli, BenchPeakRssIsNotTheParentProcesss) {
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << cmd << "\n" << r.out;
-  const int64_t rss = nlohmann::json::parse(r.out)["peak_rss_bytes"].get<int64_t>();
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const int64_t rss = j["peak_rss_bytes"].get<int64_t>();
   EXPECT_GT(rss, 0);
   EXPECT_LT(rss, static_cast<int64_t>(kParentBytes / 2)) << "a tiny model's bench reported " << rss << " bytes";
+  // The resident set before the load (the program and its libraries) is
+  // this process's own too, and below its peak.
+  const int64_t before = j["rss_before_load_bytes"].get<int64_t>();
+  EXPECT_GT(before, 0);
+  EXPECT_LE(before, rss);
   volatile char keep = big[4096];  // `big` stays allocated (and resident) across the run
   (void)keep;
 }

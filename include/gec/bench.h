@@ -70,6 +70,13 @@ struct BenchResult {
   /// Peak resident set of the whole process so far, bytes (VmHWM of
   /// /proc/self/status: this address space only, not a parent's before exec).
   int64_t peak_rss_bytes = 0;
+  /// Resident set of the process just before the model was loaded (or
+  /// compiled), bytes: the program and its libraries (resident_set_bytes);
+  /// the caller that loaded the Session sets it, as load_ms (0 when
+  /// unknown). peak_rss_bytes less it is what the model added, the measure
+  /// comparable with another runtime's peak less its resident set before
+  /// its session.
+  int64_t rss_before_load_bytes = 0;
   /// Intra-op threads the Session runs with (Session::num_threads()).
   int threads = 0;
   /// Fewest and most threads a timed run used (Session::last_run_threads:
@@ -119,6 +126,10 @@ struct BenchResult {
 /// iterations < 1, warmup < 0 or duration_s outside 0..86400, and whatever
 /// Session::run throws.
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts = {});
+
+/// This process's resident set now, bytes (VmRSS of /proc/self/status,
+/// Linux proc(5)); 0 where that cannot be read.
+int64_t resident_set_bytes();
 
 struct ProfileOptions {
   /// Untimed runs first (kernel set-up, caches); at least 0. With 0 and

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -24,20 +25,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+/// The "NAME:   N kB" line of /proc/self/status in bytes; 0 if unknown.
+int64_t status_kb_bytes(const char* name) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(name);
+  while (std::getline(f, line))
+    if (line.compare(0, n, name) == 0) return static_cast<int64_t>(std::max(0LL, std::atoll(line.c_str() + n))) * 1024;
+  return 0;
+}
+
 /// Peak resident set of this process's address space in bytes: VmHWM of
 /// /proc/self/status (Linux proc(5)). getrusage's ru_maxrss is no substitute:
 /// Linux carries it across execve, so a process started by a large parent
 /// (a Python benchmark script, a serving framework) reported the parent's
 /// resident set. getrusage is the fallback where /proc is not mounted.
 int64_t peak_rss_bytes() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) {
-      const long long kb = std::atoll(line.c_str() + 6);  // "VmHWM:   19780 kB"
-      if (kb > 0) return static_cast<int64_t>(kb) * 1024;
-      break;
-    }
+  if (const int64_t hwm = status_kb_bytes("VmHWM:")) return hwm;  // "VmHWM:   19780 kB"
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
@@ -128,6 +132,8 @@ int warm_past_tuning(Session& s, const std::vector<TensorView>& inputs) {
   return n;
 }
 }  // namespace
+
+int64_t resident_set_bytes() { return status_kb_bytes("VmRSS:"); }
 
 BenchResult bench(Session& s, const std::vector<TensorView>& inputs, const BenchOptions& opts) {
   if (opts.iterations < 1)
@@ -254,6 +260,7 @@ std::string BenchResult::json() const {
                       {"load_ms", load_ms},
                       {"first_run_ms", first_run_ms},
                       {"peak_rss_bytes", peak_rss_bytes},
+                      {"rss_before_load_bytes", rss_before_load_bytes},
                       {"weights_stored", weights_stored},
                       {"weights_adopted", weights_adopted},
                       {"weights_packed", weights_packed},

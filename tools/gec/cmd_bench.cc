@@ -40,6 +40,7 @@ struct Loaded {
   std::vector<Tensor> inputs;
   std::vector<TensorView> views;
   double load_ms = 0;
+  int64_t rss_before_load_bytes = 0;
   bool generated = false;  // inputs made by generate_inputs()
 
   /// Runs `f`; when it fails on generated inputs, says how to give real ones.
@@ -64,6 +65,7 @@ Loaded load(const BenchArgs& a, bool profile) {
   so.profile = profile;
   so.max_concurrent_requests = a.concurrency;
   so.wait_when_busy = true;
+  l.rss_before_load_bytes = resident_set_bytes();
   auto t0 = Clock::now();
   l.session = open_model(a.model, a.flags, so);
   l.load_ms = ms_since(t0);
@@ -132,6 +134,7 @@ Command add_bench(CLI::App& root) {
             bo.interval_ms = a->interval_ms;
             BenchResult r = l.with_hint([&] { return bench(*l.session, l.views, bo); });
             r.load_ms = l.load_ms;
+            r.rss_before_load_bytes = l.rss_before_load_bytes;
             if (a->json) {
               std::printf("%s\n", r.json().c_str());
               return 0;
@@ -152,8 +155,8 @@ Command add_bench(CLI::App& root) {
                         r.concurrency > 1 ? ", runs completed per second of wall clock" : "");
             std::printf("  threads per run: %d to %d of %d; %d OS threads; idle threads: %s\n", r.min_run_threads,
                         r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
-            std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB\n", r.load_ms, r.first_run_ms,
-                        r.peak_rss_bytes / 1048576.0);
+            std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB (%.1f MiB before the model was loaded)\n",
+                        r.load_ms, r.first_run_ms, r.peak_rss_bytes / 1048576.0, r.rss_before_load_bytes / 1048576.0);
             std::printf("  packed weights: %lld stored in the model, %lld of them read in place, %lld packed at load or run\n",
                         static_cast<long long>(r.weights_stored), static_cast<long long>(r.weights_adopted),
                         static_cast<long long>(r.weights_packed));
