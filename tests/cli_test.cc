@@ -135,7 +135,11 @@ TEST_F(Cli, BadOptionsExitWithTwo) {
   EXPECT_EQ(gec("compile").status, 2);
   Result r = gec("frobnicate");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("gec: error: unknown command 'frobnicate'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gec: error: unknown command 'frobnicate' (commands: "), std::string::npos) << r.out;
+  // A misspelt command: the closest one is suggested.
+  r = gec("benhc " + p("case/model.onnx"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("unknown command 'benhc' (did you mean 'bench'? commands: "), std::string::npos) << r.out;
   // The parser's own errors say they are errors, as every other usage error does.
   r = gec("compile " + p("case/model.onnx") + " --bogus");
   EXPECT_EQ(r.status, 2);
@@ -704,12 +708,16 @@ TEST_F(Cli, TestCommandCountsAndExpectations) {
   r = gec("test " + p("case") + " --disable-pass no_such_pass");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_EQ(r.out.find("passed"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("unknown pass or rule 'no_such_pass'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown pass or rule 'no_such_pass' (passes: "), std::string::npos) << r.out;
   // The names by kind, each once: passes, rules, stages.
   for (const char* s : {"(passes: ", "; rules: ", "; stages: layout_propagation, "})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   const size_t first = r.out.find("im2col_conv");
   EXPECT_EQ(r.out.find("im2col_conv", first + 1), std::string::npos) << "a name listed twice:\n" << r.out;
+  // A misspelt name: the closest one is suggested.
+  r = gec("test " + p("case") + " --disable-pass layout_propagaton");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("'layout_propagaton' (did you mean 'layout_propagation'? passes: "), std::string::npos) << r.out;
   // A wrong reference makes it fail, exit 1.
   frontend::write_tensor_proto_file(p("case/test_data_set_0/output_0.pb"),
                                     testing::make<float>({1, 4}, {9, 9, 9, 9}).view(), "y");

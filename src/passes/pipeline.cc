@@ -5,6 +5,7 @@
 
 #include "passes/pass.h"
 #include "passes/rewrite_rules.h"
+#include "support/spelling.h"
 
 namespace gec::passes {
 namespace {
@@ -96,8 +97,12 @@ std::string unknown_pass_message(const std::string& name) {
     for (const std::string& n : v) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  return "unknown pass or rule '" + name + "' (passes: " + join(d.passes) + "; rules: " + join(d.rules) +
-         "; stages: " + join(d.stages) + ")";
+  std::vector<std::string> all = d.passes;
+  all.insert(all.end(), d.rules.begin(), d.rules.end());
+  all.insert(all.end(), d.stages.begin(), d.stages.end());
+  const std::string near = closest_name(name, all);
+  return "unknown pass or rule '" + name + "' (" + (near.empty() ? "" : "did you mean '" + near + "'? ") +
+         "passes: " + join(d.passes) + "; rules: " + join(d.rules) + "; stages: " + join(d.stages) + ")";
 }
 
 }  // namespace gec::passes

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "gec/threading.h"
+#include "support/spelling.h"
 #include "tools/gec/cli.h"
 
 namespace {
@@ -42,12 +44,16 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
+    std::vector<std::string> all;
     for (const auto& c : cmds) {
       known = known || c.app->get_name() == argv[1];
       names += (names.empty() ? "" : ", ") + c.app->get_name();
+      all.push_back(c.app->get_name());
     }
     if (!known) {
-      std::fprintf(stderr, "gec: error: unknown command '%s' (commands: %s; gec --help)\n", argv[1], names.c_str());
+      const std::string near = gec::closest_name(argv[1], all);
+      std::fprintf(stderr, "gec: error: unknown command '%s' (%scommands: %s; gec --help)\n", argv[1],
+                   near.empty() ? "" : ("did you mean '" + near + "'? ").c_str(), names.c_str());
       return 2;
     }
   }
