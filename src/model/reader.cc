@@ -690,7 +690,7 @@ class GraphBuilder {
         return;
       case ops::LayoutRule::kTranspose:
         for (size_t i = 0; i < out.size(); ++i)
-          if (out[i] == ops::Layout::kNChw16c && !layout_free(n.output(i))) refuse("a Transpose writes plain or nhwc");
+          if (out[i] == ops::Layout::kNChw16c) refuse("a Transpose writes plain or nhwc");
         for (size_t i = 1; i < in.size(); ++i)
           if (!plain_or_free(n.input(i), in[i])) refuse("inputs after the first are read plain");
         return;

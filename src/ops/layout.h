@@ -89,7 +89,8 @@ inline int64_t held_axis(Layout l, int64_t axis) {
 /// (held_dims; nChw16c's C as its blocks and lanes), the result is the
 /// permutation of `view` whose row-major order is the output's bytes. An
 /// nhwc output holds the plain output permuted by (0,2,3,1). `s` must be
-/// 4-D (and C % 16 == 0 for nChw16c: layout_fits_channels).
+/// 4-D (and C % 16 == 0 for nChw16c: layout_fits_channels), `perm` a
+/// permutation of 0..3 (resolved: ops::transpose_perm).
 inline std::vector<int64_t> held_transpose(Layout in, Layout out, const std::vector<int64_t>& s,
                                            std::vector<int64_t> perm, std::vector<int64_t>* view) {
   if (out == Layout::kNhwc) perm = {perm[0], perm[2], perm[3], perm[1]};

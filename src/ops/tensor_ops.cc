@@ -49,6 +49,15 @@ int64_t normalize_axis_or(int64_t axis, int64_t rank, const ErrFn& err) {
   return a;
 }
 
+std::vector<int64_t> transpose_perm(const std::vector<int64_t>& perm, bool has_perm, int64_t rank) {
+  std::vector<int64_t> r(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t p = has_perm && static_cast<size_t>(i) < perm.size() ? perm[static_cast<size_t>(i)] : rank - 1 - i;
+    r[static_cast<size_t>(i)] = has_perm && p < 0 ? p + rank : p;
+  }
+  return r;
+}
+
 Shape reshape_output_shape(const Shape& in, const std::vector<int64_t>& spec, bool allowzero,
                            const ErrFn& err) {
   Shape out(spec.size());
@@ -460,18 +469,16 @@ void infer_tile(InferContext& ctx) {
 
 void infer_transpose(InferContext& ctx) {
   const Shape& in = ctx.shape(0);
-  std::vector<int64_t> perm = ctx.node->get_ints("perm");
-  if (!ctx.node->has_attr("perm")) {
-    perm.resize(in.size());
-    for (size_t i = 0; i < in.size(); ++i) perm[i] = static_cast<int64_t>(in.size() - 1 - i);
-  }
-  if (perm.size() != in.size())
-    ctx.error("perm " + shape_str(perm) + " does not match rank " + std::to_string(in.size()));
+  const std::vector<int64_t> attr = ctx.node->get_ints("perm");
+  const bool has_perm = ctx.node->has_attr("perm");
+  if (has_perm && attr.size() != in.size())
+    ctx.error("perm " + shape_str(attr) + " does not match rank " + std::to_string(in.size()));
+  const std::vector<int64_t> perm = transpose_perm(attr, has_perm, rank_of(ctx, 0));
   std::vector<bool> seen(in.size(), false);
   Shape out(in.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    const int64_t p = perm[i] < 0 ? perm[i] + rank_of(ctx, 0) : perm[i];
-    if (p < 0 || p >= rank_of(ctx, 0) || seen[p]) ctx.error("perm " + shape_str(perm) + " is not a permutation");
+    const int64_t p = perm[i];
+    if (p < 0 || p >= rank_of(ctx, 0) || seen[p]) ctx.error("perm " + shape_str(attr) + " is not a permutation");
     seen[p] = true;
     out[i] = in[p];
   }

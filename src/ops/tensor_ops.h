@@ -58,6 +58,12 @@ std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads,
 /// Normalizes `axis` against `rank` into [0, rank); error when out of range.
 int64_t normalize_axis_or(int64_t axis, int64_t rank, const ErrFn& err);
 
+/// Transpose-13's permutation of a rank-`rank` input: `perm` with negative
+/// entries counted from the end (perm[i] + rank), or the reversed dims when
+/// the node has no perm attribute (`has_perm` false). Validating it (a
+/// permutation of 0..rank-1 of length rank) is infer_transpose's.
+std::vector<int64_t> transpose_perm(const std::vector<int64_t>& perm, bool has_perm, int64_t rank);
+
 /// Numpy multidirectional broadcast of two shapes (Expand's rule).
 Shape broadcast_two(const Shape& a, const Shape& b, const ErrFn& err);
 

@@ -97,10 +97,7 @@ std::string unknown_pass_message(const std::string& name) {
     for (const std::string& n : v) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  std::vector<std::string> all = d.passes;
-  all.insert(all.end(), d.rules.begin(), d.rules.end());
-  all.insert(all.end(), d.stages.begin(), d.stages.end());
-  const std::string near = closest_name(name, all);
+  const std::string near = closest_name(name, all_pass_names());
   return "unknown pass or rule '" + name + "' (" + (near.empty() ? "" : "did you mean '" + near + "'? ") +
          "passes: " + join(d.passes) + "; rules: " + join(d.rules) + "; stages: " + join(d.stages) + ")";
 }

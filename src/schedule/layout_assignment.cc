@@ -79,11 +79,13 @@
 //                     round trip to plain per block).
 //   Transpose         reads a 4-D input in the layout it arrives in (the
 //                     kernel permutes the held dims: nhwc's [N,H,W,C], or
-//                     nChw16c's with C as its two dims); writes a 4-D
+//                     nChw16c's with C as its two dims) and writes a 4-D
 //                     output nhwc where its group is nhwc and its output
-//                     benefits, else plain. ConvNeXt's Transposes to and
-//                     from channels last around a depthwise conv in nhwc
-//                     are then contiguous copies, with no Reorder on
+//                     benefits, each only where the copy still moves rows
+//                     (ops::held_transpose_moves_rows), else plain (behind
+//                     a Reorder of its input). ConvNeXt's Transposes to
+//                     and from channels last around a depthwise conv in
+//                     nhwc are then contiguous copies, with no Reorder on
 //                     either side.
 // Everything else reads plain data. Never blocked: graph inputs and outputs,
 // values read inside a subgraph, values with a dim that is not static or 0.
@@ -93,8 +95,8 @@
 // their inputs as above. (2) A backward walk marks which blocked values
 // "benefit": some consumer reads them blocked and is a convolution, a global
 // pool, a ConvTranspose, a Transpose, or passes the layout on to a value that
-// benefits. A Resize whose
-// output does not benefit is ruled out (it runs plain). A convolution
+// benefits. A Resize or a Transpose whose
+// output does not benefit is ruled out (it writes plain). A convolution
 // whose output does not benefit and whose src would need a reorder to
 // blocked (or is a 1-3 channel first convolution) is ruled out: it would
 // only add reorders, unless it is depthwise (blocked depthwise beats plain
@@ -114,6 +116,7 @@
 #include "kernels/kernel.h"
 #include "ops/layout.h"
 #include "ops/op_schema.h"
+#include "ops/tensor_ops.h"
 #include "schedule/schedule.h"
 
 namespace gec::schedule {
@@ -745,10 +748,8 @@ class LayoutAssigner {
         const ir::Value* x = n->input(0);
         if (n->inputs().size() != 1 || !layout_shape(x) || !layout_shape(out)) return;
         const Shape xs = x->type.static_shape();
-        std::vector<int64_t> perm = n->get_ints("perm");
-        if (perm.empty()) perm = {3, 2, 1, 0};
-        if (perm.size() != 4) return;
-        for (int64_t& a : perm) a = a < 0 ? a + 4 : a;
+        if (n->has_attr("perm") && n->get_ints("perm").size() != 4) return;
+        const std::vector<int64_t> perm = ops::transpose_perm(n->get_ints("perm"), n->has_attr("perm"), 4);
         const ops::Layout in = blocked(x) ? groups_->of(x) : ops::Layout::kPlain;
         // The output held nhwc where its group is (prune rules that out
         // unless a consumer gains): a ConvNeXt-style Transpose back from

@@ -155,8 +155,11 @@ Command add_bench(CLI::App& root) {
                         r.concurrency > 1 ? ", runs completed per second of wall clock" : "");
             std::printf("  threads per run: %d to %d of %d; %d OS threads; idle threads: %s\n", r.min_run_threads,
                         r.max_run_threads, r.threads, r.os_threads, r.openmp_wait_policy.c_str());
-            std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB (%.1f MiB before the model was loaded)\n",
-                        r.load_ms, r.first_run_ms, r.peak_rss_bytes / 1048576.0, r.rss_before_load_bytes / 1048576.0);
+            std::printf("  load %.1f ms, first run %.1f ms, peak RSS %.1f MiB", r.load_ms, r.first_run_ms,
+                        r.peak_rss_bytes / 1048576.0);
+            if (r.rss_before_load_bytes > 0)
+              std::printf(" (%.1f MiB before the model was loaded)", r.rss_before_load_bytes / 1048576.0);
+            std::printf("\n");
             std::printf("  packed weights: %lld stored in the model, %lld of them read in place, %lld packed at load or run\n",
                         static_cast<long long>(r.weights_stored), static_cast<long long>(r.weights_adopted),
                         static_cast<long long>(r.weights_packed));

@@ -8,6 +8,7 @@
 #include "kernels/cpu/common/strided_copy.h"
 #include "kernels/kernel.h"
 #include "ops/layout.h"
+#include "ops/tensor_ops.h"
 
 namespace gec::kernels::cpu {
 namespace {
@@ -42,9 +43,7 @@ class TransposeKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Shape& s = ctx.in(0).shape;
     const int64_t r = static_cast<int64_t>(s.size());
-    std::vector<int64_t> perm(s.size());
-    for (int64_t i = 0; i < r; ++i)
-      perm[i] = has_perm_ ? (perm_[i] < 0 ? perm_[i] + r : perm_[i]) : r - 1 - i;
+    const std::vector<int64_t> perm = ops::transpose_perm(perm_, has_perm_, r);
     if (in_layout_ == ops::Layout::kPlain && out_layout_ == ops::Layout::kPlain)
       return permute(ctx.in(0), ctx.out(0), s, perm, ctx.num_threads, what_);
     if (r != 4)
