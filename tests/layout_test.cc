@@ -1688,8 +1688,9 @@ TEST(LayoutReorder, TransposeOfHeldLayoutsMatchesPlain) {
     config.output_layouts = {ops::Layout::kNChw16c};
     expect_unsupported([&] { kernels::create_kernel(*t, config); }, "an nChw16c output");
   }
-  for (const auto& [shape, layout] : {std::pair{Shape{2, 32, 15}, ops::Layout::kNhwc},
-                                      std::pair{Shape{2, 24, 3, 5}, ops::Layout::kNChw16c}}) {
+  for (const auto& [shape_case, layout] : {std::pair{Shape{2, 32, 15}, ops::Layout::kNhwc},
+                                           std::pair{Shape{2, 24, 3, 5}, ops::Layout::kNChw16c}}) {
+    const Shape shape = shape_case;  // a copy: lambdas may not capture structured bindings (clang 14)
     ir::Graph g;
     ir::Value* x = input(g, "x", shape);
     std::vector<int64_t> perm(shape.size());
