@@ -1091,28 +1091,22 @@ TEST(LayoutPropagation, ForgedLayoutsAnOpCannotHonourAreRefused) {
     const ir::ValueIndex ids(g);
     const memory::MemoryPlan mp = memory::plan_memory(g, ids);
     schedule::ExecutionPlan plan = schedule::make_execution_plan(g, a);
-    if (c.op == "Slice") {
-      // The Slice's kernel refuses the forged layouts when the plan is
-      // made, so forge the plan: it writes plain, conv2 reads plain.
+    // The plan's steps edited after it is made: mid writes `l`, conv2 reads it.
+    const auto forge_edge = [&](Layout l) {
       std::vector<const ir::Node*> table;
       for (const auto& n : g.nodes()) table.push_back(n.get());
       for (schedule::Step& st : plan.graphs[0].steps) {
         const ir::Node* sn = table[static_cast<size_t>(st.node)];
-        if (sn == mid) st.output_layouts = {Layout::kPlain};
-        if (sn == node(g, "conv2")) st.input_layouts[0] = Layout::kPlain;
+        if (sn == mid) st.output_layouts = {l};
+        if (sn == node(g, "conv2")) st.input_layouts[0] = l;
       }
-    }
-    if (c.op == "Transpose") {
-      // Made with a plain output (its kernel refuses nChw16c when the plan
-      // is made); forged to write nChw16c, which conv2 then reads.
-      std::vector<const ir::Node*> table;
-      for (const auto& n : g.nodes()) table.push_back(n.get());
-      for (schedule::Step& st : plan.graphs[0].steps) {
-        const ir::Node* sn = table[static_cast<size_t>(st.node)];
-        if (sn == mid) st.output_layouts = {Layout::kNChw16c};
-        if (sn == node(g, "conv2")) st.input_layouts[0] = Layout::kNChw16c;
-      }
-    }
+    };
+    // The Slice's kernel refuses the forged layouts when the plan is made,
+    // so forge the plan: it writes plain, conv2 reads plain.
+    if (c.op == "Slice") forge_edge(Layout::kPlain);
+    // The Transpose is made with a plain output (its kernel refuses nChw16c
+    // when the plan is made); forged to write nChw16c, which conv2 reads.
+    if (c.op == "Transpose") forge_edge(Layout::kNChw16c);
     auto bytes = std::make_shared<const std::vector<uint8_t>>(model::write_gom(g, ids, mp, plan, 17, "{}"));
     try {
       model::read_gom_bytes(bytes);

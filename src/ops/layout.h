@@ -101,7 +101,7 @@ inline std::vector<int64_t> held_transpose(Layout in, Layout out, const std::vec
       held.push_back(1);
       held.push_back(4);
     } else {
-      held.push_back(in == Layout::kNChw16c ? a : held_axis(in, a));
+      held.push_back(held_axis(in, a));
     }
   }
   return held;

@@ -25,15 +25,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-/// The "NAME:   N kB" line of /proc/self/status in bytes; 0 if unknown.
-int64_t status_kb_bytes(const char* name) {
+/// The number on the "NAME:" line of /proc/self/status (Linux proc(5)),
+/// e.g. "VmHWM:   19780 kB" or "Threads:  3"; 0 if unknown.
+long long status_field(const char* name) {
   std::ifstream f("/proc/self/status");
   std::string line;
   const size_t n = std::strlen(name);
   while (std::getline(f, line))
-    if (line.compare(0, n, name) == 0) return static_cast<int64_t>(std::max(0LL, std::atoll(line.c_str() + n))) * 1024;
+    if (line.compare(0, n, name) == 0) return std::max(0LL, std::atoll(line.c_str() + n));
   return 0;
 }
+
+/// A "NAME:   N kB" line of /proc/self/status in bytes; 0 if unknown.
+int64_t status_kb_bytes(const char* name) { return static_cast<int64_t>(status_field(name)) * 1024; }
 
 /// Peak resident set of this process's address space in bytes: VmHWM of
 /// /proc/self/status (Linux proc(5)). getrusage's ru_maxrss is no substitute:
@@ -48,13 +52,7 @@ int64_t peak_rss_bytes() {
 }
 
 /// Threads this process has now (/proc/self/status "Threads:"); 0 if unknown.
-int os_threads() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
-  return 0;
-}
+int os_threads() { return static_cast<int>(status_field("Threads:")); }
 
 // Nearest-rank percentile of `v` (sorted here), p in [0, 1].
 double percentile(std::vector<double> v, double p) {
