@@ -1328,7 +1328,9 @@ TEST(NnConv, WinogradNhwcVariantMatchesAReferenceLoop) {
 // The compile-time choice takes winograd_nhwc for a 3x3, stride-1,
 // undilated, ungrouped convolution of constant weights between nhwc values
 // with at least 24 channels on each side and 9 4x4 output tiles per image
-// (or, with 96 channels, 16 2x2 tiles: F(2x2, 3x3)),
+// (or, with 96 channels, 16 2x2 tiles: F(2x2, 3x3), unless im2col_nhwc
+// applies too: 192 or more output channels over a map of at most 64
+// pixels, where that one takes it),
 // where oneDNN's nhwc kernel for it is not a brgemm one (CPUs without
 // AVX-512; with it, nothing changes: oneDNN's kernels stay). Not for a
 // stride of 2, a 5x5 or dilated window, groups, 16 channels, a 7x7 map of
@@ -1348,7 +1350,8 @@ TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
       {{{1, 64, 56, 56}, 64, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, L::kNhwc, L::kNhwc}, false},
       {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, L::kNhwc, L::kNhwc}, false},
       {{{1, 16, 56, 56}, 16, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},
-      {{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, true},   // F(2x2, 3x3)
+      {{{1, 128, 7, 7}, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, true},   // F(2x2, 3x3)
+      {{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},  //   yields to im2col_nhwc
       {{{1, 64, 7, 7}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},    //   too few channels
       {{{1, 512, 5, 5}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc}, false},  //   9 2x2 tiles
       {{{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kPlain, L::kPlain}, false},
@@ -1361,6 +1364,12 @@ TEST(NnConv, WinogradNhwcIsChosenOnlyWhereItPays) {
     EXPECT_EQ(v == "winograd_nhwc", c.chosen && !brgemm)
         << shape_str(c.k.xs) << " -> " << c.k.m << " " << c.k.kh << "x" << c.k.kw << " stride " << c.k.strides[0]
         << " " << ops::layout_name(c.k.in) << ": " << v;
+  }
+  if (!brgemm) {
+    ir::Graph g;
+    const DirectCase k{{1, 512, 7, 7}, 512, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+    ir::Node* n = direct_case_node(g, k);
+    EXPECT_EQ(kernels::choose_variant(*n, direct_config(*n, k.in, k.out, "")), "im2col_nhwc");
   }
   ir::Graph g;
   ir::Node* grouped = direct_case_node(g, {{1, 64, 56, 56}, 64, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc});
@@ -1472,8 +1481,9 @@ TEST(NnConv, Im2colNhwcIsChosenForStridedOrSmallMapConvolutionsWithoutBrgemm) {
   unit.strides = {1, 1};
   EXPECT_NE(choice(unit), "im2col_nhwc");
   // Stride 1 over at most 64 output pixels with 192 or more output channels
-  // (Inception's 1x3 / 3x1 at 8x8); not with fewer channels, nor where the
-  // Winograd variant takes the window (3x3 over 7x7 at 96 channels and up).
+  // (Inception's 1x3 / 3x1 at 8x8, and 3x3 over 7x7, which the Winograd
+  // variant's F(2x2, 3x3) leaves to it); not with fewer channels, where
+  // F(2x2, 3x3) keeps a 3x3 over 7x7 at 96-191 output channels.
   DirectCase small_map{{1, 384, 8, 8}, 384, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc};
   {
     ir::Graph gs;
@@ -1488,8 +1498,11 @@ TEST(NnConv, Im2colNhwcIsChosenForStridedOrSmallMapConvolutionsWithoutBrgemm) {
   wider_map.xs = {1, 384, 9, 8};  // 72 output pixels
   EXPECT_NE(choice(wider_map), "im2col_nhwc");
   DirectCase square{{1, 256, 7, 7}, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc};
+  DirectCase square_narrow = square;
+  square_narrow.m = 128;
   if (!testing::cpu_has_avx512()) {
-    EXPECT_EQ(choice(square), "winograd_nhwc");
+    EXPECT_EQ(choice(square), "im2col_nhwc");
+    EXPECT_EQ(choice(square_narrow), "winograd_nhwc");
   }
   DirectCase pointwise = strided;
   pointwise.kh = pointwise.kw = 1;

@@ -792,8 +792,8 @@ constexpr int64_t kIm2colStride1MinOutChannels = 192;
 /// convolutions 128 -> 128 at 56x56 2.28-2.34 -> 1.51-1.52 ms, 256 at 28x28
 /// 1.50-1.57 -> 1.38-1.39, 512 at 14x14 2.48-2.50 -> 1.41-1.42; a
 /// Conformer's subsampling 144 -> 144 over 199x39 7.4-8.7 -> 5.2-5.3 ms.
-/// conv_variant_choice asks the Winograd variant first: where both apply
-/// (3x3 over 7x7 with 96 or more channels) its F(2x2, 3x3) was faster.
+/// Where both this and the Winograd variant's F(2x2, 3x3) apply, this one
+/// (winograd_2x2_yields_to_im2col).
 bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   if (config.input_layout(0) != ops::Layout::kNhwc || config.output_layout(0) != ops::Layout::kNhwc) return false;
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
@@ -812,6 +812,22 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
   // jit:avx2 only: where it was measured (on AVX-512 oneDNN's nhwc kernel is brgemm).
   const std::string impl = onednn_conv_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc);
   return impl.rfind("jit:avx2", 0) == 0;
+}
+
+/// Whether a convolution that winograd_nhwc_pays would run as F(2x2, 3x3)
+/// takes the "im2col_nhwc" variant instead, where that applies too (3x3
+/// over maps up to 8x8 with kIm2colStride1MinOutChannels or more output
+/// channels). Inside whole models, where each run streams the weights from
+/// memory rather than finding them in cache, the two took the same time
+/// (`gec profile`, 3 alternating runs, 2 threads: ResNet-50's 512 -> 512
+/// over 7x7 2.05-2.23 ms against 1.79-2.16; GoogLeNet's 160 -> 320 and
+/// 192 -> 384 over 7x7 0.43-0.50 / 0.58-0.70 against 0.42-0.56 /
+/// 0.61-0.74), while F(2x2)'s transformed weights take 16/9 of W's bytes:
+/// ResNet-50's peak RSS 203 -> 188 MB. (Standalone, with W in cache,
+/// F(2x2) was the faster one.)
+bool winograd_2x2_yields_to_im2col(const ir::Node& n, const KernelConfig& config, bool direct) {
+  const std::optional<ConvShapes> s = ungrouped_static_2d(n);
+  return s && winograd_nhwc_tile(s->ws, s->ys) == 2 && !direct && im2col_nhwc_pays(n, config);
 }
 
 /// The compile-time choice of a Conv / FusedConv's variant (kernel.h:
@@ -846,8 +862,8 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// strided convolution in oneDNN's nhwc brgemm kernel between reorders),
 /// "" for the rest and when the shapes are not static.
 std::string conv_variant_choice(const ir::Node& n, const KernelConfig& config) {
-  if (winograd_nhwc_pays(n, config)) return "winograd_nhwc";
   const bool direct = direct_pays(n, config);
+  if (winograd_nhwc_pays(n, config) && !winograd_2x2_yields_to_im2col(n, config, direct)) return "winograd_nhwc";
   if (!direct && config.input_layout(0) == ops::Layout::kNhwc && config.output_layout(0) == ops::Layout::kNhwc &&
       conv_layout_query(n, ops::Layout::kNhwc, ops::Layout::kNhwc) == "native.taps")
     return "taps";
