@@ -853,7 +853,9 @@ bool winograd_2x2_yields_to_im2col(const ir::Node& n, const KernelConfig& config
 /// 1.1e-5 against 7.3e-6 for the direct kernel, outputs of magnitude 4-11).
 /// Before both, "winograd_nhwc" where winograd_nhwc_pays (our own Winograd
 /// convolution over nhwc X and Y, on CPUs where oneDNN has no Winograd
-/// kernel for any layout of it: it has one for nChw16c on AVX-512 only).
+/// kernel for any layout of it: it has one for nChw16c on AVX-512 only),
+/// unless its F(2x2, 3x3) yields to im2col_nhwc
+/// (winograd_2x2_yields_to_im2col).
 /// Then, unless direct_pays (below), "taps" where the layout query says
 /// native.taps (nhwc X and Y; conv_layout_query, taps_shape_pays), and
 /// "im2col_nhwc" where im2col_nhwc_pays.
