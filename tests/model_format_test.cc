@@ -1075,6 +1075,34 @@ std::vector<uint8_t> compiled_small_cnn(int level) {
   return *compile_onnx_bytes(onnx.data(), onnx.size(), o).gom;
 }
 
+// An offline model handed to the compiler (`gec compile x.gom`) is named
+// as one, not as invalid ONNX; a .gom that cannot be written names the path
+// and the system's reason, and leaves no temporary file behind.
+TEST(ModelFormat, CompilingAnOfflineModelAndUnwritablePathsAreExplained) {
+  const std::vector<uint8_t> gom = compiled_small_cnn(2);
+  try {
+    compile_any_bytes(gom.data(), gom.size(), {}, ".", "small.gom");
+    ADD_FAILURE() << "compiled a .gom";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("'small.gom' is a GraphEngine offline model (.gom), compiled already"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string onnx = small_cnn_onnx();
+  const CompiledModel m = compile_onnx_bytes(onnx.data(), onnx.size());
+  const std::string path = ::testing::TempDir() + "gec_no_such_folder/small.gom";
+  try {
+    save_gom(m, path);
+    ADD_FAILURE() << "wrote into a missing folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("cannot write '" + path + "': No such file or directory"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 int node_index(const gom::Model& m, const std::string& op) {
   for (int i = 0; i < m.graphs(0).nodes_size(); ++i)
     if (m.graphs(0).nodes(i).op_type() == op) return i;

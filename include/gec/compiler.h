@@ -82,7 +82,8 @@ CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& o
 /// "warnings" says so). Errors as compile_onnx_file, and for TensorFlow:
 /// kInvalidModel (a GraphDef that does not parse, a cycle, an input naming
 /// no node), kUnsupported (every op without a converter, in one message),
-/// kIo (a missing weight shard).
+/// kIo (a missing weight shard). A GraphEngine offline model (.gom) given
+/// here is kInvalidModel, saying it is compiled already.
 CompiledModel compile_file(const std::string& path, const CompileOptions& opts = {});
 
 /// Same, from `size` bytes in memory of any supported format (a
@@ -100,7 +101,10 @@ CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOpt
                                  const std::string& external_data_dir = ".",
                                  const std::string& source_name = "model in memory");
 
-/// Writes the .gom bytes to `path` (atomically: a temporary file renamed).
+/// Writes the .gom bytes to `path` (atomically: a temporary file `path`.tmp
+/// renamed). Throws gec::Error(kIo) naming the path and the system's reason
+/// (a missing folder, no permission, a full disk); no temporary file is
+/// left behind.
 void save_gom(const CompiledModel& m, const std::string& path);
 
 }  // namespace gec

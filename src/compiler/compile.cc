@@ -5,7 +5,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -479,13 +482,20 @@ void save_gom(const CompiledModel& m, const std::string& path) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) fail(ErrorCode::kIo, path + ": cannot write");
+    if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
     f.write(reinterpret_cast<const char*>(m.gom->data()), static_cast<std::streamsize>(m.gom->size()));
-    if (!f) fail(ErrorCode::kIo, path + ": write failed");
+    f.flush();
+    if (!f) {
+      const int err = errno;
+      f.close();
+      std::remove(tmp.c_str());
+      fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(err));
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    fail(ErrorCode::kIo, path + ": cannot rename the temporary file into place");
+    fail(ErrorCode::kIo, "cannot move the temporary file '" + tmp + "' to '" + path + "': " + std::strerror(err));
   }
 }
 

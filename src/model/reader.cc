@@ -73,7 +73,7 @@ FileHeader read_header(const uint8_t* d, size_t n, const std::string& file) {
   // model" while a short prefix of a model is "truncated".
   const size_t magic_len = n < sizeof(kMagic) ? n : sizeof(kMagic);
   if (magic_len > 0 && std::memcmp(d, kMagic, magic_len) != 0)
-    corrupt(file, "not a GraphEngine offline model (bad magic)");
+    corrupt(file, "not a GraphEngine offline model (bad magic; `gec compile` makes one from an ONNX or TensorFlow model)");
   if (n < kHeaderSize)
     corrupt(file, "truncated (" + std::to_string(n) + " bytes, shorter than the " +
                       std::to_string(kHeaderSize) + "-byte header)");
