@@ -322,7 +322,8 @@ def table(a):
                     peaks.append(measure_peak(a.gec, a.threads))
             err, why = gec_error(a.gec, md, a.threads, "3e-3" if a.tf else "1e-4")
         except Exception as e:  # a failing model is a row, not the end of the table
-            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * 15)
+            # As many cells as the header: 17, one more with --tf, four more with --baseline.
+            rows.append(f"| {name} | failed: {str(e)[:120]} |" + " |" * (15 + (1 if a.tf else 0) + (4 if a.baseline else 0)))
             continue
         med = lambda xs, k: statistics.median(x[k] for x in xs)
         # Time to the first answer: ORT's session creation + first run, gec's .gom load + first run.
