@@ -1420,6 +1420,9 @@ TEST(NnConv, Im2colNhwcVariantMatchesAReferenceLoop) {
       {{1, 16, 8, 9102}, 8, 3, 3, {1, 2}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, false, "HardSwish"},
       // Stride 1 over a small map (the variant's other case), a 1x3 window.
       {{1, 40, 8, 8}, 24, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
+      // A padded 3x3 over 7x7 with B and a residual: the convolutions
+      // F(2x2, 3x3) Winograd leaves to this variant.
+      {{1, 24, 7, 7}, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, L::kNhwc, L::kNhwc, true, true, "Relu"},
   };
   expect_variant_matches_reference(cases, "im2col_nhwc", "native.im2col_nhwc", 1e-5f);
 }

@@ -2,6 +2,7 @@
 // src/model/format.h), full IR round trip, and refusal of truncated,
 // corrupted, newer-version and garbage files without crashing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -775,7 +776,8 @@ TEST(ModelFormat, RefusesNewerVersionsAndForeignFiles) {
   std::vector<uint8_t> garbage(5000);
   for (auto& x : garbage) x = static_cast<uint8_t>(rng());
   garbage[0] = 'X';
-  EXPECT_NE(load_error(garbage).find("not a GraphEngine offline model"), std::string::npos);
+  EXPECT_NE(load_error(garbage).find("not a GraphEngine offline model (bad magic; `gec compile` makes one"),
+            std::string::npos);
   std::memcpy(garbage.data(), "GECOM\0\0\0", 8);
   load_error(garbage);  // valid magic, garbage after it: some kCorruptFile error
   EXPECT_NE(load_error({'{', '}'}).find("not a GraphEngine offline model"), std::string::npos);
@@ -1076,8 +1078,10 @@ std::vector<uint8_t> compiled_small_cnn(int level) {
 }
 
 // An offline model handed to the compiler (`gec compile x.gom`) is named
-// as one, not as invalid ONNX; a .gom that cannot be written names the path
-// and the system's reason, and leaves no temporary file behind.
+// as one, not as invalid ONNX; a .gom that cannot be written names the file
+// and the system's reason, and leaves no temporary file behind (a missing
+// folder: the temporary file cannot be opened; `path` an existing folder:
+// it is written, then cannot replace the folder, and is removed).
 TEST(ModelFormat, CompilingAnOfflineModelAndUnwritablePathsAreExplained) {
   const std::vector<uint8_t> gom = compiled_small_cnn(2);
   try {
@@ -1097,10 +1101,23 @@ TEST(ModelFormat, CompilingAnOfflineModelAndUnwritablePathsAreExplained) {
     ADD_FAILURE() << "wrote into a missing folder";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);
-    EXPECT_NE(std::string(e.what()).find("cannot write '" + path + "': No such file or directory"),
+    EXPECT_NE(std::string(e.what()).find("'" + path + ".tmp' for writing: No such file or directory"),
               std::string::npos)
         << e.what();
   }
+  const std::string folder = ::testing::TempDir() + "gec_save_gom_folder_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
+  try {
+    save_gom(m, folder);
+    ADD_FAILURE() << "replaced a folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("cannot move the temporary file '" + folder + ".tmp' to '" + folder + "'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NE(::access((folder + ".tmp").c_str(), F_OK), 0) << "the temporary file was left behind";
+  ::rmdir(folder.c_str());
 }
 
 int node_index(const gom::Model& m, const std::string& op) {

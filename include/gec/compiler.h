@@ -71,6 +71,8 @@ struct CompiledModel {
 /// domain, opset and input dtypes),
 /// kInvalidArgument (bad options: an input_shapes entry naming no input or
 /// contradicting its static dims, an unknown pass name, a level outside 0..3).
+/// A GraphEngine offline model (.gom) given here is kInvalidModel, saying it
+/// is compiled already.
 CompiledModel compile_onnx_file(const std::string& path, const CompileOptions& opts = {});
 
 /// Compiles a model file of any supported format, chosen from its bytes
@@ -102,9 +104,10 @@ CompiledModel compile_onnx_bytes(const void* data, size_t size, const CompileOpt
                                  const std::string& source_name = "model in memory");
 
 /// Writes the .gom bytes to `path` (atomically: a temporary file `path`.tmp
-/// renamed). Throws gec::Error(kIo) naming the path and the system's reason
-/// (a missing folder, no permission, a full disk); no temporary file is
-/// left behind.
+/// renamed). Throws gec::Error(kIo) naming the file it could not open,
+/// write or move and the system's reason (a missing folder, no permission,
+/// a full disk, `path` an existing folder); no temporary file is left
+/// behind.
 void save_gom(const CompiledModel& m, const std::string& path);
 
 }  // namespace gec

@@ -480,17 +480,11 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
 
 void save_gom(const CompiledModel& m, const std::string& path) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
-    f.write(reinterpret_cast<const char*>(m.gom->data()), static_cast<std::streamsize>(m.gom->size()));
-    f.flush();
-    if (!f) {
-      const int err = errno;
-      f.close();
-      std::remove(tmp.c_str());
-      fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(err));
-    }
+  try {
+    model::write_file(tmp, *m.gom);  // checks the open, the write, the flush and the close
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

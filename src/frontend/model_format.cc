@@ -41,10 +41,10 @@ ImportResult import_any(const void* data, size_t size, const std::string& model_
   // An offline model given where a source model is expected (`gec compile
   // x.gom`): say so, rather than that it is not valid ONNX.
   if (size >= sizeof(model::kMagic) && std::memcmp(data, model::kMagic, sizeof(model::kMagic)) == 0)
-    fail(ErrorCode::kInvalidModel,
-         (options.source_name.empty() ? std::string("the model in memory") : "'" + options.source_name + "'") +
-             " is a GraphEngine offline model (.gom), compiled already: run it (gec run, gec bench, "
-             "gec profile) or load it, and compile the ONNX or TensorFlow model it came from instead");
+    fail(ErrorCode::kInvalidModel, "'" + options.source_name +
+                                       "' is a GraphEngine offline model (.gom), compiled already: run it (gec run, "
+                                       "gec bench, gec profile) or load it, and compile the ONNX or TensorFlow "
+                                       "model it came from instead");
   switch (detect_format(data, size)) {
     case ModelFormat::kTfjs:
       return import_tfjs_model(std::string(static_cast<const char*>(data), size), model_dir, options);

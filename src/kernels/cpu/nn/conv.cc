@@ -739,7 +739,8 @@ int64_t winograd_nhwc_tile(const Shape& ws, const Shape& ys) {
   return 0;
 }
 
-/// Whether a Conv / FusedConv takes the "winograd_nhwc" variant: 3x3,
+/// Whether a Conv / FusedConv qualifies for the "winograd_nhwc" variant
+/// (conv_variant_choice takes it unless winograd_2x2_yields_to_im2col): 3x3,
 /// stride 1, undilated, ungrouped, a constant W, static shapes, X and Y
 /// planned nhwc, at least kWinogradNhwcMinChannels channels on both sides
 /// and a tile size that pays (winograd_nhwc_tile), on a CPU where
@@ -815,16 +816,20 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 }
 
 /// Whether a convolution that winograd_nhwc_pays would run as F(2x2, 3x3)
-/// takes the "im2col_nhwc" variant instead, where that applies too (3x3
-/// over maps up to 8x8 with kIm2colStride1MinOutChannels or more output
-/// channels). Inside whole models, where each run streams the weights from
+/// (fewer than kWinogradNhwcMinTiles 4x4 output tiles) takes the
+/// "im2col_nhwc" variant instead, where that applies too (stride 1: at most
+/// kIm2colStride1MaxPixels output pixels and kIm2colStride1MinOutChannels
+/// or more output channels). Inside whole models, where each run streams the weights from
 /// memory rather than finding them in cache, the two took the same time
 /// (`gec profile`, 3 alternating runs, 2 threads: ResNet-50's 512 -> 512
 /// over 7x7 2.05-2.23 ms against 1.79-2.16; GoogLeNet's 160 -> 320 and
 /// 192 -> 384 over 7x7 0.43-0.50 / 0.58-0.70 against 0.42-0.56 /
 /// 0.61-0.74), while F(2x2)'s transformed weights take 16/9 of W's bytes:
-/// ResNet-50's peak RSS 203 -> 188 MB. (Standalone, with W in cache,
-/// F(2x2) was the faster one.)
+/// ResNet-50's peak RSS 203 -> 183 MB (`gec bench`; bench/results.md,
+/// 2026-12-07 night). (Standalone, with W in cache, F(2x2) was the faster
+/// one.) With `--disable-pass im2col_conv` such convolutions run on
+/// oneDNN's kernel, not on F(2x2): a disabled variant hands its
+/// convolutions to none of the others.
 bool winograd_2x2_yields_to_im2col(const ir::Node& n, const KernelConfig& config, bool direct) {
   const std::optional<ConvShapes> s = ungrouped_static_2d(n);
   return s && winograd_nhwc_tile(s->ws, s->ys) == 2 && !direct && im2col_nhwc_pays(n, config);
