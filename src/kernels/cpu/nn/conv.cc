@@ -819,9 +819,9 @@ bool im2col_nhwc_pays(const ir::Node& n, const KernelConfig& config) {
 /// (fewer than kWinogradNhwcMinTiles 4x4 output tiles) takes the
 /// "im2col_nhwc" variant instead, where that applies too (stride 1: at most
 /// kIm2colStride1MaxPixels output pixels and kIm2colStride1MinOutChannels
-/// or more output channels). Inside whole models, where each run streams the weights from
-/// memory rather than finding them in cache, the two took the same time
-/// (`gec profile`, 3 alternating runs, 2 threads: ResNet-50's 512 -> 512
+/// or more output channels). Inside whole models, where each run streams
+/// the weights from memory rather than finding them in cache, the two took
+/// the same time (`gec profile`, 3 alternating runs, 2 threads: ResNet-50's 512 -> 512
 /// over 7x7 2.05-2.23 ms against 1.79-2.16; GoogLeNet's 160 -> 320 and
 /// 192 -> 384 over 7x7 0.43-0.50 / 0.58-0.70 against 0.42-0.56 /
 /// 0.61-0.74), while F(2x2)'s transformed weights take 16/9 of W's bytes:
