@@ -1,10 +1,8 @@
 #include "frontend/model_format.h"
 
-#include <cstring>
-
 #include "frontend/tensorflow/importer.h"
 #include "gec/error.h"
-#include "model/format.h"
+#include "gec/runtime.h"
 #include "support/mapped_file.h"
 
 namespace gec::frontend {
@@ -40,7 +38,7 @@ const char* format_name(ModelFormat f) {
 ImportResult import_any(const void* data, size_t size, const std::string& model_dir, const ImportOptions& options) {
   // An offline model given where a source model is expected (`gec compile
   // x.gom`): say so, rather than that it is not valid ONNX.
-  if (size >= sizeof(model::kMagic) && std::memcmp(data, model::kMagic, sizeof(model::kMagic)) == 0)
+  if (looks_like_gom(data, size))
     fail(ErrorCode::kInvalidModel, "'" + options.source_name +
                                        "' is a GraphEngine offline model (.gom), compiled already: run it (gec run, "
                                        "gec bench, gec profile) or load it, and compile the ONNX or TensorFlow "
