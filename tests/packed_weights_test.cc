@@ -15,6 +15,7 @@
 #include "gec/compiler.h"
 #include "gec/runtime.h"
 #include "gec/threading.h"
+#include "kernels/cpu/common/gemm_simd.h"
 #include "kernels/kernel.h"
 #include "model/reader.h"
 #include "runtime/executor.h"
@@ -91,14 +92,13 @@ TEST(PackedWeights, ConstantMatMulAndGemmWeightsGiveTheProduct) {
   }
 }
 
-// B rows a multiple of 1 KiB apart (N = 1024 for MatMul, 512 for a transB
-// Gemm): where oneDNN's MatMul reads B plain (gemm-based, CPUs without
-// AVX-512) the .gom stores B with every row padded by 16 floats
-// (matmul.cc padded_weights_md: rows 4 KiB apart share L1 sets), and a
-// session reads that copy in place; the products (one followed by a Gelu
-// that FusedMatMul takes, run after the product there) match a
-// double-precision loop.
-TEST(PackedWeights, WeightRowsAKibibyteApartArePaddedForGemmBasedProducts) {
+// A MatMul (N = 1024) and a transB Gemm (N = 512) with constant B. Where
+// oneDNN's MatMul would be gemm-based (CPUs without AVX-512) the compiler
+// gives both the "gemm" variant (our own GEMM, gemm_simd) and stores B
+// packed into its panels (layout "gec.gemm/..."), which a session reads in
+// place. The products (one followed by a Gelu that FusedMatMul takes, run
+// after the product there) match a double-precision loop.
+TEST(PackedWeights, GemmVariantWeightsAreStoredPackedAndReadInPlace) {
   constexpr int64_t M = 24, K = 64, N = 1024, N2 = 512;
   const std::vector<float> b = pattern(K * N, 7, 19, 1.f / 32), w = pattern(N2 * K, 5, 23, 1.f / 32);
   onnx::ModelProto m = ob::new_model(13);
@@ -124,10 +124,20 @@ TEST(PackedWeights, WeightRowsAKibibyteApartArePaddedForGemmBasedProducts) {
   const model::LoadedModel lm = model::read_gom_bytes(cm.gom);
   if (!testing::cpu_has_avx512()) {
     std::vector<size_t> sizes;
-    for (const auto& p : lm.packed_weights) sizes.push_back(p.bytes);
+    for (const auto& p : lm.packed_weights) {
+      EXPECT_EQ(p.layout.rfind("gec.gemm/", 0), 0u) << p.layout;
+      sizes.push_back(p.bytes);
+    }
     std::sort(sizes.begin(), sizes.end());
-    const auto padded = [](int64_t rows, int64_t n) { return size_t(rows * (n + 16)) * sizeof(float); };
-    EXPECT_EQ(sizes, (std::vector<size_t>{padded(K, N2), padded(K, N)}));
+    EXPECT_EQ(sizes, (std::vector<size_t>{kernels::cpu::gemm_simd::packed_b_floats(K, N2) * sizeof(float),
+                                          kernels::cpu::gemm_simd::packed_b_floats(K, N) * sizeof(float)}));
+    int gemm_steps = 0;
+    for (const schedule::Step& st : lm.execution_plan.graphs[0].steps)
+      if (st.variant == "gemm") {
+        ++gemm_steps;
+        EXPECT_EQ(st.kernel.rfind("native.gemm", 0), 0u) << st.kernel;
+      }
+    EXPECT_EQ(gemm_steps, 2);  // the MatMul (with its Gelu) and the Gemm
   }
   auto s = Session::load_from_bytes(cm.gom);
   const std::vector<float> xv = pattern(M * K, 11, 17, 1.f / 8);
@@ -167,7 +177,7 @@ TEST(PackedWeights, WinogradWeightsAreStoredAndReadInPlace) {
   }
   const std::string bytes = m.SerializeAsString();
   CompileOptions direct_opts, o0;
-  direct_opts.disabled_passes = {"winograd", "direct_conv", "nhwc_conv", "taps_conv", "im2col_conv"};
+  direct_opts.disabled_passes = {"winograd", "direct_conv", "nhwc_conv", "taps_conv", "im2col_conv", "native_gemm"};
   o0.opt_level = 0;
   const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
   const CompiledModel direct = compile_onnx_bytes(bytes.data(), bytes.size(), direct_opts);

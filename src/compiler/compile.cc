@@ -316,7 +316,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // weighs oneDNN's too), ... A variant turned off leaves
   // its convolutions on oneDNN's default kernel, never on another variant.
   const bool winograd_on = enabled("winograd"), direct_on = enabled("direct_conv"), nhwc_on = enabled("nhwc_conv"),
-             taps_on = enabled("taps_conv"), im2col_on = enabled("im2col_conv");
+             taps_on = enabled("taps_conv"), im2col_on = enabled("im2col_conv"), gemm_on = enabled("native_gemm");
   // ... small convolutions on our own loops instead of a oneDNN primitive
   // made at load (the "direct" variant, conv.cc's direct_pays), and strided
   // nChw16c convolutions in oneDNN's nhwc kernel between reorders (the
@@ -325,14 +325,17 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
   // variant, conv.cc's taps_shape_pays; the layout query names it
   // native.taps, which keeps such a convolution nhwc), and strided (or
   // small-map) nhwc convolutions as gathered columns and one GEMM where oneDNN's nhwc
-  // kernel is not brgemm (the "im2col_nhwc" variant, im2col_nhwc_pays).
+  // kernel is not brgemm (the "im2col_nhwc" variant, im2col_nhwc_pays), and
+  // float32 MatMul and Gemm on our own GEMM where oneDNN's would be its
+  // sgemm (the "gemm" variant, kernels/cpu/nn/matmul.cc).
   kernels::VariantChoice choose_variant;
-  if (winograd_on || direct_on || nhwc_on || taps_on || im2col_on)
-    choose_variant = [winograd_on, direct_on, nhwc_on, taps_on, im2col_on](const ir::Node& n,
-                                                                          const kernels::KernelConfig& c) {
+  if (winograd_on || direct_on || nhwc_on || taps_on || im2col_on || gemm_on)
+    choose_variant = [winograd_on, direct_on, nhwc_on, taps_on, im2col_on, gemm_on](const ir::Node& n,
+                                                                                   const kernels::KernelConfig& c) {
       const std::string v = kernels::choose_variant(n, c);
       return ((v == "winograd" || v == "winograd_nhwc") && !winograd_on) || (v == "direct" && !direct_on) ||
-                     (v == "nhwc" && !nhwc_on) || (v == "taps" && !taps_on) || (v == "im2col_nhwc" && !im2col_on)
+                     (v == "nhwc" && !nhwc_on) || (v == "taps" && !taps_on) || (v == "im2col_nhwc" && !im2col_on) ||
+                     (v == "gemm" && !gemm_on)
                  ? std::string()
                  : v;
     };
@@ -427,6 +430,7 @@ CompiledModel compile_bytes(const uint8_t* data, size_t size, const std::string&
     variants["winograd_nhwc"] = variants.value("winograd_nhwc", 0);
     variants["taps"] = variants.value("taps", 0);
     variants["im2col_nhwc"] = variants.value("im2col_nhwc", 0);
+    variants["gemm"] = variants.value("gemm", 0);
     report["kernel_variants"] = variants;
   }
 

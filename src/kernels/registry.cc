@@ -95,7 +95,7 @@ std::unique_ptr<Kernel> create_kernel(const ir::Node& node, KernelConfig config)
   // op a variant (from a crafted .gom) would be ignored, not honoured.
   if (!config.variant.empty() && !find_in_op_table<VariantChoice>(node))
     fail(ErrorCode::kInvalidModel, node.describe() + ": kernel variant '" + config.variant +
-                                       "' given to an op that has none (only Conv and FusedConv have variants)");
+                                       "' given to an op that has none (only Conv, FusedConv, MatMul, FusedMatMul and Gemm have variants)");
   auto k = (*f)(node, config);
   GEC_CHECK(k != nullptr, "kernel factory returned null for " + node.describe());
   return k;

@@ -79,6 +79,7 @@ DisableNames disable_names() {
   r.push_back("nhwc_conv");           // strided nChw16c convolutions in oneDNN's nhwc kernel (-O2 and up)
   r.push_back("taps_conv");           // atrous convolutions as one product per tap inside X (-O2 and up)
   r.push_back("im2col_conv");         // strided (or small-map) nhwc convolutions as columns and one GEMM (-O2 and up)
+  r.push_back("native_gemm");         // MatMul and Gemm on our own GEMM where oneDNN's is its sgemm (-O2 and up)
   return d;
 }
 

@@ -84,7 +84,7 @@ Command add_test(CLI::App& root) {
   // One name per flag, so `--disable-pass winograd DIR1 DIR2` leaves the paths alone.
   app->add_option("--disable-pass", a->disabled_passes,
                   "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, "
-                  "nhwc_conv, taps_conv, im2col_conv) by "
+                  "nhwc_conv, taps_conv, im2col_conv, native_gemm) by "
                   "name in every compile (one per flag, repeatable)")
       ->expected(1)
       ->allow_extra_args(false)

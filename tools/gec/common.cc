@@ -26,7 +26,7 @@ void CompileFlags::add_to(CLI::App* app) {
   compile_only.push_back(
       app->add_option("--disable-pass", disable_passes,
                       "skip a pass, a single rewrite rule or a stage (layout_propagation, pack_weights, winograd, direct_conv, "
-                      "nhwc_conv, taps_conv, im2col_conv) by "
+                      "nhwc_conv, taps_conv, im2col_conv, native_gemm) by "
                       "name (one per flag, repeatable)")
           ->expected(1)
           ->allow_extra_args(false)

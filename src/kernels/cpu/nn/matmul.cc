@@ -1,5 +1,21 @@
 // MatMul (ONNX MatMul-13, numpy.matmul semantics) and Gemm (ONNX Gemm-13) on
-// CPU through the oneDNN matmul primitive.
+// CPU through the oneDNN matmul primitive, or through our own GEMM
+// (gemm_simd.h) in the "gemm" variant.
+//
+// The "gemm" variant: where oneDNN 2.6's float32 MatMul is its sgemm (CPUs
+// without AVX-512), the compiler gives MatMul, FusedMatMul and Gemm the
+// "gemm" variant (matmul_variant_choice, stored in the plan; --disable-pass
+// native_gemm keeps oneDNN's). oneDNN's sgemm generates its kernels in the
+// first call of a process: 23-33 ms and 4 MB, most of the first run of
+// bert_like_encoder or oww_melspectrogram. gemm_simd is compiled ahead of
+// time and ran these models' products as fast in-model (gec profile, AVX2
+// EPYC, 2 threads: bert_like_encoder's [128,256] x [256,1024] + Gelu
+// 0.83-0.85 ms against oneDNN's 0.82-0.83). A constant B is packed once
+// into gemm_simd's panels (PackedB; the compiler stores the copy in the
+// .gom, layout "gec.gemm/..."), so no product copies it; any other B is
+// copied a block at a time in each product, as oneDNN's sgemm does. The
+// variant computes the same values as oneDNN's up to rounding (both sum K
+// in blocks), for every alpha, beta, transA, transB and C of Gemm.
 //
 // MatMul: 1-D operands are promoted ([K] -> [1,K] for A, [K,1] for B) and the
 // batch dims of both are left-padded with 1s to one rank; oneDNN broadcasts
@@ -35,7 +51,8 @@
 // [128,256] x [256,1024]: 327 -> 300 us). A B computed or fed in the
 // graph (attention's Q x K^T) stays plain: it changes every run. Where the
 // primitive asks for B plain (row-major: oneDNN's gemm-based MatMul, CPUs
-// without AVX-512) and B's rows are a multiple of 1 KiB apart, the packed
+// without AVX-512, in a plan without the "gemm" variant: -O0, -O1, a .gom
+// compiled on an AVX-512 CPU) and B's rows are a multiple of 1 KiB apart, the packed
 // copy gets 16 floats of padding after each row (padded_weights_md): rows
 // 4 KiB apart fall on the same L1 cache sets, and the product ran half as
 // fast ([128, 256] x [256, 1024]: 0.73-0.79 ms against 0.37 padded;
@@ -44,7 +61,9 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dtype_dispatch.h"
+#include "kernels/cpu/common/gemm_simd.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/kernel.h"
 #include "ops/domain.h"
@@ -137,6 +156,17 @@ void matmul_loop(const MatmulDims& d, const T* a, const T* b, T* y) {
 
 using ops::MatMulActivation;
 
+/// True where oneDNN 2.6 runs a float32 MatMul on its sgemm (a CPU without
+/// AVX-512: its brgemm MatMul needs avx512_core).
+bool onednn_matmul_is_gemm_based() {
+  static const bool gemm_based = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return !(isa == dnnl::cpu_isa::avx512_core || isa == dnnl::cpu_isa::avx512_core_vnni ||
+             isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx);
+  }();
+  return gemm_based;
+}
+
 /// B [K, N] held with its rows kRowPadFloats floats longer: the layout a
 /// constant B takes when `chosen` (what the primitive asked for) is plain
 /// row-major and rows of N floats are a multiple of kAliasingRowBytes
@@ -175,9 +205,82 @@ float activation_value(MatMulActivation act, float x) {
   return x;
 }
 
+/// The "gemm" variant, chosen at compile time (matmul_variant_choice):
+/// gemm_simd runs the products; "" is oneDNN's MatMul. Errors:
+/// gec::Error(kInvalidModel) naming the node for any other variant.
+bool native_variant(const ir::Node& n, const std::string& variant) {
+  if (variant.empty() || variant == "gemm") return !variant.empty();
+  fail(ErrorCode::kInvalidModel, n.describe() + ": kernel variant '" + variant + "' is not one of MatMul's ('gemm')");
+}
+
+/// VariantChoice of MatMul, FusedMatMul and Gemm: "gemm" for float32
+/// products where oneDNN's MatMul would be its sgemm (file comment).
+std::string matmul_variant_choice(const ir::Node&, const kernels::KernelConfig& config) {
+  for (size_t i = 0; i < std::min<size_t>(2, config.input_dtypes.size()); ++i)
+    if (config.input_dtypes[i] != DType::kFloat32) return "";
+  return onednn_matmul_is_gemm_based() ? "gemm" : "";
+}
+
+/// B of the "gemm" variant packed for gemm_simd (gemm_simd::pack_b) when
+/// it is a constant of the model: packed once for every run context of the
+/// model (ctx.shared_weights), or read in place from the offline model where
+/// the compiler stored it in that layout; B's plain pages are then released.
+/// Outside a session the copy is this object's own, packed again when B
+/// moves.
+class PackedB {
+ public:
+  /// The packed copy of input `input` of ctx's node for `p` (k, n, B).
+  const float* get(const KernelContext& ctx, size_t input, const gemm_simd::Product& p) {
+    const TensorView& b = ctx.in(input);
+    if (data_ && from_ == b.data) return data_;
+    const std::string layout = gemm_simd::packed_b_layout(p.k, p.n);
+    const size_t floats = gemm_simd::packed_b_floats(p.k, p.n), bytes = floats * sizeof(float);
+    from_ = b.data;
+    SharedWeights* shared = shared_weights_for(ctx, input);
+    if (!shared) {
+      own_.resize(floats);
+      gemm_simd::pack_b(p, own_.data());
+      return data_ = own_.data();
+    }
+    struct Entry {
+      std::string layout;
+      std::vector<float> own;       // packed here, or
+      const float* data = nullptr;  // the offline model's stored copy
+    };
+    static const char kKind = 0;  // Entry objects
+    shared_ = shared->find_or_make(
+        b.data, &kKind, [&](const void* e) { return static_cast<const Entry*>(e)->layout == layout; },
+        [&](const SharedWeights::Packed& stored) -> std::shared_ptr<const void> {
+          if (stored.layout != layout || stored.bytes != bytes ||
+              reinterpret_cast<uintptr_t>(stored.data) % alignof(float) != 0)
+            return nullptr;
+          auto e = std::make_shared<Entry>();
+          e->layout = layout;
+          e->data = static_cast<const float*>(stored.data);
+          return e;
+        },
+        [&]() {
+          auto e = std::make_shared<Entry>();
+          e->layout = layout;
+          e->own.resize(floats);
+          gemm_simd::pack_b(p, e->own.data());
+          e->data = e->own.data();
+          shared->release_plain(b.data, b.bytes());
+          return SharedWeights::Entry{e, {layout, e->data, bytes}};
+        });
+    return data_ = static_cast<const Entry*>(shared_.get())->data;
+  }
+
+ private:
+  std::shared_ptr<const void> shared_;  // keeps a shared copy alive
+  std::vector<float> own_;
+  const void* from_ = nullptr;
+  const float* data_ = nullptr;
+};
+
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(const ir::Node& n) : desc_(n.describe()) {
+  MatMulKernel(const ir::Node& n, const std::string& variant) : desc_(n.describe()) {
     if (n.op_type == "FusedMatMul") {
       fused_ = true;
       const std::string name = n.get_string("activation", "");
@@ -188,6 +291,7 @@ class MatMulKernel final : public Kernel {
       has_bias_ = n.has_input(2);
     }
     constant_b_ = constant_input(n, 1);
+    native_ = native_variant(n, variant);
   }
 
   void reshape(const KernelContext& ctx) override {
@@ -217,13 +321,18 @@ class MatMulKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) o[i] = activation_value(act_, bias ? bias[i % dims_.n] : 0.f);
       return;
     }
-    bind(src_, a.data);
-    args_[DNNL_ARG_WEIGHTS] = weights_.get(b.data, ctx, 1);
-    bind(dst_, y.data);
-    if (has_bias_) bind(bias_, ctx.in(2).data);
-    scratch_.bind(args_, ctx.scratch);
-    mm_.execute(cpu_stream(), args_);
-    cpu_stream().wait();
+    if (native_) {
+      run_native(a.as<float>(), b.as<float>(), packed_b(ctx), has_bias_ ? ctx.in(2).as<float>() : nullptr,
+                 y.as<float>(), ctx.num_threads);
+    } else {
+      bind(src_, a.data);
+      args_[DNNL_ARG_WEIGHTS] = weights_.get(b.data, ctx, 1);
+      bind(dst_, y.data);
+      if (has_bias_) bind(bias_, ctx.in(2).data);
+      scratch_.bind(args_, ctx.scratch);
+      mm_.execute(cpu_stream(), args_);
+      cpu_stream().wait();
+    }
     if (act_kernel_) {
       act_ctx_.inputs = {&y};  // in place: the unary kernels read element i before writing it
       act_ctx_.outputs = {&y};
@@ -233,15 +342,31 @@ class MatMulKernel final : public Kernel {
   }
 
   void pack_constants(const KernelContext& ctx) override {
-    if (ctx.in(0).dtype == DType::kFloat32 && ctx.out(0).numel() > 0 && dims_.k != 0) weights_.pack_constant(ctx, 1);
+    if (ctx.in(0).dtype != DType::kFloat32 || ctx.out(0).numel() == 0 || dims_.k == 0) return;
+    if (native_) {
+      if (ctx.in(1).data) packed_b(ctx);
+      return;
+    }
+    weights_.pack_constant(ctx, 1);
   }
 
-  std::string impl_name() const override { return fused_ ? "onednn.matmul+fused" : "onednn.matmul"; }
+  std::string impl_name() const override {
+    if (native_) return fused_ ? "native.gemm+fused" : "native.gemm";
+    return fused_ ? "onednn.matmul+fused" : "onednn.matmul";
+  }
+  /// oneDNN's primitive is made in reshape; the gemm variant packs a
+  /// constant B there (pack_constants) and has nothing to make otherwise.
+  bool costly_reshape() const override { return !native_ || constant_b_; }
 
  private:
   void build(const Shape& as, const Shape& bs) {
     dims_ = drop_unit_batch(fold_batch_into_m(promote(as, bs)));
     if (dims_.k == 0) return;
+    if (native_) {
+      plan_batches();
+      if (has_act_ && !act_kernel_) make_activation_kernel();
+      return;
+    }
     const memory::desc src = plain_md(dims_.a), user_wei = plain_md(dims_.b), dst = plain_md(dims_.out);
     const memory::desc wei = constant_b_ ? any_md(dims_.b) : user_wei;
     Shape bias_shape(dims_.out.size(), 1);
@@ -284,6 +409,68 @@ class MatMulKernel final : public Kernel {
     }
   }
 
+  /// Element offsets of A, B and Y for each product of the broadcast batch
+  /// (numpy.matmul: a batch dim of size 1 repeats), in Y's batch order.
+  void plan_batches() {
+    const size_t r = dims_.out.size();
+    int64_t batches = 1;
+    for (size_t i = 0; i + 2 < r; ++i) batches *= dims_.out[i];
+    a_off_.assign(static_cast<size_t>(batches), 0);
+    b_off_.assign(static_cast<size_t>(batches), 0);
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t rem = bi, astride = dims_.m * dims_.k, bstride = dims_.k * dims_.n;
+      for (int i = static_cast<int>(r) - 3; i >= 0; --i) {
+        const int64_t idx = rem % dims_.out[i];
+        rem /= dims_.out[i];
+        if (dims_.a[i] != 1) a_off_[bi] += idx * astride;
+        if (dims_.b[i] != 1) b_off_[bi] += idx * bstride;
+        astride *= dims_.a[i];
+        bstride *= dims_.b[i];
+      }
+    }
+  }
+
+  /// B packed for gemm_simd when it is a constant of the model without
+  /// batch dims (a Linear layer's weight); else null (B read in place).
+  const float* packed_b(const KernelContext& ctx) {
+    if (!constant_b_ || dims_.b.size() != 2) return nullptr;
+    gemm_simd::Product p;
+    p.k = dims_.k;
+    p.n = dims_.n;
+    p.b = ctx.in(1).as<float>();
+    p.ldb = dims_.n;
+    return packed_b_.get(ctx, 1, p);
+  }
+
+  /// Y = A B (+ bias) with gemm_simd (B from `b`, or `b_packed` when not
+  /// null): one product per batch, the batch split between threads when it
+  /// has at least as many products, else each product split.
+  void run_native(const float* a, const float* b, const float* b_packed, const float* bias, float* y,
+                  int threads) const {
+    const int64_t batches = static_cast<int64_t>(a_off_.size());
+    const auto product = [&](int64_t bi, int nt) {
+      gemm_simd::Product p;
+      p.m = dims_.m;
+      p.n = dims_.n;
+      p.k = dims_.k;
+      p.a = a + a_off_[bi];
+      p.lda = dims_.k;
+      p.b = b + b_off_[bi];
+      p.ldb = dims_.n;
+      p.b_packed = b_packed;
+      p.bias = bias;
+      p.c = y + bi * dims_.m * dims_.n;
+      p.ldc = dims_.n;
+      gemm_simd::gemm(p, nt);
+    };
+    if (batches >= threads && batches > 1) {
+      const int nt = batches * dims_.m * dims_.n * dims_.k >= (int64_t{1} << 19) ? threads : 1;
+      parallel_for(batches, nt, [&](int64_t bi) { product(bi, 1); });
+    } else {
+      for (int64_t bi = 0; bi < batches; ++bi) product(bi, threads);
+    }
+  }
+
   /// The activation as its own kernel (ai.onnx Relu / Tanh / Sigmoid,
   /// com.graphengine::Gelu / Swish), run in place on Y after a gemm-based
   /// product.
@@ -311,6 +498,9 @@ class MatMulKernel final : public Kernel {
   std::unique_ptr<Kernel> act_kernel_;   // run after the product, or null: oneDNN's post-op runs it
   KernelContext act_ctx_;
   bool fused_ = false, has_bias_ = false, has_act_ = false, constant_b_ = false;
+  bool native_ = false;                  // gemm_simd runs the product, not mm_
+  PackedB packed_b_;                     // a constant B for gemm_simd
+  std::vector<int64_t> a_off_, b_off_;   // per product of the batch (plan_batches)
   MatMulActivation act_ = MatMulActivation::kNone;
   dnnl::algorithm alg_ = dnnl::algorithm::eltwise_relu;
   memory bias_;
@@ -324,13 +514,14 @@ class MatMulKernel final : public Kernel {
 
 class GemmKernel final : public Kernel {
  public:
-  explicit GemmKernel(const ir::Node& n)
+  GemmKernel(const ir::Node& n, const std::string& variant)
       : desc_(n.describe()),
         alpha_(n.get_float("alpha", 1.f)),
         beta_(n.get_float("beta", 1.f)),
         trans_a_(n.get_int("transA", 0) != 0),
         trans_b_(n.get_int("transB", 0) != 0),
-        constant_b_(constant_input(n, 1)) {}
+        constant_b_(constant_input(n, 1)),
+        native_(native_variant(n, variant)) {}
 
   void reshape(const KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
@@ -344,7 +535,7 @@ class GemmKernel final : public Kernel {
     const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
     c_as_bias_ = use_c && alpha_ == 1.f && beta_ == 1.f && ctx.in(2).numel() == n &&
                  (ctx.in(2).shape == Shape{n} || ctx.in(2).shape == Shape{1, n});
-    if (ctx.out(0).numel() > 0 && k > 0) build(a.shape, b.shape, use_c);
+    if (ctx.out(0).numel() > 0 && k > 0 && !native_) build(a.shape, b.shape, use_c);
   }
 
   void run(KernelContext& ctx) override {
@@ -360,6 +551,30 @@ class GemmKernel final : public Kernel {
       for (int64_t i = 0; i < y.numel(); ++i) out[i] = use_c ? beta_ * out[i] : 0.f;
       return;
     }
+    if (native_) {  // Y = beta C (broadcast above) scaled here, then Y += alpha op(A) op(B)
+      gemm_simd::Product p;
+      p.m = y.shape[0];
+      p.n = y.shape[1];
+      p.k = k;
+      p.a = a.as<float>();
+      p.lda = a.shape[1];
+      p.a_transposed = trans_a_;
+      p.b = ctx.in(1).as<float>();
+      p.ldb = ctx.in(1).shape[1];
+      p.b_transposed = trans_b_;
+      if (constant_b_) p.b_packed = packed_b_.get(ctx, 1, p);
+      p.bias = use_c && c_as_bias_ ? c->as<float>() : nullptr;
+      p.c = y.as<float>();
+      p.ldc = p.n;
+      p.alpha = alpha_;
+      p.accumulate = use_c && !c_as_bias_;
+      if (p.accumulate && beta_ != 1.f) {
+        float* out = y.as<float>();
+        for (int64_t i = 0; i < y.numel(); ++i) out[i] *= beta_;
+      }
+      gemm_simd::gemm(p, ctx.num_threads);
+      return;
+    }
     bind(src_, a.data);
     args_[DNNL_ARG_WEIGHTS] = weights_.get(ctx.in(1).data, ctx, 1);
     if (c_as_bias_) bind(bias_, c->data);
@@ -371,10 +586,24 @@ class GemmKernel final : public Kernel {
 
   void pack_constants(const KernelContext& ctx) override {
     const TensorView& a = ctx.in(0);
-    if (ctx.out(0).numel() > 0 && (trans_a_ ? a.shape[0] : a.shape[1]) > 0) weights_.pack_constant(ctx, 1);
+    const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    if (ctx.out(0).numel() == 0 || k == 0) return;
+    if (!native_) {
+      weights_.pack_constant(ctx, 1);
+    } else if (constant_b_ && ctx.in(1).data) {
+      const TensorView& b = ctx.in(1);
+      gemm_simd::Product p;
+      p.k = k;
+      p.n = trans_b_ ? b.shape[0] : b.shape[1];
+      p.b = b.as<float>();
+      p.ldb = b.shape[1];
+      p.b_transposed = trans_b_;
+      packed_b_.get(ctx, 1, p);
+    }
   }
 
-  std::string impl_name() const override { return "onednn.matmul"; }
+  std::string impl_name() const override { return native_ ? "native.gemm" : "onednn.matmul"; }
+  bool costly_reshape() const override { return !native_ || constant_b_; }  // as MatMul's
 
  private:
   void build(const Shape& as, const Shape& bs, bool use_c) {
@@ -437,6 +666,8 @@ class GemmKernel final : public Kernel {
   std::string desc_;
   float alpha_, beta_;
   bool trans_a_, trans_b_, constant_b_;
+  bool native_;             // gemm_simd runs the product, not mm_
+  PackedB packed_b_;        // a constant B for gemm_simd
   bool c_as_bias_ = false;  // C is the primitive's bias (reshape)
   dnnl::matmul mm_;
   Scratchpad scratch_;
@@ -445,17 +676,24 @@ class GemmKernel final : public Kernel {
   std::unordered_map<int, memory> args_;
 };
 
-GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const KernelConfig&) -> std::unique_ptr<Kernel> {
-  return std::make_unique<MatMulKernel>(n);
+const bool kVariantChoices = [] {
+  register_variant_choice("", "MatMul", matmul_variant_choice);
+  register_variant_choice(ops::kGecDomain, "FusedMatMul", matmul_variant_choice);
+  register_variant_choice("", "Gemm", matmul_variant_choice);
+  return true;
+}();
+
+GEC_REGISTER_KERNEL("", "MatMul", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
+  return std::make_unique<MatMulKernel>(n, config_.variant);
 });
 GEC_REGISTER_KERNEL(ops::kGecDomain, "FusedMatMul", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
   for (DType d : config_.input_dtypes) require_f32(n, d);
-  return std::make_unique<MatMulKernel>(n);
+  return std::make_unique<MatMulKernel>(n, config_.variant);
 });
 GEC_REGISTER_KERNEL("", "Gemm", [](const ir::Node& n, const KernelConfig& config_) -> std::unique_ptr<Kernel> {
   const std::vector<DType>& dts = config_.input_dtypes;
   for (DType d : dts) require_f32(n, d);
-  return std::make_unique<GemmKernel>(n);
+  return std::make_unique<GemmKernel>(n, config_.variant);
 });
 
 }  // namespace
