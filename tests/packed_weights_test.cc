@@ -441,7 +441,7 @@ TEST(PackedWeights, Im2colConvolutionIsPlannedStoredAndTurnedOffByItsStage) {
   ob::add_node(g, "Conv", {"a", "w2"}, {"y"});
   const std::string bytes = m.SerializeAsString();
   const std::pair<CompiledModel, CompiledModel> compiles =
-      expect_stage_variant(bytes, "im2col_conv", "im2col_nhwc", "native.im2col_nhwc+fused", "gec.taps/", 1);
+      expect_stage_variant(bytes, "im2col_conv", "im2col_nhwc", "native.im2col_nhwc+fused", "gec.im2col/", 1);
   const Tensor x = testing::make<float>({1, 64, 56, 56}, pattern(64 * 56 * 56, 13, 29, 1.f / 8));
   SessionOptions two;
   two.max_concurrent_requests = 2;

@@ -44,6 +44,7 @@
 
 #include "kernels/cpu/common/broadcast.h"
 #include "kernels/cpu/common/dot_simd.h"
+#include "kernels/cpu/common/gemm_simd.h"
 #include "kernels/cpu/common/layout_md.h"
 #include "kernels/cpu/common/onednn_common.h"
 #include "kernels/cpu/nn/direct_conv_simd.h"
@@ -331,9 +332,9 @@ TapPlan plan_conv_taps(const ops::WindowAttrs& raw, const Shape& xs, const Shape
 }
 
 /// At most this share of a convolution's (tap, output pixel) pairs inside
-/// X, and at most this many taps reaching inside (each tap its MatMuls and
-/// up to two primitives of its own: large windows over small maps stay on
-/// oneDNN), the "taps" variant may run it (taps_shape_pays).
+/// X, and at most this many taps reaching inside (each tap its products and
+/// gathers: large windows over small maps stay on oneDNN), the "taps"
+/// variant may run it (taps_shape_pays).
 constexpr double kTapsMaxInside = 0.5;
 constexpr size_t kTapsMaxTaps = 49;
 
@@ -718,7 +719,7 @@ constexpr int64_t kWinograd2x2MinTiles = 16;
 /// this many bytes of the run's scratch memory, so a large map (a detector
 /// at 640x640) does not need its whole transform at once.
 constexpr size_t kWinogradNhwcBlockBytes = 8u << 20;
-/// The taps variant's gathered X pixels and products of one MatMul stay
+/// The taps variant's gathered X pixels and products of one GEMM stay
 /// within this many bytes of the run's scratch memory: a tap's region goes
 /// in chunks of whole rows (at least one row).
 constexpr size_t kTapsBlockBytes = 8u << 20;
@@ -1015,8 +1016,8 @@ class ConvKernel final : public Kernel {
     require_f32(desc_, w.dtype);
     empty_ = y.numel() == 0 || x.numel() == 0 || w.numel() == 0;
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
-    if (taps_) return empty_ ? void() : plan_taps(x.shape, w.shape, y.shape, ctx.num_threads);
-    if (im2col_nhwc_) return empty_ ? void() : plan_im2col_nhwc(x.shape, w.shape, y.shape, ctx.num_threads);
+    if (taps_) return empty_ ? void() : plan_taps(x.shape, w.shape, y.shape);
+    if (im2col_nhwc_) return empty_ ? void() : plan_im2col_nhwc(x.shape, w.shape, y.shape);
     wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
     wino_fell_back_ = wino_nhwc_ && !empty_ && !wino_now_;
     if (wino_now_) return;
@@ -1083,8 +1084,9 @@ class ConvKernel final : public Kernel {
   }
 
   /// oneDNN's primitives, and the native variants' packed weights: the
-  /// direct loops' (packed W), Winograd's (weights transformed, MatMul
-  /// made), the taps and im2col_nhwc ones' (W split by tap, MatMuls made).
+  /// direct loops' (packed W), Winograd's (weights transformed and packed
+  /// for gemm_simd), the taps and im2col_nhwc ones' (W packed for
+  /// gemm_simd, by tap for taps).
   /// The native depthwise loop reads W as it is.
   bool costly_reshape() const override {
     const std::string impl = impl_name();
@@ -1218,19 +1220,28 @@ class ConvKernel final : public Kernel {
     return direct_w_;
   }
 
-  /// W's Winograd transform for the winograd_nhwc variant: U
-  /// [elements(m)][C][weights_row(K)] floats (winograd_simd.h), through
-  /// packed_weights.
+  /// W's Winograd transform for the winograd_nhwc variant: U, element e's
+  /// [C, K] matrix packed for gemm_simd (gemm_simd::pack_b) at
+  /// e * packed_b_floats(C, K) floats, through packed_weights.
   const float* winograd_weights(const KernelContext& ctx, const TensorView& w) {
     if (wino_w_ && wino_w_from_ == w.data && w_constant_) return wino_w_;
     const int64_t K = w.shape[0], C = w.shape[1];
-    const int64_t m = wino_.m, ldu = winograd_simd::weights_row(K);
-    const size_t floats = static_cast<size_t>(winograd_simd::elements(m) * C * ldu);
+    const int64_t m = wino_.m, ldu = winograd_simd::weights_row(K), E = winograd_simd::elements(m);
+    const size_t per_elem = gemm_simd::packed_b_floats(C, K), floats = static_cast<size_t>(E) * per_elem;
     wino_w_ = packed_weights(ctx, w,
-                             "gec.winograd/F" + std::to_string(m) + "x3/" + std::to_string(ldu) + "/" + shape_str(w.shape),
+                             "gec.winograd/F" + std::to_string(m) + "x3/" + gemm_simd::packed_b_layout(C, K) + "/" +
+                                 shape_str(w.shape),
                              floats, [&](float* out) {
-                               std::fill(out, out + floats, 0.f);
-                               winograd_simd::transform_weights(m, w.as<const float>(), K, C, ldu, out);
+                               std::vector<float> u(static_cast<size_t>(E * C * ldu), 0.f);
+                               winograd_simd::transform_weights(m, w.as<const float>(), K, C, ldu, u.data());
+                               for (int64_t e = 0; e < E; ++e) {
+                                 gemm_simd::Product p;
+                                 p.k = C;
+                                 p.n = K;
+                                 p.b = u.data() + e * C * ldu;
+                                 p.ldb = ldu;
+                                 gemm_simd::pack_b(p, out + static_cast<size_t>(e) * per_elem);
+                               }
                              });
     wino_w_from_ = w.data;
     return wino_w_;
@@ -1281,7 +1292,7 @@ class ConvKernel final : public Kernel {
   }
 
   /// The winograd_nhwc variant's plan for these shapes and thread count
-  /// (its geometry, blocks and MatMuls); false when the shapes are not a
+  /// (its geometry and blocks); false when the shapes are not a
   /// 3x3, stride-1, undilated 2-D convolution (oneDNN's then runs).
   bool plan_winograd(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
     if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 || ws[1] != xs[1] ||
@@ -1308,28 +1319,12 @@ class ConvKernel final : public Kernel {
     wino_block_ = block;
     if (same) return true;
     wino_threads_ = threads;
-    const auto make = [&](int64_t rows, dnnl::matmul* mm, Scratchpad* sp) {
-      using dt = memory::data_type;
-      using tag = memory::format_tag;
-      const int64_t ldu = winograd_simd::weights_row(g.K);
-      const memory::desc v({E, rows, g.C}, dt::f32, tag::abc), u({E, g.C, g.K}, dt::f32, {g.C * ldu, ldu, 1}),
-          m({E, rows, g.K}, dt::f32, tag::abc);
-      try {
-        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v, u, m), Scratchpad::attr(), cpu_engine());
-        *mm = dnnl::matmul(pd);
-        sp->set(pd.scratchpad_desc());
-        wino_args_ = {{DNNL_ARG_SRC, unbound_memory(v)}, {DNNL_ARG_WEIGHTS, unbound_memory(u)},
-                      {DNNL_ARG_DST, unbound_memory(m)}};
-      } catch (const dnnl::error& e) {
-        rethrow_dnnl(desc_, "create the Winograd products for X " + shape_str(xs), e);
-      }
-    };
-    make(block, &wino_mm_, &wino_scratch_);
     return true;
   }
 
   /// The winograd_nhwc variant: per block of tiles, the input transform
-  /// (tiles in parallel), the 36 products (one MatMul), the output
+  /// (tiles in parallel), the products of each element (one gemm_simd
+  /// product each, the elements split between threads), the output
   /// transform with B, Z and the activation (tiles in parallel); then an
   /// activation the transform does not apply, in place.
   void run_winograd(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
@@ -1340,13 +1335,28 @@ class ConvKernel final : public Kernel {
     const int64_t E = g.elems();
     const size_t v_bytes = align64(static_cast<size_t>(E * block * g.C) * sizeof(float)),
                  m_bytes = align64(static_cast<size_t>(E * block * g.K) * sizeof(float));
-    std::unordered_map<int, memory>& args = wino_args_;
-    auto* base = static_cast<uint8_t*>(wino_scratch_.bind_with(args, ctx.scratch, v_bytes + m_bytes));
+    std::unordered_map<int, memory> no_args;
+    auto* base = static_cast<uint8_t*>(wino_scratch_.bind_with(no_args, ctx.scratch, v_bytes + m_bytes));
     float* v = reinterpret_cast<float*>(base);
     float* m = reinterpret_cast<float*>(base + v_bytes);
-    bind(args[DNNL_ARG_SRC], v);
-    bind(args[DNNL_ARG_WEIGHTS], u);
-    bind(args[DNNL_ARG_DST], m);
+    const size_t per_elem = gemm_simd::packed_b_floats(g.C, g.K);
+    // M_e [block, K] = V_e [block, C] U_e [C, K] for each element e, the
+    // elements split between threads (a block's spare rows are products of
+    // stale values, never read back).
+    const auto products = [&] {
+      parallel_for(E, ctx.num_threads, [&](int64_t e) {
+        gemm_simd::Product p;
+        p.m = block;
+        p.n = g.K;
+        p.k = g.C;
+        p.a = v + e * block * g.C;
+        p.lda = g.C;
+        p.b_packed = u + static_cast<size_t>(e) * per_elem;
+        p.c = m + e * block * g.K;
+        p.ldc = g.K;
+        gemm_simd::gemm(p, 1);
+      });
+    };
     const float* xs = x.as<const float>();
     const float* bs = b ? b->as<const float>() : nullptr;
     const float* zs = z ? z->as<const float>() : nullptr;
@@ -1357,8 +1367,7 @@ class ConvKernel final : public Kernel {
           count, ctx.num_threads,
           [&](int64_t t0, int64_t t1) { winograd_simd::transform_input(g, xs, v, first, block, first + t0, first + t1); },
           count * g.C * E);
-      wino_mm_.execute(cpu_stream(), args);
-      cpu_stream().wait();
+      products();
       parallel_ranges(
           count, ctx.num_threads,
           [&](int64_t t0, int64_t t1) {
@@ -1444,22 +1453,8 @@ class ConvKernel final : public Kernel {
     if (epilogue_) epilogue_->run(y, threads);
   }
 
-  /// The taps variant's plan for these shapes: its regions (plan_conv_taps)
-  /// and a oneDNN MatMul [rows, IC] x [IC, OC] for each distinct region size,
-  /// made for the run's thread count (oneDNN sizes a primitive by it).
-  void plan_taps(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
-    TapPlan p = tap_geometry("taps", xs, ws, ys);
-    std::vector<int64_t> sizes;
-    for (const TapRegion& r : p.taps) {
-      const int64_t rows = r.h1 - r.h0, cols = r.w1 - r.w0, chunk = taps_chunk_rows(p, r);
-      sizes.push_back(chunk * cols);
-      if (rows % chunk) sizes.push_back(rows % chunk * cols);
-    }
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    const int64_t K = p.IC;
-    keep_or_make_products(std::move(p), sizes, K, /*with_bias=*/false, /*sum=*/false, threads, xs);
-  }
+  /// The taps variant's plan for these shapes: its regions (plan_conv_taps).
+  void plan_taps(const Shape& xs, const Shape& ws, const Shape& ys) { taps_plan_ = tap_geometry("taps", xs, ws, ys); }
 
   /// The taps and im2col_nhwc variants' geometry for these shapes
   /// (plan_conv_taps), W's packed copy forgotten when its shape changed and
@@ -1477,65 +1472,6 @@ class ConvKernel final : public Kernel {
     return p;
   }
 
-  /// Keeps `p` as the plan, and tap_products_ when they were made for the
-  /// same row counts `sizes`, K, OC and thread count; else makes them anew
-  /// (make_products).
-  void keep_or_make_products(TapPlan p, const std::vector<int64_t>& sizes, int64_t K, bool with_bias, bool sum,
-                             int threads, const Shape& xs) {
-    bool same = threads == taps_threads_ && K == products_k_ && p.OC == taps_plan_.OC &&
-                sizes.size() == tap_products_.size();
-    for (size_t i = 0; same && i < sizes.size(); ++i) same = tap_products_[i].rows == sizes[i];
-    taps_plan_ = std::move(p);
-    if (same) return;
-    taps_threads_ = threads;
-    products_k_ = K;
-    make_products(sizes, K, with_bias, sum, xs);
-  }
-
-  /// tap_products_ anew: a oneDNN MatMul [rows, K] x [K, OC] (B's rows
-  /// winograd_simd::weights_row(OC) floats apart; + B [1, OC] `with_bias`;
-  /// + what Y holds, a sum post-op, with `sum`) for each of `sizes` rows,
-  /// made for the calling thread's OpenMP count. Errors: oneDNN's, naming
-  /// the node and X `xs`.
-  void make_products(const std::vector<int64_t>& sizes, int64_t K, bool with_bias, bool sum, const Shape& xs) {
-    tap_products_.clear();
-    using dt = memory::data_type;
-    const int64_t OC = taps_plan_.OC, ldb = winograd_simd::weights_row(OC);
-    dnnl::post_ops po;
-    if (sum) po.append_sum(1.f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(po);
-    for (int64_t rows : sizes) {
-      TapProduct t;
-      t.rows = rows;
-      const memory::desc a({rows, K}, dt::f32, memory::dims{K, 1}), b({K, OC}, dt::f32, memory::dims{ldb, 1}),
-          bias({1, OC}, dt::f32, memory::dims{OC, 1}), c({rows, OC}, dt::f32, memory::dims{OC, 1});
-      try {
-        const dnnl::matmul::primitive_desc pd(
-            with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c), Scratchpad::attr(attr),
-            cpu_engine());
-        t.mm = dnnl::matmul(pd);
-        t.scratch = std::make_unique<Scratchpad>();
-        t.scratch->set(pd.scratchpad_desc());
-        t.args = {{DNNL_ARG_SRC, unbound_memory(a)}, {DNNL_ARG_WEIGHTS, unbound_memory(b)},
-                  {DNNL_ARG_DST, unbound_memory(c)}};
-        if (with_bias) t.args[DNNL_ARG_BIAS] = unbound_memory(bias);
-      } catch (const dnnl::error& e) {
-        rethrow_dnnl(desc_, "create the products of the " + std::string(taps_ ? "taps" : "im2col_nhwc") +
-                                " variant for X " + shape_str(xs), e);
-      }
-      tap_products_.push_back(std::move(t));
-    }
-  }
-
-  /// The planned product for `rows` rows (make_products).
-  auto& product_for(int64_t rows) {
-    for (auto& c : tap_products_)
-      if (c.rows == rows) return c;
-    fail(ErrorCode::kInternal, desc_ + ": no product planned for " + std::to_string(rows) + " rows");
-    return tap_products_.front();  // not reached: fail throws
-  }
-
   /// The run's scratch memory, or outside a session one buffer of the
   /// kernel's own.
   ScratchBuffer* run_scratch(const KernelContext& ctx) {
@@ -1544,7 +1480,7 @@ class ConvKernel final : public Kernel {
     return own_scratch_.get();
   }
 
-  /// Rows of region `r` one MatMul of the taps variant takes: its gathered
+  /// Rows of region `r` one product of the taps variant takes: its gathered
   /// X pixels and products within kTapsBlockBytes, at least one row.
   static int64_t taps_chunk_rows(const TapPlan& p, const TapRegion& r) {
     const int64_t row_bytes = (r.w1 - r.w0) * (p.IC + p.OC) * static_cast<int64_t>(sizeof(float));
@@ -1552,18 +1488,30 @@ class ConvKernel final : public Kernel {
                                r.h1 - r.h0);
   }
 
-  /// W for the taps variant: [KH * KW][IC][ldb] floats, tap (kh, kw)'s
-  /// [IC, OC] matrix at (kh * KW + kw) * IC * ldb, rows padded to ldb =
-  /// winograd_simd::weights_row(OC) (a multiple of 1 KiB apart, the rows
-  /// share cache sets in the gemm's reads of B); through packed_weights.
+  /// W for gemm_simd (gemm_simd::pack_b), through packed_weights: for the
+  /// taps variant each tap (kh, kw)'s [IC, OC] matrix packed on its own, at
+  /// (kh * KW + kw) * packed_b_floats(IC, OC) floats; for im2col_nhwc the
+  /// whole [KH * KW * IC, OC] matrix (rows in (kh, kw, ic) order).
   const float* taps_weights(const KernelContext& ctx, const TensorView& w) {
     if (taps_w_ && taps_w_from_ == w.data && w_constant_) return taps_w_;
     const TapPlan& p = taps_plan_;
     const int64_t taps = p.KH * p.KW, ldb = winograd_simd::weights_row(p.OC);
-    const size_t floats = static_cast<size_t>(taps * p.IC * ldb);
-    const std::string layout = "gec.taps/" + std::to_string(ldb) + "/" + shape_str(w.shape);
-    taps_w_ = packed_weights(ctx, w, layout, floats,
-                             [&](float* out) { pack_by_tap(w.as<const float>(), p.OC, p.IC, taps, ldb, out); });
+    const int64_t rows = im2col_nhwc_ ? taps * p.IC : p.IC, matrices = im2col_nhwc_ ? 1 : taps;
+    const size_t per_matrix = gemm_simd::packed_b_floats(rows, p.OC), floats = per_matrix * static_cast<size_t>(matrices);
+    const std::string layout = std::string(im2col_nhwc_ ? "gec.im2col/" : "gec.taps/") +
+                               gemm_simd::packed_b_layout(rows, p.OC) + "/" + shape_str(w.shape);
+    taps_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
+      std::vector<float> by_tap(static_cast<size_t>(taps * p.IC * ldb));
+      pack_by_tap(w.as<const float>(), p.OC, p.IC, taps, ldb, by_tap.data());
+      for (int64_t t = 0; t < matrices; ++t) {
+        gemm_simd::Product g;
+        g.k = rows;
+        g.n = p.OC;
+        g.b = by_tap.data() + t * rows * ldb;
+        g.ldb = ldb;
+        gemm_simd::pack_b(g, out + static_cast<size_t>(t) * per_matrix);
+      }
+    });
     taps_w_from_ = w.data;
     return taps_w_;
   }
@@ -1571,8 +1519,8 @@ class ConvKernel final : public Kernel {
   /// The taps variant (nhwc X and Y): Y = B (+ Z); then for each image and
   /// each tap that reaches inside X, the X pixels its region reads (taken
   /// in place where they are whole rows of X, else gathered into the run's
-  /// scratch memory) times the tap's [IC, OC] matrix (one oneDNN MatMul per
-  /// chunk of taps_chunk_rows rows) added into the region of Y; then the activation, in place. Only the
+  /// scratch memory) times the tap's [IC, OC] matrix (one gemm_simd product
+  /// per chunk of taps_chunk_rows rows) added into the region of Y; then the activation, in place. Only the
   /// products of X's own pixels are computed: none of the zero padding.
   /// The sums run tap by tap: results differ from the direct convolution's
   /// by float32 rounding.
@@ -1581,7 +1529,8 @@ class ConvKernel final : public Kernel {
     const TapPlan& p = taps_plan_;
     const int threads = ctx.num_threads;
     const float* wt = taps_weights(ctx, w);
-    const int64_t N = x.shape[0], IC = p.IC, OC = p.OC, ldb = winograd_simd::weights_row(OC);
+    const int64_t N = x.shape[0], IC = p.IC, OC = p.OC;
+    const size_t per_tap = gemm_simd::packed_b_floats(IC, OC);
     const int64_t pixels = N * p.OH * p.OW;
     const float* xs = x.as<const float>();
     const float* bs = b ? b->as<const float>() : nullptr;
@@ -1607,13 +1556,11 @@ class ConvKernel final : public Kernel {
           r.h0 = hs;
           r.h1 = std::min(whole.h1, hs + chunk);
           const int64_t P = r.pixels(), cols = r.w1 - r.w0;
-          TapProduct* t = &product_for(P);
           const int64_t ih0 = r.h0 * p.sh - p.ph + r.kh * p.dh, iw0 = r.w0 * p.sw - p.pw + r.kw * p.dw;
           // Whole rows of X in order: the region's pixels as they lie.
           const bool in_place = p.sw == 1 && p.sh == 1 && cols == p.W && iw0 == 0;
           const size_t a_bytes = in_place ? 0 : align64(static_cast<size_t>(P * IC) * sizeof(float));
-          auto* base = static_cast<uint8_t*>(
-              t->scratch->bind_with(t->args, scratch, a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
+          auto* base = static_cast<uint8_t*>(scratch->get(a_bytes + static_cast<size_t>(P * OC) * sizeof(float)));
           const float* a = xn + (ih0 * p.W + iw0) * IC;
           if (!in_place) {
             float* g = reinterpret_cast<float*>(base);
@@ -1634,11 +1581,16 @@ class ConvKernel final : public Kernel {
             a = g;
           }
           float* c = reinterpret_cast<float*>(base + a_bytes);
-          bind(t->args[DNNL_ARG_SRC], a);
-          bind(t->args[DNNL_ARG_WEIGHTS], wt + (r.kh * p.KW + r.kw) * IC * ldb);
-          bind(t->args[DNNL_ARG_DST], c);
-          t->mm.execute(cpu_stream(), t->args);
-          cpu_stream().wait();
+          gemm_simd::Product g;
+          g.m = P;
+          g.n = OC;
+          g.k = IC;
+          g.a = a;
+          g.lda = IC;
+          g.b_packed = wt + static_cast<size_t>(r.kh * p.KW + r.kw) * per_tap;
+          g.c = c;
+          g.ldc = OC;
+          gemm_simd::gemm(g, threads);
           parallel_ranges(
               r.h1 - r.h0, threads,
               [&](int64_t h0, int64_t h1) {
@@ -1656,22 +1608,19 @@ class ConvKernel final : public Kernel {
   }
 
   /// The im2col_nhwc variant's plan: the geometry (plan_conv_taps: the window
-  /// resolved; its regions unused) and a oneDNN MatMul [pixels, KH * KW *
-  /// IC] x [KH * KW * IC, OC] (+ B, + Y's Z as a sum post-op) for chunks of
-  /// im2col_nhwc_chunk_ output pixels (their columns within kTapsBlockBytes,
-  /// at least one pixel) and for the last, shorter one, made for the run's
-  /// thread count (make_products).
-  void plan_im2col_nhwc(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
+  /// resolved; its regions unused) and the chunk of output pixels one
+  /// product [pixels, KH * KW * IC] x [KH * KW * IC, OC] takes
+  /// (im2col_nhwc_chunk_: their columns within kTapsBlockBytes, at least one
+  /// pixel).
+  void plan_im2col_nhwc(const Shape& xs, const Shape& ws, const Shape& ys) {
     TapPlan p = tap_geometry("im2col_nhwc", xs, ws, ys);
     // Chunks of output pixels (consecutive in (n, oh, ow) order: rows of Y
     // in nhwc) whose columns fit kTapsBlockBytes, at least one pixel.
     const int64_t K = p.KH * p.KW * p.IC, pixels = xs[0] * p.OH * p.OW;
     const int64_t chunk = std::clamp<int64_t>(
         static_cast<int64_t>(kTapsBlockBytes) / (K * static_cast<int64_t>(sizeof(float))), 1, pixels);
-    std::vector<int64_t> sizes{chunk};
-    if (pixels % chunk) sizes.insert(sizes.begin(), pixels % chunk);
     im2col_nhwc_chunk_ = chunk;
-    keep_or_make_products(std::move(p), sizes, K, has_bias_, residual_, threads, xs);
+    taps_plan_ = std::move(p);
   }
 
   /// The im2col_nhwc variant (nhwc X and Y): Z copied into Y where it is not Y's
@@ -1679,8 +1628,9 @@ class ConvKernel final : public Kernel {
   /// (n, oh, ow) order, across rows and images),
   /// the columns (each output pixel's KH x KW x IC inputs, zeros where the
   /// window lies in the padding) gathered into the run's scratch memory and
-  /// one oneDNN MatMul with W (taps_weights: [KH * KW * IC, OC] rows), B and
-  /// Z's sum writing the chunk of Y in place; then the activation, in place.
+  /// one product with W (gemm_simd, taps_weights: [KH * KW * IC, OC]), + B,
+  /// added to Z's values in the chunk of Y in place; then the activation,
+  /// in place.
   /// The sums run in the GEMM's order: results differ from the direct
   /// convolution's by float32 rounding.
   void run_im2col_nhwc(const KernelContext& ctx, const TensorView& x, const TensorView& w, const TensorView* b,
@@ -1696,8 +1646,7 @@ class ConvKernel final : public Kernel {
     const int64_t plane = p.OH * p.OW, pixels = N * plane;
     for (int64_t q0 = 0; q0 < pixels; q0 += im2col_nhwc_chunk_) {
       const int64_t P = std::min(im2col_nhwc_chunk_, pixels - q0);
-      TapProduct& t = product_for(P);
-      auto* cols = static_cast<float*>(t.scratch->bind_with(t.args, scratch, static_cast<size_t>(P * K) * sizeof(float)));
+      auto* cols = static_cast<float*>(scratch->get(static_cast<size_t>(P * K) * sizeof(float)));
       parallel_ranges(
           P, threads,
           [&](int64_t r0, int64_t r1) {
@@ -1719,12 +1668,18 @@ class ConvKernel final : public Kernel {
             }
           },
           P * K);
-      bind(t.args[DNNL_ARG_SRC], cols);
-      bind(t.args[DNNL_ARG_WEIGHTS], wt);
-      bind(t.args[DNNL_ARG_DST], ys + q0 * OC);
-      if (b) bind(t.args[DNNL_ARG_BIAS], b->data);
-      t.mm.execute(cpu_stream(), t.args);
-      cpu_stream().wait();
+      gemm_simd::Product g;  // Y's chunk (= Z where there is one) += columns x W (+ B)
+      g.m = P;
+      g.n = OC;
+      g.k = K;
+      g.a = cols;
+      g.lda = K;
+      g.b_packed = wt;
+      g.bias = b ? b->as<const float>() : nullptr;
+      g.c = ys + q0 * OC;
+      g.ldc = OC;
+      g.accumulate = z != nullptr;
+      gemm_simd::gemm(g, threads);
     }
     if (epilogue_) epilogue_->run(y, threads);
   }
@@ -2253,9 +2208,7 @@ class ConvKernel final : public Kernel {
   winograd_simd::Geometry wino_;                  //   for these shapes
   int64_t wino_block_ = 0;                        //   tiles per block
   int wino_threads_ = 0;                          //   the OpenMP count its MatMuls were made with
-  dnnl::matmul wino_mm_;                          //   the 36 products of a block
-  Scratchpad wino_scratch_;                       //   its oneDNN scratchpad
-  std::unordered_map<int, memory> wino_args_;
+  Scratchpad wino_scratch_;                       //   none: V and M in the run's buffer
   const float* wino_w_ = nullptr;                 //   W transformed (winograd_weights)
   const void* wino_w_from_ = nullptr;             //   the W it was transformed from
   bool direct_ = false;                           // the direct variant: our own loop (run_direct)
@@ -2271,15 +2224,6 @@ class ConvKernel final : public Kernel {
   bool direct_dots_ = false;                      //   one pixel an image, 1x1: run_direct_dots
   bool taps_ = false;                             // the taps variant: per-tap products (run_taps)
   TapPlan taps_plan_;                             //   for these shapes
-  struct TapProduct {                             //   a MatMul per distinct region size
-    int64_t rows = 0;
-    dnnl::matmul mm;
-    std::unique_ptr<Scratchpad> scratch;
-    std::unordered_map<int, memory> args;
-  };
-  std::vector<TapProduct> tap_products_;
-  int taps_threads_ = 0;                          //   the thread count they were made for
-  int64_t products_k_ = 0;                        //   and their K (IC, or KH * KW * IC)
   const float* taps_w_ = nullptr;                 //   W per tap (taps_weights; im2col_nhwc too)
   bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one MatMul (run_im2col_nhwc)
   int64_t im2col_nhwc_chunk_ = 0;                 //   output pixels a MatMul takes (a chunk)
