@@ -1,14 +1,17 @@
 // Highway loops of gemm_simd.h, compiled per SIMD target (see the header
 // for the method). Loop nest of one thread's share [i0, i1) x [j0, j1):
 //
-//   for each block of kNc columns      (B block: kKc x kNc floats, L2)
-//     for each block of kKc rows of K  (pack B's block into panels)
-//       for each panel of NR columns   (kKc x NR floats, L1)
-//         for each 6 rows of A         (register kernel: C += A B over kKc)
+//   for each block of kNc columns       (B's block: kKc x kNc floats)
+//     for each block of kKc rows of K   (B's block packed into panels,
+//                                        unless pack_b packed it before)
+//       for each block of kMc rows of A (read in place, L2)
+//         for each panel of NR columns  (kKc x NR floats, L1)
+//           for each kMr rows of A      (register kernel: C += A B over kKc)
 //
-// NR is two vectors (16 floats with AVX2, 32 with AVX-512). A product of at
-// most kMr rows reads B in place: it would read each packed element once,
-// so packing would only add a copy.
+// NR is two vectors (16 floats with AVX2, 32 with AVX-512). A product of
+// fewer than kSmallRows rows with B not packed ahead reads B in place
+// (SmallRows): a packed copy would be read once or twice, so packing would
+// mostly add a copy. A transposed A is copied into rows a block at a time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/common/gemm_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -191,13 +194,12 @@ void SmallRows(const Product& pr, int64_t i0, int64_t p0, int64_t kc, int64_t j,
     for (; x + L <= cols; x += L) {
       V acc[R];
       for (int i = 0; i < R; ++i) {
-        const V ci = hn::LoadU(d, c + i * pr.ldc + x);
         if (!init) {
-          acc[i] = ci;
+          acc[i] = hn::LoadU(d, c + i * pr.ldc + x);
           continue;
         }
         acc[i] = bias ? hn::LoadU(d, bias + x) : hn::Zero(d);
-        if (pr.accumulate) acc[i] = hn::Add(acc[i], ci);
+        if (pr.accumulate) acc[i] = hn::Add(acc[i], hn::LoadU(d, c + i * pr.ldc + x));
       }
       for (int64_t q = 0; q < kRows; ++q) {
         const V bq = hn::LoadU(d, b + (p + q) * pr.ldb + x);
