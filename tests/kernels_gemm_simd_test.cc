@@ -112,6 +112,8 @@ TEST(GemmSimd, BiasStridesAndThreads) {
           check(400, 40, 520, t, bias, 5, threads, x);   // row split, blocks of A
           check(3, 1000, 64, t, bias, 1, threads, x);    // a few rows: B read in place or dot products
           check(4, 37, 64, t, bias, 0, threads, x);
+          check(3, 4096, 256, t, bias, 0, threads, x);      // large enough for two threads: dots or columns split
+          check(10, 4096, 256, false, bias, 2, threads, x);  // B read in place, columns split
         }
       }
 }

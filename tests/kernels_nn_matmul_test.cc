@@ -163,6 +163,22 @@ TEST(NnMatMul, BatchedAndFusedPastTheBlocksMatchALoop) {
     }
 }
 
+// The compile-time choice (matmul.cc matmul_variant_choice): "gemm" for
+// float32 products where oneDNN's MatMul would be its sgemm (no AVX-512),
+// never for other dtypes.
+TEST(NnMatMul, GemmVariantIsChosenForFloat32WithoutAvx512Only) {
+  for (const std::string op : {"MatMul", "Gemm"})
+    for (DType dt : {DType::kFloat32, DType::kInt64}) {
+      if (op == "Gemm" && dt != DType::kFloat32) continue;  // Gemm takes float32 only
+      ir::Graph g;
+      ir::Value* a = g.add_value("a", ir::TensorType::of(dt, {4, 8}));
+      ir::Value* b = g.add_value("b", ir::TensorType::of(dt, {8, 3}));
+      ir::Node* n = g.add_node(op, {a, b}, {"y"}, "p");
+      const std::string want = dt == DType::kFloat32 && !cpu_has_avx512() ? "gemm" : "";
+      EXPECT_EQ(kernels::choose_variant(*n, kernels::KernelConfig::for_node(*n)), want) << op;
+    }
+}
+
 TEST(NnMatMul, UnknownVariantIsRefused) {
   kernels::KernelConfig config;
   config.variant = "sgemm";

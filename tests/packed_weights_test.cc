@@ -139,6 +139,17 @@ TEST(PackedWeights, GemmVariantWeightsAreStoredPackedAndReadInPlace) {
       }
     EXPECT_EQ(gemm_steps, 2);  // the MatMul (with its Gelu) and the Gemm
   }
+  // --disable-pass native_gemm: no step takes the variant, oneDNN's MatMul
+  // runs both (the same values).
+  CompileOptions off;
+  off.disabled_passes = {"native_gemm"};
+  const CompiledModel onednn = compile_onnx_bytes(bytes.data(), bytes.size(), off);
+  const model::LoadedModel onednn_lm = model::read_gom_bytes(onednn.gom);
+  for (const schedule::Step& st : onednn_lm.execution_plan.graphs[0].steps)
+    if (st.kernel.find("matmul") != std::string::npos || st.kernel.find("gemm") != std::string::npos) {
+      EXPECT_EQ(st.variant, "");
+      EXPECT_EQ(st.kernel.rfind("onednn.matmul", 0), 0u) << st.kernel;
+    }
   auto s = Session::load_from_bytes(cm.gom);
   const std::vector<float> xv = pattern(M * K, 11, 17, 1.f / 8);
   const Tensor x = testing::make<float>({M, K}, xv);
@@ -150,6 +161,46 @@ TEST(PackedWeights, GemmVariantWeightsAreStoredPackedAndReadInPlace) {
   const std::vector<float> y2 = matmul_ref(xv, M, K, N2, [&](int64_t p, int64_t j) { return double(w[j * K + p]); });
   testing::expect_close(testing::values<float>(out[0]), y1, 1e-4f, 1e-5f);
   testing::expect_close(testing::values<float>(out[1]), y2, 1e-4f, 1e-5f);
+  auto s_onednn = Session::load_from_bytes(onednn.gom);  // outputs live as long as their session
+  const std::vector<Tensor> out_onednn = s_onednn->run({x.view()});
+  testing::expect_close(testing::values<float>(out_onednn[0]), y1, 1e-4f, 1e-5f);
+  testing::expect_close(testing::values<float>(out_onednn[1]), y2, 1e-4f, 1e-5f);
+}
+
+// One square constant W [64, 64] read as B by a MatMul and as B^T by a
+// transB Gemm (a tied weight): the two packed copies are different bytes
+// from the same address, so each node must get its own (the layout names
+// the orientation), in a session, through the stored copies and with two
+// run contexts. Both products match a double-precision loop.
+TEST(PackedWeights, ASquareWeightReadAsBAndAsBTransposedGetsTwoCopies) {
+  constexpr int64_t M = 20, D = 64;
+  const std::vector<float> w = pattern(D * D, 7, 19, 1.f / 32);
+  onnx::ModelProto m = ob::new_model(13);
+  auto* g = m.mutable_graph();
+  ob::add_input(g, "x", ob::kFloat, std::to_string(M) + "," + std::to_string(D));
+  ob::add_output(g, "y1", ob::kFloat, std::to_string(M) + "," + std::to_string(D));
+  ob::add_output(g, "y2", ob::kFloat, std::to_string(M) + "," + std::to_string(D));
+  ob::add_float_init(g, "W", {D, D}, w);
+  ob::add_node(g, "MatMul", {"x", "W"}, {"y1"});
+  ob::attr_i(ob::add_node(g, "Gemm", {"x", "W"}, {"y2"}), "transB", 1);
+  const std::string bytes = m.SerializeAsString();
+  const CompiledModel cm = compile_onnx_bytes(bytes.data(), bytes.size());
+  const std::vector<float> xv = pattern(M * D, 11, 17, 1.f / 8);
+  const std::vector<float> y1 = matmul_ref(xv, M, D, D, [&](int64_t p, int64_t j) { return double(w[p * D + j]); });
+  const std::vector<float> y2 = matmul_ref(xv, M, D, D, [&](int64_t p, int64_t j) { return double(w[j * D + p]); });
+  const Tensor x = testing::make<float>({M, D}, xv);
+  SessionOptions two;
+  two.max_concurrent_requests = 2;
+  for (const SessionOptions& o : {SessionOptions{}, two}) {
+    auto s = Session::load_from_bytes(cm.gom, o);
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<Tensor> out = s->run({x.view()});
+      ASSERT_EQ(out.size(), 2u);
+      testing::expect_close(testing::values<float>(out[0]), y1, 1e-4f, 1e-5f);
+      testing::expect_close(testing::values<float>(out[1]), y2, 1e-4f, 1e-5f);
+    }
+  }
+  if (!testing::cpu_has_avx512()) EXPECT_EQ(model::read_gom_bytes(cm.gom).packed_weights.size(), 2u);
 }
 
 // x [1,64,28,28] -> three 3x3 Conv + Relu (pads 1, 64 channels) -> y: the

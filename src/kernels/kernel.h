@@ -238,8 +238,9 @@ class Kernel {
 /// What, besides the node, selects and configures a kernel: the node's input
 /// dtypes, the layout of each input and output (chosen by the schedule stage;
 /// empty = all plain), and an implementation variant ("" = the kernel's
-/// default; Conv and FusedConv take "winograd", "winograd_nhwc", "direct" or "nhwc", chosen at
-/// compile time by choose_variant, and "post_op" or "kernel" for where the activation runs,
+/// default; Conv and FusedConv take "winograd", "winograd_nhwc", "direct", "nhwc", "taps" or
+/// "im2col_nhwc", MatMul, FusedMatMul and Gemm "gemm", chosen at compile time by
+/// choose_variant, and Conv "post_op" or "kernel" for where the activation runs,
 /// used by tests and measurements; tokens joined by '+').
 struct KernelConfig {
   std::vector<DType> input_dtypes;  // kUndefined for absent inputs

@@ -62,6 +62,8 @@ void print_table(const nlohmann::json& r) {
                 r["kernel_variants"].value("taps", 0LL));
     std::printf("im2col_nhwc: %lld strided or small-map convolutions as gathered columns and one GEMM (nhwc)\n",
                 r["kernel_variants"].value("im2col_nhwc", 0LL));
+    std::printf("gemm: %lld MatMul, FusedMatMul and Gemm steps on our own GEMM\n",
+                r["kernel_variants"].value("gemm", 0LL));
   }
   if (r.contains("streams")) {
     const auto& st = r["streams"];

@@ -42,8 +42,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 /// C[R, NR] at c (rows ldc apart; only the first `cols` columns exist)
-/// = or += A[R, kc] (packed: column p at a + p * kMr) x B panel [kc, NR]
-/// (rows ldp apart),
+/// = or += A[R, kc] (rows lda apart) x B panel [kc, NR] (rows ldp apart),
 /// times alpha, + bias[cols] when `bias` (with `first`). `first`: the first
 /// block of K (C is written, not read, unless `accumulate`). R x 2 accumulators stay in registers (-O3).
 template <int R>
@@ -99,7 +98,7 @@ HWY_NOINLINE void Kernel(int64_t kc, const float* a, int64_t lda, const float* b
   }
 }
 
-/// Rows [0, m) of A (packed by PackA) against one B panel: kMr rows at a
+/// Rows [0, m) of A (rows lda apart) against one B panel: kMr rows at a
 /// time, then the rest.
 HWY_INLINE void PanelRows(const Product& pr, int64_t m, int64_t kc, const float* a, int64_t lda, const float* bp,
                           int64_t ldp, float* c, int64_t ldc, int64_t cols, bool first, const float* bias) {
@@ -327,9 +326,9 @@ size_t packed_b_floats(int64_t k, int64_t n) {
   return static_cast<size_t>(k * ((n + nr - 1) / nr * nr));
 }
 
-std::string packed_b_layout(int64_t k, int64_t n) {
+std::string packed_b_layout(const Product& p) {
   return "gec.gemm/" + std::to_string(HWY_DYNAMIC_DISPATCH(PanelWidth)()) + "x" + std::to_string(kKc) + "/" +
-         std::to_string(k) + "x" + std::to_string(n);
+         std::to_string(p.k) + "x" + std::to_string(p.n) + (p.b_transposed ? "/from_transposed" : "");
 }
 
 void pack_b(const Product& p, float* out) {

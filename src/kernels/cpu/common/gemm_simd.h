@@ -59,9 +59,12 @@ void gemm(const Product& p, int threads);
 /// each panel's rows contiguous, columns past n zero. pack_b reads p.b,
 /// p.ldb, p.b_transposed, p.k and p.n and writes packed_b_floats(k, n)
 /// floats to `out`. The layout depends on this CPU's vector width:
-/// packed_b_layout names it (for stored copies, SharedWeights::Packed).
+/// packed_b_layout names it for the copy packed from `p`'s data (for
+/// stored and shared copies, SharedWeights::Packed, which key them by the
+/// data's address): p.k, p.n and whether the data is B or B^T (the same
+/// square bytes read both ways pack into different copies).
 size_t packed_b_floats(int64_t k, int64_t n);
-std::string packed_b_layout(int64_t k, int64_t n);
+std::string packed_b_layout(const Product& p);
 void pack_b(const Product& p, float* out);
 
 }  // namespace gec::kernels::cpu::gemm_simd

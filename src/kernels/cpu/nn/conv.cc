@@ -703,8 +703,8 @@ constexpr int64_t kWinogradNhwcMinChannels = 24;
 /// fused): 64-256 channels over 14x14-56x56 outputs 0.39-0.48x its time,
 /// 24 -> 40 at 56x56 0.67x, 256 and 384 channels over 9 tiles (10x10,
 /// 12x12) 0.56-0.67x, 512 over 4 tiles (7x7) 2.1x; 16 channels 0.90-0.96x,
-/// 8 -> 16 1.39x. (U's rows padded where 1 KiB multiples apart:
-/// winograd_simd::weights_row.)
+/// 8 -> 16 1.39x. (Measured when a oneDNN MatMul ran the products, from U
+/// with rows padded where 1 KiB multiples apart.)
 constexpr int64_t kWinogradNhwcMinTiles = 9;
 /// Below 9 4x4 tiles (maps up to 8x8), F(2x2, 3x3) with at least this many
 /// channels on both sides. Measured as above over 7x7 outputs (16 2x2
@@ -1018,7 +1018,7 @@ class ConvKernel final : public Kernel {
     if (direct_) return plan_direct(x.shape, w.shape, y.shape);
     if (taps_) return empty_ ? void() : plan_taps(x.shape, w.shape, y.shape);
     if (im2col_nhwc_) return empty_ ? void() : plan_im2col_nhwc(x.shape, w.shape, y.shape);
-    wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape, ctx.num_threads);
+    wino_now_ = wino_nhwc_ && !empty_ && plan_winograd(x.shape, w.shape, y.shape);
     wino_fell_back_ = wino_nhwc_ && !empty_ && !wino_now_;
     if (wino_now_) return;
     if (native_dw_) {
@@ -1226,20 +1226,23 @@ class ConvKernel final : public Kernel {
   const float* winograd_weights(const KernelContext& ctx, const TensorView& w) {
     if (wino_w_ && wino_w_from_ == w.data && w_constant_) return wino_w_;
     const int64_t K = w.shape[0], C = w.shape[1];
-    const int64_t m = wino_.m, ldu = winograd_simd::weights_row(K), E = winograd_simd::elements(m);
+    const int64_t m = wino_.m, E = winograd_simd::elements(m);
     const size_t per_elem = gemm_simd::packed_b_floats(C, K), floats = static_cast<size_t>(E) * per_elem;
+    gemm_simd::Product shape;  // each element's [C, K] matrix
+    shape.k = C;
+    shape.n = K;
     wino_w_ = packed_weights(ctx, w,
-                             "gec.winograd/F" + std::to_string(m) + "x3/" + gemm_simd::packed_b_layout(C, K) + "/" +
+                             "gec.winograd/F" + std::to_string(m) + "x3/" + gemm_simd::packed_b_layout(shape) + "/" +
                                  shape_str(w.shape),
                              floats, [&](float* out) {
-                               std::vector<float> u(static_cast<size_t>(E * C * ldu), 0.f);
-                               winograd_simd::transform_weights(m, w.as<const float>(), K, C, ldu, u.data());
+                               std::vector<float> u(static_cast<size_t>(E * C * K));
+                               winograd_simd::transform_weights(m, w.as<const float>(), K, C, K, u.data());
                                for (int64_t e = 0; e < E; ++e) {
                                  gemm_simd::Product p;
                                  p.k = C;
                                  p.n = K;
-                                 p.b = u.data() + e * C * ldu;
-                                 p.ldb = ldu;
+                                 p.b = u.data() + e * C * K;
+                                 p.ldb = K;
                                  gemm_simd::pack_b(p, out + static_cast<size_t>(e) * per_elem);
                                }
                              });
@@ -1291,10 +1294,10 @@ class ConvKernel final : public Kernel {
     return static_cast<const Packed*>(shared_w_.get())->data;
   }
 
-  /// The winograd_nhwc variant's plan for these shapes and thread count
+  /// The winograd_nhwc variant's plan for these shapes
   /// (its geometry and blocks); false when the shapes are not a
   /// 3x3, stride-1, undilated 2-D convolution (oneDNN's then runs).
-  bool plan_winograd(const Shape& xs, const Shape& ws, const Shape& ys, int threads) {
+  bool plan_winograd(const Shape& xs, const Shape& ws, const Shape& ys) {
     if (xs.size() != 4 || ws.size() != 4 || ys.size() != 4 || ws[2] != 3 || ws[3] != 3 || ws[1] != xs[1] ||
         ys[1] != ws[0] || ys[0] != xs[0])
       return false;
@@ -1312,13 +1315,9 @@ class ConvKernel final : public Kernel {
     // stale values, never read back).
     const int64_t most = std::clamp<int64_t>(static_cast<int64_t>(kWinogradNhwcBlockBytes) / per_tile, 1, T);
     const int64_t blocks = (T + most - 1) / most, block = (T + blocks - 1) / blocks;
-    const bool same = wino_.C == g.C && wino_.K == g.K && wino_.m == g.m && wino_block_ == block &&
-                      wino_threads_ == threads;
     if (wino_.C != g.C || wino_.K != g.K || wino_.m != g.m) wino_w_ = nullptr;  // transformed again
     wino_ = g;
     wino_block_ = block;
-    if (same) return true;
-    wino_threads_ = threads;
     return true;
   }
 
@@ -1495,20 +1494,23 @@ class ConvKernel final : public Kernel {
   const float* taps_weights(const KernelContext& ctx, const TensorView& w) {
     if (taps_w_ && taps_w_from_ == w.data && w_constant_) return taps_w_;
     const TapPlan& p = taps_plan_;
-    const int64_t taps = p.KH * p.KW, ldb = winograd_simd::weights_row(p.OC);
+    const int64_t taps = p.KH * p.KW;
     const int64_t rows = im2col_nhwc_ ? taps * p.IC : p.IC, matrices = im2col_nhwc_ ? 1 : taps;
     const size_t per_matrix = gemm_simd::packed_b_floats(rows, p.OC), floats = per_matrix * static_cast<size_t>(matrices);
+    gemm_simd::Product shape;  // each packed matrix: [rows, OC]
+    shape.k = rows;
+    shape.n = p.OC;
     const std::string layout = std::string(im2col_nhwc_ ? "gec.im2col/" : "gec.taps/") +
-                               gemm_simd::packed_b_layout(rows, p.OC) + "/" + shape_str(w.shape);
+                               gemm_simd::packed_b_layout(shape) + "/" + shape_str(w.shape);
     taps_w_ = packed_weights(ctx, w, layout, floats, [&](float* out) {
-      std::vector<float> by_tap(static_cast<size_t>(taps * p.IC * ldb));
-      pack_by_tap(w.as<const float>(), p.OC, p.IC, taps, ldb, by_tap.data());
+      std::vector<float> by_tap(static_cast<size_t>(taps * p.IC * p.OC));
+      pack_by_tap(w.as<const float>(), p.OC, p.IC, taps, p.OC, by_tap.data());
       for (int64_t t = 0; t < matrices; ++t) {
         gemm_simd::Product g;
         g.k = rows;
         g.n = p.OC;
-        g.b = by_tap.data() + t * rows * ldb;
-        g.ldb = ldb;
+        g.b = by_tap.data() + t * rows * p.OC;
+        g.ldb = p.OC;
         gemm_simd::pack_b(g, out + static_cast<size_t>(t) * per_matrix);
       }
     });
@@ -2207,7 +2209,6 @@ class ConvKernel final : public Kernel {
   bool wino_fell_back_ = false;                   //   or not: oneDNN's convolution runs (impl_name says so)
   winograd_simd::Geometry wino_;                  //   for these shapes
   int64_t wino_block_ = 0;                        //   tiles per block
-  int wino_threads_ = 0;                          //   the OpenMP count its MatMuls were made with
   Scratchpad wino_scratch_;                       //   none: V and M in the run's buffer
   const float* wino_w_ = nullptr;                 //   W transformed (winograd_weights)
   const void* wino_w_from_ = nullptr;             //   the W it was transformed from
@@ -2224,9 +2225,9 @@ class ConvKernel final : public Kernel {
   bool direct_dots_ = false;                      //   one pixel an image, 1x1: run_direct_dots
   bool taps_ = false;                             // the taps variant: per-tap products (run_taps)
   TapPlan taps_plan_;                             //   for these shapes
-  const float* taps_w_ = nullptr;                 //   W per tap (taps_weights; im2col_nhwc too)
-  bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one MatMul (run_im2col_nhwc)
-  int64_t im2col_nhwc_chunk_ = 0;                 //   output pixels a MatMul takes (a chunk)
+  const float* taps_w_ = nullptr;                 //   W packed for gemm_simd (taps_weights; im2col_nhwc too)
+  bool im2col_nhwc_ = false;                      // the im2col_nhwc variant: columns, one GEMM (run_im2col_nhwc)
+  int64_t im2col_nhwc_chunk_ = 0;                 //   output pixels one product takes (a chunk)
   const void* taps_w_from_ = nullptr;
   std::unique_ptr<ScratchBuffer> own_scratch_;    //   outside a session
   bool w_constant_ = false;                       //   W is a constant of the model

@@ -233,13 +233,13 @@ class PackedB {
   const float* get(const KernelContext& ctx, size_t input, const gemm_simd::Product& p) {
     const TensorView& b = ctx.in(input);
     if (data_ && from_ == b.data) return data_;
-    const std::string layout = gemm_simd::packed_b_layout(p.k, p.n);
+    const std::string layout = gemm_simd::packed_b_layout(p);
     const size_t floats = gemm_simd::packed_b_floats(p.k, p.n), bytes = floats * sizeof(float);
-    from_ = b.data;
     SharedWeights* shared = shared_weights_for(ctx, input);
     if (!shared) {
       own_.resize(floats);
       gemm_simd::pack_b(p, own_.data());
+      from_ = b.data;
       return data_ = own_.data();
     }
     struct Entry {
@@ -268,6 +268,7 @@ class PackedB {
           shared->release_plain(b.data, b.bytes());
           return SharedWeights::Entry{e, {layout, e->data, bytes}};
         });
+    from_ = b.data;
     return data_ = static_cast<const Entry*>(shared_.get())->data;
   }
 

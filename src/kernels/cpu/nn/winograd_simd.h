@@ -56,12 +56,6 @@ Geometry make_geometry(int64_t m, int64_t N, int64_t C, int64_t H, int64_t W, in
 /// left as they are) for output tiles of m x m, computed in double.
 void transform_weights(int64_t m, const float* w, int64_t K, int64_t C, int64_t ldu, float* u);
 
-/// The row length U takes for K output channels: K, or K + 16 floats when
-/// rows of K floats would be a multiple of 1 KiB apart (their products then
-/// read rows that share L1 cache sets: 1024 channels over 7x7 ran 1.6x the
-/// direct convolution's time unpadded).
-inline int64_t weights_row(int64_t K) { return (K * 4) % 1024 == 0 ? K + 16 : K; }
-
 /// V[e][t - first][c] for tiles [t_begin, t_end) of g.tiles() (tile t =
 /// (n * tiles_h + i) * tiles_w + j covers outputs from row m i, column m j
 /// of image n); X nhwc; V holds the block of `count` tiles from `first` (which
