@@ -200,7 +200,9 @@ TEST(PackedWeights, ASquareWeightReadAsBAndAsBTransposedGetsTwoCopies) {
       testing::expect_close(testing::values<float>(out[1]), y2, 1e-4f, 1e-5f);
     }
   }
-  if (!testing::cpu_has_avx512()) EXPECT_EQ(model::read_gom_bytes(cm.gom).packed_weights.size(), 2u);
+  if (!testing::cpu_has_avx512()) {
+    EXPECT_EQ(model::read_gom_bytes(cm.gom).packed_weights.size(), 2u);
+  }
 }
 
 // x [1,64,28,28] -> three 3x3 Conv + Relu (pads 1, 64 channels) -> y: the

@@ -89,7 +89,7 @@ HWY_NOINLINE void Kernel(int64_t kc, const float* a, int64_t lda, const float* b
     }
     return;
   }
-  HWY_ALIGN float tile[2 * HWY_MAX_BYTES / sizeof(float)];  // a row of the block, then its first `cols` values
+  HWY_ALIGN float tile[2 * HWY_MAX_BYTES / sizeof(float)] = {};  // a row of the block, then its first `cols` values
   for (int i = 0; i < R; ++i) {
     hn::Store(acc[i][0], d, tile);
     hn::Store(acc[i][1], d, tile + L);
